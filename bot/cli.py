@@ -1,0 +1,130 @@
+"""`kindred`: the command line. Settings are read here, once, and passed down."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bot.config import Settings, load_settings
+from bot.core.errors import KindredError
+
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kindred", description="A companion that remembers.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    chat = commands.add_parser("chat", help="chat in this terminal (or answer lines from a pipe)")
+    chat.add_argument("--user", required=True, help="who is talking; memories are kept per user")
+
+    commands.add_parser("migrate", help="apply pending database migrations")
+
+    stats = commands.add_parser("stats", help="counts of users, turns, memories and feedback")
+    stats.add_argument("--json", action="store_true", help="one JSON object")
+
+    memory = commands.add_parser("memory", help="import, search, list, forget and export memories")
+    verbs = memory.add_subparsers(dest="verb", required=True)
+    imp = verbs.add_parser("import", help="import a JSONL file (text, speaker, timestamp, meta)")
+    imp.add_argument("--user", required=True)
+    imp.add_argument("--skip-invalid", action="store_true", help="import the valid lines anyway")
+    imp.add_argument("file", type=Path)
+    find = verbs.add_parser("search", help="search one user's memories")
+    find.add_argument("--user", required=True)
+    find.add_argument("--k", type=int, default=10)
+    find.add_argument("--json", action="store_true", help="one JSON line per result")
+    find.add_argument("--queries", type=Path, help="a file with one query per line")
+    find.add_argument("query", nargs="?")
+    listing = verbs.add_parser("list", help="list one user's memories, oldest first")
+    listing.add_argument("--user", required=True)
+    listing.add_argument("--json", action="store_true")
+    forget = verbs.add_parser("forget", help="delete one memory by id")
+    forget.add_argument("--user", required=True)
+    forget.add_argument("id", type=int)
+    export = verbs.add_parser("export", help="write one user's memories as JSONL to stdout")
+    export.add_argument("--user", required=True)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except KindredError as exc:
+        print(f"kindred: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+    handler = _handler(args)
+    try:
+        return asyncio.run(handler(settings, args))
+    except KindredError as exc:
+        print(f"kindred: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]:
+    from bot import cli_memory
+
+    if args.command == "chat":
+        return _chat
+    if args.command == "migrate":
+        return _migrate
+    if args.command == "stats":
+        return _stats
+    return cli_memory.HANDLERS[args.verb]
+
+
+async def _chat(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.adapters.console import ConsoleChat, default_io
+    from bot.app import build
+
+    kindred = await build(settings)
+    try:
+        await ConsoleChat(kindred.conversation, args.user, default_io()).run()
+    finally:
+        await kindred.conversation.flush()
+        if len(kindred.conversation.outbox):
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+            for path in kindred.conversation.outbox.spill(settings.data_dir / "unsaved", stamp):
+                print(f"kindred: the store was unavailable; unsaved words are in {path}", file=sys.stderr)
+        await kindred.close()
+    return 0
+
+
+async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.app import migrate_store
+
+    backend, applied, versions = await migrate_store(settings)
+    done = ", ".join(map(str, applied)) if applied else "nothing to apply"
+    print(f"{backend}: applied {done}; schema version {max(versions, default=0)}")
+    return 0
+
+
+async def _stats(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.app import open_store
+
+    store = await open_store(settings)
+    try:
+        stats = await store.stats()
+    finally:
+        await store.close()
+    if args.json:
+        print(json.dumps({"backend": stats.backend, "users": stats.users, "turns": stats.turns,
+                          "memories": stats.memories, "feedback_events": stats.feedback_events}))
+    else:
+        print(f"backend {stats.backend}: {stats.users} users, {stats.turns} turns, "
+              f"{stats.memories} memories, {stats.feedback_events} feedback events")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,180 @@
+"""The conversation core: store the turn, recall, prompt, stream the reply, store it."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from bot.core.errors import InferenceError, InvalidInput, StoreUnavailable
+from bot.core.events import Reaction, Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
+from bot.core.models import Feedback, NewTurn, Turn, Vector
+from bot.core.outbox import Outbox, Pending, RemoveFeedback
+from bot.core.ports import Embedder, Inference, Store
+from bot.core.prompt import build_messages
+from bot.core.recall import Recalled, fit_budget, hybrid_search
+from bot.core.text import clean_message
+
+log = logging.getLogger(__name__)
+
+# The embedding model reads 256 word pieces; more text only costs time.
+EMBED_CHARS = 2000
+STORE_DOWN_NOTICE = (
+    "(My memory store is unavailable right now, so I'm answering without it. "
+    "I'm keeping your words and will save them as soon as it is back.)"
+)
+MODEL_FAILED = "Sorry, I couldn't finish a reply just now ({reason}). Your message is saved."
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationPolicy:
+    persona: str
+    max_new_tokens: int = 160
+    recent_turns: int = 8
+    memory_top_k: int = 5
+    memory_token_budget: int = 400
+    max_message_chars: int = 100_000
+    reactions: Mapping[str, float] = field(default_factory=dict)
+
+
+class Conversation:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        inference: Inference,
+        policy: ConversationPolicy,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.inference = inference
+        self.policy = policy
+        self.outbox = Outbox()
+        self._clock = clock
+
+    async def handle_message(self, message: UserMessage) -> AsyncIterator[ReplyEvent]:
+        """Answer one message, streaming. The person's turn is stored before the model runs."""
+        try:
+            text = clean_message(message.text, self.policy.max_message_chars)
+        except InvalidInput as exc:
+            yield Refusal(str(exc))
+            return
+        key = message.idempotency_key or f"{message.chat_id}:{uuid.uuid4()}"
+        vector = (await self.embedder.embed([text[:EMBED_CHARS]]))[0]
+        user_turn = NewTurn(
+            user_id=message.user_id,
+            chat_id=message.chat_id,
+            role="user",
+            text=text,
+            embedding=vector,
+            embedding_model=self.embedder.model_name,
+            created_at=message.sent_at,
+            idempotency_key=key,
+        )
+        stored, recent = await self._save_and_load_history(user_turn)
+        recalled = await self._recall(message.user_id, text, vector, recent, stored)
+        messages = build_messages(
+            self.policy.persona,
+            recalled,
+            [turn for turn in recent if stored is None or turn.id != stored.id],
+            text,
+            budget_tokens=self.inference.context_window - self.policy.max_new_tokens,
+            count_tokens=self.inference.count_tokens,
+        )
+        parts: list[str] = []
+        try:
+            async for chunk in self.inference.stream(messages, max_tokens=self.policy.max_new_tokens):
+                parts.append(chunk)
+                yield ReplyChunk(chunk)
+        except InferenceError as exc:
+            log.warning("generation failed: %s", exc)
+            yield Refusal(MODEL_FAILED.format(reason=exc))
+            return
+        reply = "".join(parts).strip()
+        memory_ids = tuple(item.memory.id for item in recalled)
+        reply_turn = await self._save(
+            NewTurn(
+                user_id=message.user_id,
+                chat_id=message.chat_id,
+                role="assistant",
+                text=reply or "…",
+                embedding=(await self.embedder.embed([reply[:EMBED_CHARS] or "…"]))[0],
+                embedding_model=self.embedder.model_name,
+                created_at=self._clock(),
+                used_memory_ids=memory_ids,
+                reply_to=stored.id if stored else None,
+                idempotency_key=f"{key}:reply",
+            )
+        )
+        notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
+        yield ReplyDone(reply, reply_turn.id if reply_turn else None, memory_ids, notice)
+
+    async def handle_reaction(self, reaction: Reaction) -> float | None:
+        """Record (or undo) a reaction. Returns its value, or None for an emoji with no meaning."""
+        if reaction.removed:
+            await self._write(RemoveFeedback(reaction.turn_id, reaction.user_id, reaction.source))
+            return 0.0
+        value = self.policy.reactions.get(reaction.emoji)
+        if value is None:
+            value = self.policy.reactions.get(reaction.emoji.replace("\ufe0f", ""))
+        if value is None:
+            return None
+        await self._write(
+            Feedback(
+                turn_id=reaction.turn_id,
+                user_id=reaction.user_id,
+                emoji=reaction.emoji,
+                value=value,
+                created_at=reaction.sent_at,
+                source=reaction.source,
+            )
+        )
+        return value
+
+    async def _save_and_load_history(self, turn: NewTurn) -> tuple[Turn | None, list[Turn]]:
+        stored = await self._save(turn)
+        try:
+            recent = await self.store.recent_turns(turn.user_id, turn.chat_id, self.policy.recent_turns + 1)
+        except StoreUnavailable:
+            recent = []
+        return stored, recent
+
+    async def _recall(
+        self, user_id: str, text: str, vector: Vector, recent: list[Turn], stored: Turn | None
+    ) -> list[Recalled]:
+        # Memories of turns already in the prompt as history would only repeat them.
+        exclude = {turn.memory_id for turn in recent}
+        if stored is not None:
+            exclude.add(stored.memory_id)
+        try:
+            found = await hybrid_search(
+                self.store, user_id, text, vector, self.policy.memory_top_k, exclude=exclude
+            )
+        except StoreUnavailable:
+            return []
+        return fit_budget(found, self.policy.memory_token_budget, self.inference.count_tokens)
+
+    async def _save(self, turn: NewTurn) -> Turn | None:
+        """Store a turn now, or keep it in the outbox. Earlier pending writes go first."""
+        await self.flush()
+        if len(self.outbox):
+            self.outbox.add(turn)
+            return None
+        try:
+            return await self.store.add_turn(turn)
+        except StoreUnavailable as exc:
+            log.warning("keeping a turn for later: %s", exc)
+            self.outbox.add(turn)
+            return None
+
+    async def _write(self, item: Pending) -> None:
+        self.outbox.add(item)
+        await self.flush()
+
+    async def flush(self) -> int:
+        """Retry pending writes. Returns how many reached the store."""
+        return await self.outbox.flush(self.store) if len(self.outbox) else 0

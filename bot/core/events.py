@@ -1,0 +1,51 @@
+"""What adapters hand the core, and what the core hands back. No platform types past here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    user_id: str
+    chat_id: str
+    text: str
+    sent_at: datetime
+    # Platform message id or delivery id: a redelivered update stores nothing twice.
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reaction:
+    user_id: str
+    turn_id: int
+    emoji: str
+    sent_at: datetime
+    source: str = "reaction"
+    removed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyChunk:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDone:
+    """The end of a reply. `turn_id` is None when the reply could not be stored (yet)."""
+
+    text: str
+    turn_id: int | None
+    memory_ids: tuple[int, ...]
+    notice: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """The message was not used, and why, in words for the person."""
+
+    text: str
+
+
+ReplyEvent = ReplyChunk | ReplyDone | Refusal

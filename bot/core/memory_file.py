@@ -1,0 +1,112 @@
+"""The JSONL memory format that `kindred memory import` reads and `export` writes.
+
+One JSON object per line: `text` (required), `speaker`, `timestamp` (ISO 8601) and `meta`
+(any JSON object, kept untouched). Other keys are ignored, so an export imports as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.core.errors import InvalidInput
+from bot.core.models import JSONObject, Memory
+from bot.core.text import clean_message
+
+MAX_TEXT_CHARS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class ImportItem:
+    line: int
+    text: str
+    speaker: str | None
+    timestamp: datetime | None
+    meta: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFile:
+    items: list[ImportItem]
+    errors: list[LineError]
+    blank_lines: int
+
+
+def parse_lines(lines: Iterable[bytes]) -> ParsedFile:
+    """Validate every line. Blank lines are skipped; each bad line is reported by number."""
+    items: list[ImportItem] = []
+    errors: list[LineError] = []
+    blank = 0
+    for number, raw in enumerate(lines, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            errors.append(LineError(number, f"not valid UTF-8 (byte {exc.start})"))
+            continue
+        if not text.strip():
+            blank += 1
+            continue
+        try:
+            items.append(parse_line(number, text))
+        except InvalidInput as exc:
+            errors.append(LineError(number, str(exc)))
+    return ParsedFile(items, errors, blank)
+
+
+def parse_line(number: int, text: str) -> ImportItem:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"expected a JSON object, got {type(value).__name__}")
+    body = value.get("text")
+    if not isinstance(body, str):
+        raise InvalidInput("`text` is required and must be a string")
+    try:
+        body = clean_message(body, MAX_TEXT_CHARS)
+    except InvalidInput:
+        raise InvalidInput(f"`text` must be non-empty and at most {MAX_TEXT_CHARS:,} characters") from None
+    speaker = value.get("speaker")
+    if speaker is not None and not isinstance(speaker, str):
+        raise InvalidInput("`speaker` must be a string")
+    meta = value.get("meta", {})
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise InvalidInput("`meta` must be a JSON object")
+    return ImportItem(number, body, speaker, _timestamp(value.get("timestamp")), meta)
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput("`timestamp` must be an ISO 8601 string")
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"`timestamp` is not ISO 8601: {value[:40]!r}") from None
+    # A time without a zone is taken as UTC, the zone every export writes.
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def export_record(memory: Memory) -> dict[str, Any]:
+    return {
+        "text": memory.text,
+        "speaker": memory.speaker,
+        "timestamp": memory.created_at.isoformat(),
+        "meta": dict(memory.meta),
+    }

@@ -1,0 +1,106 @@
+"""Value types that cross the core's ports. Defined once; every implementation returns these."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+Role = Literal["system", "user", "assistant"]
+JSONObject = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewTurn:
+    """A turn to store. Storing it also stores it as a recallable memory with `embedding`."""
+
+    user_id: str
+    chat_id: str
+    role: Literal["user", "assistant"]
+    text: str
+    embedding: Vector
+    embedding_model: str
+    created_at: datetime
+    used_memory_ids: tuple[int, ...] = ()
+    reply_to: int | None = None
+    # A retry that repeats the same key returns the first stored turn instead of a second one.
+    idempotency_key: str | None = None
+    meta: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    id: int
+    memory_id: int
+    user_id: str
+    chat_id: str
+    role: Literal["user", "assistant"]
+    text: str
+    created_at: datetime
+    used_memory_ids: tuple[int, ...] = ()
+    reply_to: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    user_id: str
+    text: str
+    speaker: str | None
+    created_at: datetime
+    embedding: Vector
+    embedding_model: str
+    kind: str = "turn"
+    meta: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: int
+    user_id: str
+    kind: str
+    text: str
+    speaker: str | None
+    created_at: datetime
+    embedding_model: str
+    meta: JSONObject = field(default_factory=dict)
+    source_turn_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHit:
+    """One search result. `score` is higher-is-better within one search only."""
+
+    memory: Memory
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """A person's reaction to a reply. One per (turn, user, source): a new one replaces the old."""
+
+    turn_id: int
+    user_id: str
+    emoji: str
+    value: float
+    created_at: datetime
+    source: str = "reaction"
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    backend: str
+    users: int
+    turns: int
+    memories: int
+    feedback_events: int

@@ -1,0 +1,102 @@
+"""The core's boundaries. Each is a small Protocol with one real implementation per backend."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+from bot.core.models import (
+    ChatMessage,
+    Feedback,
+    Memory,
+    MemoryHit,
+    NewMemory,
+    NewTurn,
+    Stats,
+    Turn,
+    Vector,
+)
+
+
+class TurnLog(Protocol):
+    """The conversation record: turns in order, and feedback on them."""
+
+    async def add_turn(self, turn: NewTurn) -> Turn:
+        """Store a turn and its memory in one transaction. Idempotent on `idempotency_key`."""
+        ...
+
+    async def recent_turns(self, user_id: str, chat_id: str, limit: int) -> list[Turn]:
+        """The latest `limit` turns of one chat, oldest first."""
+        ...
+
+    async def record_feedback(self, feedback: Feedback) -> None:
+        """Upsert: a second reaction from the same user and source replaces the first."""
+        ...
+
+    async def remove_feedback(self, turn_id: int, user_id: str, source: str) -> None:
+        """Undo a reaction. Removing one that does not exist is a no-op."""
+        ...
+
+
+class MemoryIndex(Protocol):
+    """Recallable memories of each person, searched per user only."""
+
+    async def add_memories(self, memories: Sequence[NewMemory]) -> list[int]:
+        """Store memories in one transaction; ids come back in input order."""
+        ...
+
+    async def dense_search(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+        """Nearest memories by cosine similarity (score = similarity). Full k when the user has k."""
+        ...
+
+    async def lexical_search(self, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
+        """Memories that share any of `terms`, best first. Terms are plain lowercase words."""
+        ...
+
+    async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
+        """One person's memories, oldest first."""
+        ...
+
+    async def forget(self, user_id: str, memory_id: int) -> bool:
+        """Delete one memory of this user. False when there was none: not an error."""
+        ...
+
+    async def forget_all(self, user_id: str) -> int:
+        """Delete every memory, turn and reaction of this user. Returns how many memories went."""
+        ...
+
+
+class Store(TurnLog, MemoryIndex, Protocol):
+    backend: str
+
+    async def stats(self) -> Stats: ...
+
+    async def close(self) -> None: ...
+
+
+class Embedder(Protocol):
+    model_name: str
+    dim: int
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """Unit-length vectors, one per text, computed off the event loop."""
+        ...
+
+
+class Inference(Protocol):
+    # Tokens the model can attend to: prompt and reply together.
+    context_window: int
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+    ) -> AsyncIterator[str]:
+        """Yield the reply in text chunks. Raises InferenceTimeout past the configured limit."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens `text` takes in this model's prompt, for the context budget."""
+        ...

@@ -1,0 +1,56 @@
+"""Building the model's messages: persona and memories, recent turns, the new message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from bot.core.models import ChatMessage, Turn
+from bot.core.recall import Recalled, memory_line
+
+MEMORY_HEADER = "What you remember about this person from earlier conversations:"
+# Room left for the chat template's own tokens around each message.
+TEMPLATE_OVERHEAD = 8
+CUT_MARK = " […]"
+
+
+def system_prompt(persona: str, memories: Sequence[Recalled]) -> str:
+    if not memories:
+        return persona
+    lines = "\n".join(memory_line(item.memory) for item in memories)
+    return f"{persona}\n\n{MEMORY_HEADER}\n{lines}"
+
+
+def build_messages(
+    persona: str,
+    memories: Sequence[Recalled],
+    recent: Sequence[Turn],
+    message: str,
+    *,
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+) -> list[ChatMessage]:
+    """Messages that fit in `budget_tokens`: the oldest recent turns go first, then the tail of
+    a very long message. The persona, memories and the start of the message always stay."""
+    system = ChatMessage("system", system_prompt(persona, memories))
+    left = budget_tokens - count_tokens(system.content) - TEMPLATE_OVERHEAD
+    message = _fit(message, max(left // 2, 16), count_tokens)
+    left -= count_tokens(message) + TEMPLATE_OVERHEAD
+    history: list[ChatMessage] = []
+    for turn in reversed(recent):
+        cost = count_tokens(turn.text) + TEMPLATE_OVERHEAD
+        if cost > left:
+            break
+        history.append(ChatMessage(turn.role, turn.text))
+        left -= cost
+    history.reverse()
+    return [system, *history, ChatMessage("user", message)]
+
+
+def _fit(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -> str:
+    if count_tokens(text) <= max_tokens:
+        return text
+    # Characters per token is roughly 4 for English; shrink until it fits.
+    keep = max_tokens * 4
+    while keep > 0 and count_tokens(text[:keep] + CUT_MARK) > max_tokens:
+        keep = int(keep * 0.8)
+    return text[:keep] + CUT_MARK

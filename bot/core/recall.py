@@ -1,0 +1,85 @@
+"""Choosing which memories go into a prompt: hybrid search, fused, then fitted to a budget."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+from bot.core.models import Memory, MemoryHit, Vector
+from bot.core.ports import MemoryIndex
+from bot.core.text import query_terms
+
+# Reciprocal-rank fusion constant: 60 is the value from Cormack et al. and works unchanged for
+# mixing cosine similarities with BM25 scores, whose scales have nothing in common.
+RRF_K = 60
+# Each search fetches more than k so that fusion has something to agree on.
+OVERFETCH = 4
+MAX_MEMORY_CHARS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    memory: Memory
+    score: float
+
+
+def fuse(ranked_lists: Sequence[Sequence[MemoryHit]], k: int) -> list[Recalled]:
+    """Reciprocal-rank fusion of several best-first lists, best first."""
+    scores: dict[int, float] = {}
+    memories: dict[int, Memory] = {}
+    for hits in ranked_lists:
+        for rank, hit in enumerate(hits):
+            scores[hit.memory.id] = scores.get(hit.memory.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            memories[hit.memory.id] = hit.memory
+    # Equal scores: the newer memory first.
+    order = sorted(scores, key=lambda mid: (-scores[mid], -mid))
+    return [Recalled(memories[mid], scores[mid]) for mid in order[:k]]
+
+
+async def hybrid_search(
+    index: MemoryIndex,
+    user_id: str,
+    query: str,
+    vector: Vector,
+    k: int,
+    *,
+    exclude: Collection[int] = (),
+    lexical: bool = True,
+) -> list[Recalled]:
+    """Dense plus lexical search over one user's memories, fused. `lexical=False`: dense only."""
+    if k <= 0:
+        return []
+    fetch = (k + len(exclude)) * OVERFETCH
+    terms = query_terms(query) if lexical else []
+    dense, words = await asyncio.gather(
+        index.dense_search(user_id, vector, fetch),
+        index.lexical_search(user_id, terms, fetch) if terms else _nothing(),
+    )
+    kept = [[hit for hit in hits if hit.memory.id not in exclude] for hits in (dense, words)]
+    return fuse(kept, k)
+
+
+async def _nothing() -> list[MemoryHit]:
+    return []
+
+
+def memory_line(memory: Memory) -> str:
+    text = memory.text if len(memory.text) <= MAX_MEMORY_CHARS else memory.text[:MAX_MEMORY_CHARS] + "…"
+    who = {"user": "they said", "assistant": "you said"}.get(memory.speaker or "", "noted")
+    return f"- {memory.created_at:%Y-%m-%d}, {who}: {text}"
+
+
+def fit_budget(
+    recalled: Sequence[Recalled], budget_tokens: int, count_tokens: Callable[[str], int]
+) -> list[Recalled]:
+    """The best memories whose lines fit in `budget_tokens`, in the order given."""
+    chosen: list[Recalled] = []
+    used = 0
+    for item in recalled:
+        cost = count_tokens(memory_line(item.memory)) + 1
+        if used + cost > budget_tokens:
+            continue
+        chosen.append(item)
+        used += cost
+    return chosen

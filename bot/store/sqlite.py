@@ -1,0 +1,380 @@
+"""The zero-setup store: one SQLite file, FTS5 for words, exact cosine search for meaning.
+
+Dense search is exact: it reads one user's vectors through the (user_id, id) index and ranks
+them with numpy. A person's memories number in the thousands, so this stays in single-digit
+milliseconds and never misses a result the way a filtered approximate index can.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import numpy as np
+
+from bot.core.errors import StoreError, StoreUnavailable
+from bot.core.models import Feedback, Memory, MemoryHit, NewMemory, NewTurn, Stats, Turn, Vector
+from bot.store import migrations
+from bot.store.rows import (
+    blob_to_matrix,
+    dump_json,
+    from_epoch,
+    load_json,
+    to_epoch,
+    unit,
+    user_tag,
+    vector_to_blob,
+)
+
+_MEMORY_COLUMNS = "id, user_id, kind, text, speaker, created_at, meta, embedding_model, source_turn_id"
+_TURN_COLUMNS = "id, user_id, chat_id, role, text, created_at, memory_id, used_memory_ids, reply_to"
+_UNAVAILABLE_HINTS = ("locked", "readonly", "read-only", "unable to open", "disk i/o", "busy")
+
+
+def _map_error(exc: sqlite3.Error, path: Path) -> StoreError:
+    message = str(exc)
+    if _read_only(path):
+        return StoreUnavailable(f"SQLite database {path} is read-only ({message})")
+    if isinstance(exc, sqlite3.OperationalError) and any(
+        hint in message.lower() for hint in _UNAVAILABLE_HINTS
+    ):
+        return StoreUnavailable(f"SQLite database {path} is unavailable: {message}")
+    return StoreError(f"SQLite database {path}: {message}")
+
+
+def _read_only(path: Path) -> bool:
+    """True when the file, or the folder its journal lives in, cannot be written (EROFS too)."""
+    target = path if path.exists() else path.parent
+    return target.exists() and not (os.access(target, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def _memory(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
+    return Memory(
+        id=row[0],
+        user_id=row[1],
+        kind=row[2],
+        text=row[3],
+        speaker=row[4],
+        created_at=from_epoch(row[5]),
+        meta=load_json(row[6]),
+        embedding_model=row[7],
+        source_turn_id=row[8],
+    )
+
+
+def _turn(row: sqlite3.Row | tuple[Any, ...]) -> Turn:
+    return Turn(
+        id=row[0],
+        user_id=row[1],
+        chat_id=row[2],
+        role=row[3],
+        text=row[4],
+        created_at=from_epoch(row[5]),
+        memory_id=row[6],
+        used_memory_ids=tuple(load_json(row[7]) or ()),
+        reply_to=row[8],
+    )
+
+
+class SqliteStore:
+    backend = "sqlite"
+
+    def __init__(self, db: aiosqlite.Connection, path: Path, dim: int) -> None:
+        self._db = db
+        self._path = path
+        self._dim = dim
+
+    @classmethod
+    async def open(
+        cls, path: Path, *, busy_timeout_ms: int = 5000, dim: int = 384, migrate: bool = True
+    ) -> SqliteStore:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = await aiosqlite.connect(path, timeout=busy_timeout_ms / 1000)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnavailable(f"cannot open SQLite database {path}: {exc}") from None
+        store = cls(db, path, dim)
+        try:
+            await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            await db.execute("PRAGMA foreign_keys = ON")
+            # WAL lets readers (the CLI, a benchmark) run while the bot writes.
+            await store._try_wal()
+            if migrate:
+                await store.migrate()
+        except sqlite3.Error as exc:
+            await db.close()
+            raise _map_error(exc, path) from None
+        return store
+
+    async def _try_wal(self) -> None:
+        try:
+            await self._db.execute("PRAGMA journal_mode = WAL")
+            await self._db.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.OperationalError:
+            pass  # A read-only or locked file keeps its journal mode; writes will say why.
+
+    async def applied_versions(self) -> list[int]:
+        await self._db.execute(migrations.VERSION_TABLE_DDL)
+        async with self._db.execute("SELECT version FROM schema_version ORDER BY version") as cur:
+            return [row[0] for row in await cur.fetchall()]
+
+    async def migrate(self) -> list[int]:
+        """Apply pending migrations, each in its own transaction. Returns the versions applied."""
+        try:
+            applied = set(await self._read_versions())
+        except sqlite3.OperationalError:
+            applied = set()
+        todo = migrations.pending("sqlite", applied)
+        for step in todo:
+            try:
+                # executescript runs the DDL inside our BEGIN; the record goes in parameterised.
+                await self._db.executescript(
+                    f"BEGIN IMMEDIATE;\n{migrations.VERSION_TABLE_DDL};\n{step.sql}"
+                )
+                await self._db.execute(
+                    "INSERT INTO schema_version(version, name, applied_at) VALUES (?, ?, ?)",
+                    (step.version, step.name, datetime.now(UTC).isoformat()),
+                )
+                await self._db.commit()
+            except sqlite3.Error:
+                if self._db.in_transaction:
+                    await self._db.rollback()
+                raise
+        return [step.version for step in todo]
+
+    async def _read_versions(self) -> list[int]:
+        async with self._db.execute("SELECT version FROM schema_version") as cur:
+            return [row[0] for row in await cur.fetchall()]
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
+        try:
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                await self._db.rollback()
+                raise
+            await self._db.commit()
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                await self._db.rollback()
+            raise _map_error(exc, self._path) from None
+
+    async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        try:
+            async with self._db.execute(sql, params) as cur:
+                return list(await cur.fetchall())
+        except sqlite3.Error as exc:
+            raise _map_error(exc, self._path) from None
+
+    async def _ensure_user(self, db: aiosqlite.Connection, user_id: str, at: float) -> None:
+        await db.execute(
+            "INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
+            (user_id, at),
+        )
+
+    async def _insert_memory(self, db: aiosqlite.Connection, m: NewMemory, turn: int | None) -> int:
+        cur = await db.execute(
+            "INSERT INTO memories(user_id, kind, text, speaker, created_at, meta, embedding,"
+            " embedding_model, source_turn_id, user_tag) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                m.user_id,
+                m.kind,
+                m.text,
+                m.speaker,
+                to_epoch(m.created_at),
+                dump_json(m.meta),
+                vector_to_blob(unit(m.embedding)),
+                m.embedding_model,
+                turn,
+                user_tag(m.user_id),
+            ),
+        )
+        await db.execute(
+            "UPDATE users SET memory_count = memory_count + 1 WHERE id = ?", (m.user_id,)
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    # -- TurnLog ---------------------------------------------------------------------------
+
+    async def add_turn(self, turn: NewTurn) -> Turn:
+        if turn.idempotency_key is not None:
+            rows = await self._read(
+                f"SELECT {_TURN_COLUMNS} FROM turns WHERE idempotency_key = ?",
+                (turn.idempotency_key,),
+            )
+            if rows:
+                return _turn(rows[0])
+        at = to_epoch(turn.created_at)
+        async with self._write() as db:
+            await self._ensure_user(db, turn.user_id, at)
+            cur = await db.execute(
+                "INSERT INTO turns(user_id, chat_id, role, text, created_at, used_memory_ids,"
+                " reply_to, idempotency_key, meta) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    turn.user_id,
+                    turn.chat_id,
+                    turn.role,
+                    turn.text,
+                    at,
+                    dump_json(list(turn.used_memory_ids)),
+                    turn.reply_to,
+                    turn.idempotency_key,
+                    dump_json(turn.meta),
+                ),
+            )
+            turn_id = cur.lastrowid
+            assert turn_id is not None
+            memory = NewMemory(
+                user_id=turn.user_id,
+                text=turn.text,
+                speaker=turn.role,
+                created_at=turn.created_at,
+                embedding=turn.embedding,
+                embedding_model=turn.embedding_model,
+                kind="turn",
+                meta=turn.meta,
+            )
+            memory_id = await self._insert_memory(db, memory, turn_id)
+            await db.execute("UPDATE turns SET memory_id = ? WHERE id = ?", (memory_id, turn_id))
+        return Turn(
+            id=turn_id,
+            memory_id=memory_id,
+            user_id=turn.user_id,
+            chat_id=turn.chat_id,
+            role=turn.role,
+            text=turn.text,
+            created_at=from_epoch(at),
+            used_memory_ids=tuple(turn.used_memory_ids),
+            reply_to=turn.reply_to,
+        )
+
+    async def recent_turns(self, user_id: str, chat_id: str, limit: int) -> list[Turn]:
+        if limit <= 0:
+            return []
+        rows = await self._read(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE user_id = ? AND chat_id = ?"
+            " ORDER BY id DESC LIMIT ?",
+            (user_id, chat_id, limit),
+        )
+        return [_turn(row) for row in reversed(rows)]
+
+    async def record_feedback(self, feedback: Feedback) -> None:
+        async with self._write() as db:
+            await db.execute(
+                "INSERT INTO feedback(turn_id, user_id, source, emoji, value, created_at)"
+                " VALUES (?,?,?,?,?,?) ON CONFLICT(turn_id, user_id, source) DO UPDATE SET"
+                " emoji = excluded.emoji, value = excluded.value, created_at = excluded.created_at",
+                (
+                    feedback.turn_id,
+                    feedback.user_id,
+                    feedback.source,
+                    feedback.emoji,
+                    feedback.value,
+                    to_epoch(feedback.created_at),
+                ),
+            )
+
+    async def remove_feedback(self, turn_id: int, user_id: str, source: str) -> None:
+        async with self._write() as db:
+            await db.execute(
+                "DELETE FROM feedback WHERE turn_id = ? AND user_id = ? AND source = ?",
+                (turn_id, user_id, source),
+            )
+
+    # -- MemoryIndex -----------------------------------------------------------------------
+
+    async def add_memories(self, memories: Sequence[NewMemory]) -> list[int]:
+        ids: list[int] = []
+        if not memories:
+            return ids
+        async with self._write() as db:
+            for memory in memories:
+                await self._ensure_user(db, memory.user_id, to_epoch(memory.created_at))
+                ids.append(await self._insert_memory(db, memory, None))
+        return ids
+
+    async def dense_search(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+        if k <= 0:
+            return []
+        rows = await self._read("SELECT id, embedding FROM memories WHERE user_id = ?", (user_id,))
+        if not rows:
+            return []
+        matrix = blob_to_matrix([row[1] for row in rows], self._dim)
+        sims = matrix @ unit(vector)
+        take = min(k, len(rows))
+        top = np.argpartition(-sims, take - 1)[:take]
+        # Ties (and equal vectors) fall back to the newer memory, so results are deterministic.
+        order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), -int(rows[i][0])))
+        ids = [int(rows[i][0]) for i in order]
+        by_id = await self._memories_by_id(ids)
+        return [MemoryHit(by_id[rows[i][0]], float(sims[i])) for i in order if rows[i][0] in by_id]
+
+    async def _memories_by_id(self, ids: Sequence[int]) -> dict[int, Memory]:
+        if not ids:
+            return {}
+        marks = ",".join("?" for _ in ids)
+        rows = await self._read(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
+        return {row[0]: _memory(row) for row in rows}
+
+    async def lexical_search(self, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
+        words = [term.replace('"', '""') for term in terms if term.strip()]
+        if not words or k <= 0:
+            return []
+        either = " OR ".join(f'"{word}"' for word in words)
+        query = f'user_tag:"{user_tag(user_id)}" AND text:({either})'
+        rows = await self._read(
+            f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))},"
+            " bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
+            " JOIN memories m ON m.id = memories_fts.rowid"
+            " WHERE memories_fts MATCH ? AND m.user_id = ? ORDER BY rank LIMIT ?",
+            (query, user_id, k),
+        )
+        return [MemoryHit(_memory(row), -float(row[9])) for row in rows]
+
+    async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
+        rows = await self._read(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?",
+            (user_id, limit, offset),
+        )
+        return [_memory(row) for row in rows]
+
+    async def forget(self, user_id: str, memory_id: int) -> bool:
+        async with self._write() as db:
+            cur = await db.execute(
+                "DELETE FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
+            )
+            gone = cur.rowcount > 0
+            if gone:
+                await db.execute(
+                    "UPDATE users SET memory_count = memory_count - 1 WHERE id = ?", (user_id,)
+                )
+        return gone
+
+    async def forget_all(self, user_id: str) -> int:
+        async with self._write() as db:
+            cur = await db.execute("DELETE FROM memories WHERE user_id = ?", (user_id,))
+            count = cur.rowcount
+            await db.execute("DELETE FROM feedback WHERE user_id = ?", (user_id,))
+            await db.execute("DELETE FROM turns WHERE user_id = ?", (user_id,))
+            await db.execute("UPDATE users SET memory_count = 0 WHERE id = ?", (user_id,))
+        return count
+
+    async def stats(self) -> Stats:
+        rows = await self._read(
+            "SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM turns),"
+            " (SELECT count(*) FROM memories), (SELECT count(*) FROM feedback)"
+        )
+        users, turns, memories, feedback = rows[0]
+        return Stats(self.backend, users, turns, memories, feedback)
+
+    async def close(self) -> None:
+        await self._db.close()

@@ -1,0 +1,138 @@
+"""`kindred chat` as a person runs it: a real process, reading a pipe, with the real embedder.
+A tiny random model answers where sense doesn't matter; one test uses the real SmolLM2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.events import UserMessage
+from bot.store.sqlite import SqliteStore
+from tests.support.fakes import ScriptedInference
+from tests.support.tiny_model import build_tiny_model
+
+
+@pytest.fixture(scope="session")
+def shared_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One data dir per session for the converted SmolLM2, so it is converted once."""
+    return tmp_path_factory.mktemp("kindred-data")
+
+
+@pytest.fixture(scope="session")
+def tiny_model(shared_data: Path) -> Path:
+    return build_tiny_model(shared_data / "tiny-model", data_dir=shared_data)
+
+
+def kindred(args: list[str], stdin: bytes, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[bytes]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "DATABASE_URL"))}
+    full_env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env})
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args], input=stdin, env=full_env,
+        capture_output=True, timeout=timeout, check=False,
+    )
+
+
+def chat_env(tmp_path: Path, shared_data: Path, model: str) -> dict[str, str]:
+    return {
+        "KINDRED_DATA_DIR": str(shared_data),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'kindred.db'}",
+        "KINDRED_MODEL": model,
+        "KINDRED_MAX_NEW_TOKENS": "12",
+    }
+
+
+def test_a_pipe_gets_one_answer_per_line_and_exit_0(tmp_path: Path, shared_data: Path, tiny_model: Path) -> None:
+    env = chat_env(tmp_path, shared_data, str(tiny_model))
+    lines = "My dog is called Pepper.\nI live in Porto.\n/react 👍\n/react 🦄\nWhat is my dog called?\n"
+    done = kindred(["chat", "--user", "ann"], lines.encode(), env)
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode()
+    assert "Thanks for the 👍." in out and "🦄 has no meaning" in out
+    assert b"Traceback" not in done.stderr
+    stats = json.loads(kindred(["stats", "--json"], b"", env).stdout)
+    assert stats == {"backend": "sqlite", "users": 1, "turns": 6, "memories": 6, "feedback_events": 1}
+
+
+async def test_what_was_said_is_remembered_after_a_restart(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
+    env = chat_env(tmp_path, shared_data, str(tiny_model))
+    assert kindred(["chat", "--user", "ann"], b"My dog is called Pepper and he loves the beach.\n", env).returncode == 0
+    assert kindred(["chat", "--user", "ann"], b"I work as a nurse.\n", env).returncode == 0
+    # A third "process": the same store, a model that shows what it was prompted with.
+    store = await SqliteStore.open(tmp_path / "kindred.db")
+    from bot.inference.embedder import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder.load()
+    model = ScriptedInference()
+    conversation = Conversation(store, embedder, model, ConversationPolicy(persona="p", recent_turns=0))
+    try:
+        message = UserMessage("ann", "console", "what's my dog's name again?", datetime.now(UTC))
+        [event async for event in conversation.handle_message(message)]
+    finally:
+        await embedder.close()
+        await store.close()
+    assert "My dog is called Pepper" in model.prompts[0][0].content
+
+
+def test_hostile_lines_never_end_the_chat(tmp_path: Path, shared_data: Path, tiny_model: Path) -> None:
+    env = chat_env(tmp_path, shared_data, str(tiny_model))
+    stdin = b"\n   \n\x00\x01\x1b\x07\n\xff\xfe broken \xc3 utf-8\n" + b"a" * 100_000 + b"\nstill here?\n"
+    done = kindred(["chat", "--user", "ann"], stdin, env)
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode()
+    assert out.count("I didn't get any text") == 3
+    listed = kindred(["memory", "list", "--user", "ann", "--json"], b"", env).stdout.decode().splitlines()
+    user_texts = [json.loads(line)["text"] for line in listed if json.loads(line)["speaker"] == "user"]
+    assert user_texts[0] == "\ufffd\ufffd broken \ufffd utf-8"
+    assert len(user_texts[1]) == 100_000 and user_texts[2] == "still here?"
+
+
+@pytest.mark.model
+def test_the_bundled_smollm2_answers_in_a_pipe(tmp_path: Path, shared_data: Path) -> None:
+    env = chat_env(tmp_path, shared_data, "bundled")
+    env["KINDRED_MAX_NEW_TOKENS"] = "24"
+    done = kindred(["chat", "--user", "ann"], b"Hello! What is the capital of France?\n", env)
+    assert done.returncode == 0, done.stderr.decode()
+    reply = done.stdout.decode().strip()
+    assert len(reply) > 0 and b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("KINDRED_MAX_NEW_TOKENS", "lots"), ("DATABASE_URL", "mysql://u:hunter2@db/k"),
+     ("KINDRED_DEVICE", "tpu"), ("KINDRED_PERSONA", "   ")],
+)
+def test_invalid_config_fails_with_one_line_naming_the_variable(tmp_path: Path, variable: str, value: str) -> None:
+    done = kindred(["chat", "--user", "ann"], b"hi\n", {"KINDRED_DATA_DIR": str(tmp_path), variable: value})
+    err = done.stderr.decode()
+    assert done.returncode == 2
+    assert err.count("\n") == 1 and err.startswith(f"kindred: invalid configuration: {variable}:")
+    assert "hunter2" not in err
+
+
+def test_a_read_only_database_is_refused_with_a_clear_line(tmp_path: Path, shared_data: Path, tiny_model: Path) -> None:
+    """The database folder is mounted read-only (a private mount namespace: root cannot write a
+    read-only mount, whereas it ignores file modes). Nothing stored before may be lost."""
+    env = chat_env(tmp_path, shared_data, str(tiny_model))
+    assert kindred(["chat", "--user", "ann"], b"keep this safe\n", env).returncode == 0
+    unshare = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+    script = (
+        f"mount --bind {tmp_path} {tmp_path} && mount -o remount,bind,ro {tmp_path} && "
+        f'exec "$0" -m bot.cli chat --user ann'
+    )
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **env}
+    done = subprocess.run([*unshare, "sh", "-c", script, sys.executable], input=b"hello\n",
+                          env=full_env, capture_output=True, timeout=120, check=False)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "read-only" in err and "Traceback" not in err and err.count("\n") == 1
+    listed = kindred(["memory", "list", "--user", "ann", "--json"], b"", env).stdout.decode().splitlines()
+    assert json.loads(listed[0])["text"] == "keep this safe"

@@ -1,0 +1,207 @@
+"""One contract for every store. Each test runs on SQLite and on Postgres + pgvector."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from bot.core.models import Feedback, NewMemory, NewTurn
+from bot.core.ports import Store
+from tests.support.fakes import HashEmbedder
+
+EMB = HashEmbedder()
+T0 = datetime(2026, 8, 1, 9, 30, tzinfo=UTC)
+
+
+def memory(user: str, text: str, *, at: datetime = T0, meta: dict[str, object] | None = None) -> NewMemory:
+    return NewMemory(user, text, "user", at, EMB.vector(text), EMB.model_name, "imported", meta or {})
+
+
+def turn(user: str, text: str, *, chat: str = "c1", role: str = "user", key: str | None = None,
+         at: datetime = T0, used: tuple[int, ...] = ()) -> NewTurn:
+    return NewTurn(user, chat, role, text, EMB.vector(text), EMB.model_name, at,  # type: ignore[arg-type]
+                   used_memory_ids=used, idempotency_key=key)
+
+
+async def test_empty_store_answers_with_nothing(store: Store) -> None:
+    assert await store.dense_search("nobody", EMB.vector("anything"), 10) == []
+    assert await store.lexical_search("nobody", ["anything"], 10) == []
+    assert await store.list_memories("nobody", 10) == []
+    assert await store.recent_turns("nobody", "c1", 5) == []
+    stats = await store.stats()
+    assert (stats.users, stats.turns, stats.memories, stats.feedback_events) == (0, 0, 0, 0)
+    assert stats.backend == store.backend
+
+
+async def test_turn_is_stored_as_a_recallable_memory(store: Store) -> None:
+    stored = await store.add_turn(turn("ann", "I sleep badly when I drink coffee late"))
+    assert stored.id > 0 and stored.memory_id > 0
+    hits = await store.dense_search("ann", EMB.vector("coffee sleep"), 5)
+    assert [hit.memory.id for hit in hits] == [stored.memory_id]
+    assert hits[0].memory.source_turn_id == stored.id
+    assert hits[0].memory.speaker == "user"
+    assert hits[0].memory.embedding_model == EMB.model_name
+
+
+async def test_recent_turns_are_oldest_first_and_per_chat(store: Store) -> None:
+    for index in range(6):
+        await store.add_turn(turn("ann", f"message {index}", at=T0 + timedelta(minutes=index)))
+    await store.add_turn(turn("ann", "other chat", chat="c2"))
+    recent = await store.recent_turns("ann", "c1", 3)
+    assert [t.text for t in recent] == ["message 3", "message 4", "message 5"]
+    assert [t.text for t in await store.recent_turns("ann", "c2", 10)] == ["other chat"]
+
+
+async def test_reply_keeps_the_memories_its_prompt_used(store: Store) -> None:
+    question = await store.add_turn(turn("ann", "what do I drink?"))
+    reply = await store.add_turn(
+        NewTurn("ann", "c1", "assistant", "Tea, I think.", EMB.vector("tea"), EMB.model_name, T0,
+                used_memory_ids=(7, 3, 11), reply_to=question.id)
+    )
+    [_, again] = await store.recent_turns("ann", "c1", 2)
+    assert again.id == reply.id
+    assert again.used_memory_ids == (7, 3, 11)
+    assert again.reply_to == question.id
+    assert again.role == "assistant"
+
+
+async def test_a_repeated_idempotency_key_stores_nothing_twice(store: Store) -> None:
+    first = await store.add_turn(turn("ann", "hello", key="tg:42:1001"))
+    second = await store.add_turn(turn("ann", "hello", key="tg:42:1001"))
+    assert second.id == first.id and second.memory_id == first.memory_id
+    stats = await store.stats()
+    assert (stats.turns, stats.memories) == (1, 1)
+
+
+async def test_memories_round_trip_text_time_and_meta(store: Store) -> None:
+    meta = {"source": "diary", "tags": ["café", "日本"], "nested": {"n": 1, "ok": True, "none": None}}
+    at = datetime(2025, 12, 31, 23, 59, 58, 123000, tzinfo=UTC)
+    [mid] = await store.add_memories([memory("ann", "Éclair at the café 🍰", at=at, meta=meta)])
+    [stored] = await store.list_memories("ann", 10)
+    assert stored.id == mid
+    assert stored.text == "Éclair at the café 🍰"
+    assert stored.meta == meta
+    assert stored.created_at.tzinfo is not None
+    assert abs(stored.created_at - at) < timedelta(milliseconds=1)
+    assert stored.kind == "imported"
+
+
+async def test_add_memories_returns_ids_in_input_order(store: Store) -> None:
+    texts = [f"memory number {i}" for i in range(20)]
+    ids = await store.add_memories([memory("ann", text) for text in texts])
+    assert len(set(ids)) == 20
+    listed = await store.list_memories("ann", 100)
+    assert [m.id for m in listed] == ids
+    assert [m.text for m in listed] == texts
+    assert await store.add_memories([]) == []
+
+
+async def test_dense_search_is_exact_and_full_for_every_user(store: Store) -> None:
+    rng = np.random.default_rng(7)
+    users = [f"user{u}" for u in range(40)]
+    vectors: dict[str, list[tuple[int, np.ndarray]]] = {}
+    for user in users:
+        count = 3 if user == "user0" else 25
+        batch = []
+        for _ in range(count):
+            vec = rng.normal(size=384).astype(np.float32)
+            batch.append(NewMemory(user, "x", None, T0, vec / np.linalg.norm(vec), "m"))
+        ids = await store.add_memories(batch)
+        vectors[user] = [(mid, m.embedding) for mid, m in zip(ids, batch, strict=True)]
+    query = rng.normal(size=384).astype(np.float32)
+    query /= np.linalg.norm(query)
+    for user in ("user0", "user17", "user39"):
+        expected = sorted(vectors[user], key=lambda pair: -float(pair[1] @ query))[:10]
+        # More than ten repetitions: a store that switches plans after a few must still be exact.
+        for _ in range(12):
+            hits = await store.dense_search(user, query, 10)
+            assert [hit.memory.id for hit in hits] == [mid for mid, _ in expected]
+            assert all(hit.memory.user_id == user for hit in hits)
+        assert hits[0].score == pytest.approx(float(expected[0][1] @ query), abs=1e-4)
+        assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
+
+
+async def test_lexical_search_stems_ranks_and_stays_per_user(store: Store) -> None:
+    await store.add_memories(
+        [
+            memory("ann", "I was sleeping badly all week"),
+            memory("ann", "The restaurant on Main street closed"),
+            memory("ann", "Sleep sleep sleep: I need more sleep"),
+            memory("bob", "I sleep like a baby"),
+        ]
+    )
+    hits = await store.lexical_search("ann", ["sleep"], 10)
+    assert [h.memory.text for h in hits][0] == "Sleep sleep sleep: I need more sleep"
+    assert {h.memory.text for h in hits} == {"I was sleeping badly all week", "Sleep sleep sleep: I need more sleep"}
+    assert all(h.memory.user_id == "ann" for h in hits)
+    [only] = await store.lexical_search("ann", ["restaurant", "zebra"], 1)
+    assert only.memory.text == "The restaurant on Main street closed"
+    assert await store.lexical_search("ann", [], 10) == []
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [['"'], ["AND"], ["or", "not"], ["NEAR"], ["*"], ["a'b"], ["user_tag"], ["text:sleep"], ["(", ")"],
+     ["日本語"], ["\\"], ["-sleep"], [":"], ["^"], ["  "]],
+)
+async def test_lexical_search_never_treats_words_as_syntax(store: Store, terms: list[str]) -> None:
+    await store.add_memories([memory("ann", "I sleep well"), memory("eve", "NEAR AND OR")])
+    hits = await store.lexical_search("ann", terms, 5)
+    assert all(h.memory.user_id == "ann" for h in hits)
+
+
+async def test_forget_deletes_only_the_owners_memory(store: Store) -> None:
+    [mine] = await store.add_memories([memory("ann", "my secret")])
+    [theirs] = await store.add_memories([memory("bob", "bob's secret")])
+    assert await store.forget("bob", mine) is False
+    assert await store.forget("ann", 999_999) is False
+    assert await store.forget("ann", mine) is True
+    assert await store.forget("ann", mine) is False
+    assert await store.list_memories("ann", 10) == []
+    assert [m.id for m in await store.list_memories("bob", 10)] == [theirs]
+    assert await store.dense_search("ann", EMB.vector("my secret"), 5) == []
+    assert await store.lexical_search("ann", ["secret"], 5) == []
+
+
+async def test_forget_all_removes_a_persons_turns_memories_and_reactions(store: Store) -> None:
+    reply = await store.add_turn(turn("ann", "hi", role="assistant"))
+    await store.record_feedback(Feedback(reply.id, "ann", "👍", 1.0, T0))
+    await store.add_memories([memory("ann", "likes tea")])
+    await store.add_turn(turn("bob", "hello"))
+    assert await store.forget_all("ann") == 2
+    assert await store.list_memories("ann", 10) == []
+    assert await store.recent_turns("ann", "c1", 10) == []
+    stats = await store.stats()
+    assert (stats.turns, stats.memories, stats.feedback_events) == (1, 1, 0)
+
+
+async def test_a_changed_reaction_replaces_and_a_removed_one_goes(store: Store) -> None:
+    reply = await store.add_turn(turn("ann", "a reply", role="assistant"))
+    await store.record_feedback(Feedback(reply.id, "ann", "👍", 1.0, T0))
+    await store.record_feedback(Feedback(reply.id, "ann", "👎", -1.0, T0 + timedelta(seconds=5)))
+    assert (await store.stats()).feedback_events == 1
+    await store.record_feedback(Feedback(reply.id, "ann", "👍", 1.0, T0, source="button"))
+    assert (await store.stats()).feedback_events == 2
+    await store.remove_feedback(reply.id, "ann", "reaction")
+    await store.remove_feedback(reply.id, "ann", "reaction")  # missing: a no-op
+    await store.remove_feedback(123_456, "nobody", "reaction")
+    assert (await store.stats()).feedback_events == 1
+
+
+async def test_list_memories_pages_oldest_first(store: Store) -> None:
+    ids = await store.add_memories([memory("ann", f"m{i}") for i in range(7)])
+    first = await store.list_memories("ann", 3)
+    second = await store.list_memories("ann", 3, offset=3)
+    third = await store.list_memories("ann", 3, offset=6)
+    assert [m.id for m in first + second + third] == ids
+
+
+async def test_stats_count_users_turns_memories_and_feedback(store: Store) -> None:
+    reply = await store.add_turn(turn("ann", "one", role="assistant"))
+    await store.add_turn(turn("bob", "two"))
+    await store.add_memories([memory("cat", "three")])
+    await store.record_feedback(Feedback(reply.id, "ann", "🔥", 1.0, T0))
+    stats = await store.stats()
+    assert (stats.users, stats.turns, stats.memories, stats.feedback_events) == (3, 2, 3, 1)

@@ -1,0 +1,71 @@
+"""Test doubles of Kindred's own ports (never of an SDK): a deterministic embedder and a
+scripted model. Each is used where a test checks the core's logic, not a model's output;
+the real embedder and model have their own tests and the end-to-end CLI test."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import AsyncIterator, Sequence
+
+import numpy as np
+
+from bot.core.errors import InferenceTimeout
+from bot.core.models import ChatMessage, Vector
+
+DIM = 384
+
+
+def _bucket(word: str) -> int:
+    return int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big") % DIM
+
+
+class HashEmbedder:
+    """Bag-of-words hashed into 384 dimensions: texts sharing words are close, others are not."""
+
+    model_name = "test/hash-bag-of-words"
+    dim = DIM
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def vector(self, text: str) -> Vector:
+        vec = np.zeros(DIM, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            vec[_bucket(word)] += 1.0
+        vec[_bucket("\0bias")] += 0.01  # empty text still gets a unit vector
+        return vec / np.linalg.norm(vec)
+
+    async def embed(self, texts: Sequence[str]) -> list[Vector]:
+        self.calls += 1
+        return [self.vector(text) for text in texts]
+
+
+class ScriptedInference:
+    """Replies with a fixed text in chunks and records every prompt it was given."""
+
+    context_window = 2048
+
+    def __init__(self, reply: str = "Nice to hear from you.", *, fail_with: Exception | None = None) -> None:
+        self.reply = reply
+        self.fail_with = fail_with
+        self.prompts: list[list[ChatMessage]] = []
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text) // 4)
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+    ) -> AsyncIterator[str]:
+        self.prompts.append(list(messages))
+        if self.fail_with is not None:
+            raise self.fail_with
+        words = self.reply.split(" ")[:max_tokens]
+        for index, word in enumerate(words):
+            await asyncio.sleep(0)
+            yield word if index == 0 else " " + word
+
+
+def timeout_error() -> InferenceTimeout:
+    return InferenceTimeout("generation took longer than 0.1 s")
