@@ -26,6 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--user", required=True, help="who is talking; memories are kept per user")
 
     commands.add_parser("migrate", help="apply pending database migrations")
+    commands.add_parser("run", help="serve the chat platforms whose tokens are set")
 
     stats = commands.add_parser("stats", help="counts of users, turns, memories and feedback")
     stats.add_argument("--json", action="store_true", help="one JSON object")
@@ -78,6 +79,8 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
         return _chat
     if args.command == "migrate":
         return _migrate
+    if args.command == "run":
+        return _run
     if args.command == "stats":
         return _stats
     return cli_memory.HANDLERS[args.verb]
@@ -109,6 +112,19 @@ async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _run(settings: Settings, args: argparse.Namespace) -> int:
+    # The Telegram and Discord adapters are separate issues; until they land, say so plainly.
+    from bot.app import migrate_store
+
+    await migrate_store(settings)
+    print(
+        "kindred: no chat platform adapter is built into this version yet; "
+        "`kindred chat --user NAME` chats in the terminal",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE
+
+
 async def _stats(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app import open_store
 
@@ -118,11 +134,22 @@ async def _stats(settings: Settings, args: argparse.Namespace) -> int:
     finally:
         await store.close()
     if args.json:
-        print(json.dumps({"backend": stats.backend, "users": stats.users, "turns": stats.turns,
-                          "memories": stats.memories, "feedback_events": stats.feedback_events}))
+        print(
+            json.dumps(
+                {
+                    "backend": stats.backend,
+                    "users": stats.users,
+                    "turns": stats.turns,
+                    "memories": stats.memories,
+                    "feedback_events": stats.feedback_events,
+                }
+            )
+        )
     else:
-        print(f"backend {stats.backend}: {stats.users} users, {stats.turns} turns, "
-              f"{stats.memories} memories, {stats.feedback_events} feedback events")
+        print(
+            f"backend {stats.backend}: {stats.users} users, {stats.turns} turns, "
+            f"{stats.memories} memories, {stats.feedback_events} feedback events"
+        )
     return 0
 
 

@@ -81,8 +81,10 @@ async def search(settings: Settings, args: argparse.Namespace) -> int:
                 }
             )
         else:
-            print(f"[{result.query_index}] #{memory.id} {result.recalled.score:.4f} "
-                  f"{memory.created_at:%Y-%m-%d} {memory.text}")
+            print(
+                f"[{result.query_index}] #{memory.id} {result.recalled.score:.4f} "
+                f"{memory.created_at:%Y-%m-%d} {memory.text}"
+            )
     return 0
 
 

@@ -91,6 +91,12 @@ def _turn_line(turn: NewTurn) -> dict[str, object]:
 
 def _reaction_line(item: Feedback | RemoveFeedback) -> dict[str, object]:
     if isinstance(item, Feedback):
-        return {"turn_id": item.turn_id, "user": item.user_id, "emoji": item.emoji, "value": item.value,
-                "source": item.source, "timestamp": item.created_at.isoformat()}
+        return {
+            "turn_id": item.turn_id,
+            "user": item.user_id,
+            "emoji": item.emoji,
+            "value": item.value,
+            "source": item.source,
+            "timestamp": item.created_at.isoformat(),
+        }
     return {"turn_id": item.turn_id, "user": item.user_id, "source": item.source, "removed": True}

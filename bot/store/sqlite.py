@@ -134,9 +134,7 @@ class SqliteStore:
         for step in todo:
             try:
                 # executescript runs the DDL inside our BEGIN; the record goes in parameterised.
-                await self._db.executescript(
-                    f"BEGIN IMMEDIATE;\n{migrations.VERSION_TABLE_DDL};\n{step.sql}"
-                )
+                await self._db.executescript(f"BEGIN IMMEDIATE;\n{migrations.VERSION_TABLE_DDL};\n{step.sql}")
                 await self._db.execute(
                     "INSERT INTO schema_version(version, name, applied_at) VALUES (?, ?, ?)",
                     (step.version, step.name, datetime.now(UTC).isoformat()),
@@ -197,9 +195,7 @@ class SqliteStore:
                 user_tag(m.user_id),
             ),
         )
-        await db.execute(
-            "UPDATE users SET memory_count = memory_count + 1 WHERE id = ?", (m.user_id,)
-        )
+        await db.execute("UPDATE users SET memory_count = memory_count + 1 WHERE id = ?", (m.user_id,))
         assert cur.lastrowid is not None
         return cur.lastrowid
 
@@ -261,8 +257,7 @@ class SqliteStore:
         if limit <= 0:
             return []
         rows = await self._read(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE user_id = ? AND chat_id = ?"
-            " ORDER BY id DESC LIMIT ?",
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE user_id = ? AND chat_id = ? ORDER BY id DESC LIMIT ?",
             (user_id, chat_id, limit),
         )
         return [_turn(row) for row in reversed(rows)]
@@ -349,14 +344,10 @@ class SqliteStore:
 
     async def forget(self, user_id: str, memory_id: int) -> bool:
         async with self._write() as db:
-            cur = await db.execute(
-                "DELETE FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
-            )
+            cur = await db.execute("DELETE FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id))
             gone = cur.rowcount > 0
             if gone:
-                await db.execute(
-                    "UPDATE users SET memory_count = memory_count - 1 WHERE id = ?", (user_id,)
-                )
+                await db.execute("UPDATE users SET memory_count = memory_count - 1 WHERE id = ?", (user_id,))
         return gone
 
     async def forget_all(self, user_id: str) -> int:

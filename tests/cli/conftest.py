@@ -1,21 +1,22 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
-def kindred_env(
+async def kindred_env(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[str]:
+) -> AsyncIterator[str]:
     """Settings for one CLI run: a private data dir and an empty database of each kind."""
     monkeypatch.setenv("KINDRED_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("DATABASE_URL", raising=False)
     if request.param == "postgres":
-        from tests.support.pg import fresh_database_sync
+        from tests.support.pg import as_url, fresh_database
 
-        monkeypatch.setenv("DATABASE_URL", fresh_database_sync(request.getfixturevalue("pg_server")))
+        dsn = await fresh_database(request.getfixturevalue("pg_server"))
+        monkeypatch.setenv("DATABASE_URL", as_url(dsn))
     yield request.param

@@ -30,12 +30,18 @@ def tiny_model(shared_data: Path) -> Path:
     return build_tiny_model(shared_data / "tiny-model", data_dir=shared_data)
 
 
-def kindred(args: list[str], stdin: bytes, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[bytes]:
+def kindred(
+    args: list[str], stdin: bytes, env: dict[str, str], timeout: float = 240
+) -> subprocess.CompletedProcess[bytes]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "DATABASE_URL"))}
     full_env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env})
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args], input=stdin, env=full_env,
-        capture_output=True, timeout=timeout, check=False,
+        [sys.executable, "-m", "bot.cli", *args],
+        input=stdin,
+        env=full_env,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -48,7 +54,9 @@ def chat_env(tmp_path: Path, shared_data: Path, model: str) -> dict[str, str]:
     }
 
 
-def test_a_pipe_gets_one_answer_per_line_and_exit_0(tmp_path: Path, shared_data: Path, tiny_model: Path) -> None:
+def test_a_pipe_gets_one_answer_per_line_and_exit_0(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
     env = chat_env(tmp_path, shared_data, str(tiny_model))
     lines = "My dog is called Pepper.\nI live in Porto.\n/react 👍\n/react 🦄\nWhat is my dog called?\n"
     done = kindred(["chat", "--user", "ann"], lines.encode(), env)
@@ -64,7 +72,12 @@ async def test_what_was_said_is_remembered_after_a_restart(
     tmp_path: Path, shared_data: Path, tiny_model: Path
 ) -> None:
     env = chat_env(tmp_path, shared_data, str(tiny_model))
-    assert kindred(["chat", "--user", "ann"], b"My dog is called Pepper and he loves the beach.\n", env).returncode == 0
+    assert (
+        kindred(
+            ["chat", "--user", "ann"], b"My dog is called Pepper and he loves the beach.\n", env
+        ).returncode
+        == 0
+    )
     assert kindred(["chat", "--user", "ann"], b"I work as a nurse.\n", env).returncode == 0
     # A third "process": the same store, a model that shows what it was prompted with.
     store = await SqliteStore.open(tmp_path / "kindred.db")
@@ -107,10 +120,16 @@ def test_the_bundled_smollm2_answers_in_a_pipe(tmp_path: Path, shared_data: Path
 
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("KINDRED_MAX_NEW_TOKENS", "lots"), ("DATABASE_URL", "mysql://u:hunter2@db/k"),
-     ("KINDRED_DEVICE", "tpu"), ("KINDRED_PERSONA", "   ")],
+    [
+        ("KINDRED_MAX_NEW_TOKENS", "lots"),
+        ("DATABASE_URL", "mysql://u:hunter2@db/k"),
+        ("KINDRED_DEVICE", "tpu"),
+        ("KINDRED_PERSONA", "   "),
+    ],
 )
-def test_invalid_config_fails_with_one_line_naming_the_variable(tmp_path: Path, variable: str, value: str) -> None:
+def test_invalid_config_fails_with_one_line_naming_the_variable(
+    tmp_path: Path, variable: str, value: str
+) -> None:
     done = kindred(["chat", "--user", "ann"], b"hi\n", {"KINDRED_DATA_DIR": str(tmp_path), variable: value})
     err = done.stderr.decode()
     assert done.returncode == 2
@@ -118,7 +137,9 @@ def test_invalid_config_fails_with_one_line_naming_the_variable(tmp_path: Path, 
     assert "hunter2" not in err
 
 
-def test_a_read_only_database_is_refused_with_a_clear_line(tmp_path: Path, shared_data: Path, tiny_model: Path) -> None:
+def test_a_read_only_database_is_refused_with_a_clear_line(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
     """The database folder is mounted read-only (a private mount namespace: root cannot write a
     read-only mount, whereas it ignores file modes). Nothing stored before may be lost."""
     env = chat_env(tmp_path, shared_data, str(tiny_model))
@@ -129,8 +150,14 @@ def test_a_read_only_database_is_refused_with_a_clear_line(tmp_path: Path, share
         f'exec "$0" -m bot.cli chat --user ann'
     )
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **env}
-    done = subprocess.run([*unshare, "sh", "-c", script, sys.executable], input=b"hello\n",
-                          env=full_env, capture_output=True, timeout=120, check=False)
+    done = subprocess.run(
+        [*unshare, "sh", "-c", script, sys.executable],
+        input=b"hello\n",
+        env=full_env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     err = done.stderr.decode()
     assert done.returncode == 1, err
     assert "read-only" in err and "Traceback" not in err and err.count("\n") == 1

@@ -13,17 +13,27 @@ from bot.cli import main
 pytestmark = pytest.mark.usefixtures("kindred_env")
 
 LINES = [
-    {"text": "I switched to decaf because coffee keeps me awake", "speaker": "ann",
-     "timestamp": "2026-05-02T08:15:00+02:00", "meta": {"session": 3, "tags": ["health"]}},
-    {"text": "My daughter Lina starts school in September", "speaker": "ann",
-     "timestamp": "2026-06-10T19:00:00Z", "meta": {}},
+    {
+        "text": "I switched to decaf because coffee keeps me awake",
+        "speaker": "ann",
+        "timestamp": "2026-05-02T08:15:00+02:00",
+        "meta": {"session": 3, "tags": ["health"]},
+    },
+    {
+        "text": "My daughter Lina starts school in September",
+        "speaker": "ann",
+        "timestamp": "2026-06-10T19:00:00Z",
+        "meta": {},
+    },
     {"text": "The ramen place on 5th street closed down", "timestamp": "2026-07-01T12:00:00"},
     {"text": "Je préfère le thé vert 🍵", "meta": {"lang": "fr", "nested": {"a": [1, 2, None]}}},
 ]
 
 
 def write_jsonl(path: Path, lines: list[object], extra: bytes = b"") -> Path:
-    path.write_bytes(b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in lines) + extra)
+    path.write_bytes(
+        b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in lines) + extra
+    )
     return path
 
 
@@ -36,10 +46,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_import_search_list_export_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", LINES)
     code, _, err = run(capsys, "memory", "import", "--user", "ann", str(source))
-    assert code == 0 and "imported 4 memories" in err
+    assert code == 0 and "imported 4 memories" in err, err
 
-    code, out, _ = run(capsys, "memory", "search", "--user", "ann", "--k", "2", "--json",
-                       "why can't I sleep after coffee?")
+    code, out, _ = run(
+        capsys, "memory", "search", "--user", "ann", "--k", "2", "--json", "why can't I sleep after coffee?"
+    )
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(rows) == 2
     assert set(rows[0]) == {"query_index", "id", "text", "score", "timestamp", "meta"}
@@ -64,17 +75,23 @@ def test_import_search_list_export_round_trip(tmp_path: Path, capsys: pytest.Cap
     assert all(m["kind"] == "imported" for m in listed)
 
 
-def test_search_with_a_queries_file_runs_one_search_per_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_search_with_a_queries_file_runs_one_search_per_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run(capsys, "memory", "import", "--user", "ann", str(write_jsonl(tmp_path / "in.jsonl", LINES)))
     queries = tmp_path / "q.txt"
     queries.write_text("decaf coffee\n\nwhen does Lina start school?\nwhich restaurant closed\n")
-    code, out, _ = run(capsys, "memory", "search", "--user", "ann", "--k", "1", "--json", "--queries", str(queries))
+    code, out, _ = run(
+        capsys, "memory", "search", "--user", "ann", "--k", "1", "--json", "--queries", str(queries)
+    )
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and [r["query_index"] for r in rows] == [0, 1, 2]
     assert [r["text"].split()[0] for r in rows] == ["I", "My", "The"]
 
 
-def test_k_results_come_back_whenever_the_user_has_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_k_results_come_back_whenever_the_user_has_k(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run(capsys, "memory", "import", "--user", "ann", str(write_jsonl(tmp_path / "in.jsonl", LINES)))
     for k, expected in ((1, 1), (3, 3), (10, 4)):
         out = run(capsys, "memory", "search", "--user", "ann", "--k", str(k), "--json", "zebra")[1]
@@ -85,16 +102,20 @@ def test_k_results_come_back_whenever_the_user_has_k(tmp_path: Path, capsys: pyt
 def test_invalid_lines_are_reported_by_number_and_nothing_is_imported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = write_jsonl(tmp_path / "bad.jsonl", [LINES[0], {"speaker": "no text"}], extra=(
-        b'{"text": "broken json"\n'
-        b'\xff\xfe not utf-8\n'
-        b'\n'
-        b'["an", "array"]\n'
-        b'{"text": "ok", "timestamp": "yesterday"}\n'
-        b'{"text": "ok", "meta": "not an object"}\n'
-        b'{"text": "   "}\n'
-        b'{"text": "fine line"}\n'
-    ))
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl",
+        [LINES[0], {"speaker": "no text"}],
+        extra=(
+            b'{"text": "broken json"\n'
+            b"\xff\xfe not utf-8\n"
+            b"\n"
+            b'["an", "array"]\n'
+            b'{"text": "ok", "timestamp": "yesterday"}\n'
+            b'{"text": "ok", "meta": "not an object"}\n'
+            b'{"text": "   "}\n'
+            b'{"text": "fine line"}\n'
+        ),
+    )
     code, _, err = run(capsys, "memory", "import", "--user", "ann", str(bad))
     assert code == 1
     for number in (2, 3, 4, 6, 7, 8, 9):
@@ -113,7 +134,9 @@ def test_a_missing_import_file_is_a_clear_error(tmp_path: Path, capsys: pytest.C
     assert code == 1 and "cannot read" in err and "Traceback" not in err
 
 
-def test_forget_removes_one_memory_and_says_when_there_is_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_forget_removes_one_memory_and_says_when_there_is_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run(capsys, "memory", "import", "--user", "ann", str(write_jsonl(tmp_path / "in.jsonl", LINES[:2])))
     first = json.loads(run(capsys, "memory", "list", "--user", "ann", "--json")[1].splitlines()[0])
     assert run(capsys, "memory", "forget", "--user", "bob", str(first["id"]))[0] == 1
@@ -126,7 +149,13 @@ def test_forget_removes_one_memory_and_says_when_there_is_none(tmp_path: Path, c
 def test_stats_json_names_the_backend(capsys: pytest.CaptureFixture[str], kindred_env: str) -> None:
     code, out, _ = run(capsys, "stats", "--json")
     assert code == 0
-    assert json.loads(out) == {"backend": kindred_env, "users": 0, "turns": 0, "memories": 0, "feedback_events": 0}
+    assert json.loads(out) == {
+        "backend": kindred_env,
+        "users": 0,
+        "turns": 0,
+        "memories": 0,
+        "feedback_events": 0,
+    }
 
 
 def test_migrate_is_recorded_and_idempotent(capsys: pytest.CaptureFixture[str], kindred_env: str) -> None:

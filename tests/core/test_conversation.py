@@ -32,7 +32,9 @@ async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
 
 def make(store: SqliteStore, model: ScriptedInference | None = None, **policy: object) -> Conversation:
     return Conversation(
-        store, HashEmbedder(), model or ScriptedInference(),
+        store,
+        HashEmbedder(),
+        model or ScriptedInference(),
         ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS, **policy),  # type: ignore[arg-type]
     )
 
@@ -57,10 +59,15 @@ async def test_the_prompt_has_persona_memories_and_recent_turns(store: SqliteSto
     model = ScriptedInference()
     conv = make(store, model, recent_turns=2)
     emb = HashEmbedder()
-    await import_items(store, emb, "ann", [
-        ImportItem(1, "I drink too much coffee and then I sleep badly", "user", T0 - timedelta(days=90)),
-        ImportItem(2, "My cat is called Miso", "user", T0 - timedelta(days=80)),
-    ])
+    await import_items(
+        store,
+        emb,
+        "ann",
+        [
+            ImportItem(1, "I drink too much coffee and then I sleep badly", "user", T0 - timedelta(days=90)),
+            ImportItem(2, "My cat is called Miso", "user", T0 - timedelta(days=80)),
+        ],
+    )
     await say(conv, "first message")
     await say(conv, "why do I sleep badly lately?")
     prompt = model.prompts[-1]
@@ -83,7 +90,9 @@ async def test_memories_already_in_the_history_are_not_repeated(store: SqliteSto
 
 async def test_the_reply_records_which_memories_its_prompt_used(store: SqliteStore) -> None:
     conv = make(store, recent_turns=0)
-    ids = await import_items(store, HashEmbedder(), "ann", [ImportItem(1, "I love hiking in the Alps", "user", T0)])
+    ids = await import_items(
+        store, HashEmbedder(), "ann", [ImportItem(1, "I love hiking in the Alps", "user", T0)]
+    )
     events = await say(conv, "any hiking ideas?")
     done = events[-1]
     assert isinstance(done, ReplyDone) and ids[0] in done.memory_ids

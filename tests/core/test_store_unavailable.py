@@ -42,8 +42,9 @@ async def say(conv: Conversation, text: str) -> ReplyDone:
 
 
 def conversation(store: SqliteStore) -> Conversation:
-    return Conversation(store, HashEmbedder(), ScriptedInference("ok"), ConversationPolicy(persona="p",
-                        reactions={"👍": 1.0}))
+    return Conversation(
+        store, HashEmbedder(), ScriptedInference("ok"), ConversationPolicy(persona="p", reactions={"👍": 1.0})
+    )
 
 
 async def test_a_locked_database_maps_to_store_unavailable(store: SqliteStore, tmp_path: Path) -> None:
@@ -58,7 +59,9 @@ async def test_a_locked_database_maps_to_store_unavailable(store: SqliteStore, t
         lock.close()
 
 
-async def test_turns_wait_while_locked_and_are_written_in_order_after(store: SqliteStore, tmp_path: Path) -> None:
+async def test_turns_wait_while_locked_and_are_written_in_order_after(
+    store: SqliteStore, tmp_path: Path
+) -> None:
     conv = conversation(store)
     await say(conv, "before the lock")
     lock = locker(tmp_path / "k.db")
@@ -73,7 +76,11 @@ async def test_turns_wait_while_locked_and_are_written_in_order_after(store: Sql
     await say(conv, "after the lock")
     assert len(conv.outbox) == 0
     turns = await store.recent_turns("ann", "c1", 10)
-    assert [t.text for t in turns if t.role == "user"] == ["before the lock", "during the lock", "after the lock"]
+    assert [t.text for t in turns if t.role == "user"] == [
+        "before the lock",
+        "during the lock",
+        "after the lock",
+    ]
     assert len(turns) == 6
 
 
@@ -92,7 +99,9 @@ async def test_a_reaction_during_a_lock_is_kept_and_written_later(store: SqliteS
     assert (await store.stats()).feedback_events == 1
 
 
-async def test_words_still_unsaved_at_exit_spill_to_an_importable_file(store: SqliteStore, tmp_path: Path) -> None:
+async def test_words_still_unsaved_at_exit_spill_to_an_importable_file(
+    store: SqliteStore, tmp_path: Path
+) -> None:
     conv = conversation(store)
     lock = locker(tmp_path / "k.db")
     try:

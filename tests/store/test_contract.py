@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -19,10 +20,27 @@ def memory(user: str, text: str, *, at: datetime = T0, meta: dict[str, object] |
     return NewMemory(user, text, "user", at, EMB.vector(text), EMB.model_name, "imported", meta or {})
 
 
-def turn(user: str, text: str, *, chat: str = "c1", role: str = "user", key: str | None = None,
-         at: datetime = T0, used: tuple[int, ...] = ()) -> NewTurn:
-    return NewTurn(user, chat, role, text, EMB.vector(text), EMB.model_name, at,  # type: ignore[arg-type]
-                   used_memory_ids=used, idempotency_key=key)
+def turn(
+    user: str,
+    text: str,
+    *,
+    chat: str = "c1",
+    role: str = "user",
+    key: str | None = None,
+    at: datetime = T0,
+    used: tuple[int, ...] = (),
+) -> NewTurn:
+    return NewTurn(
+        user,
+        chat,
+        role,
+        text,
+        EMB.vector(text),
+        EMB.model_name,
+        at,  # type: ignore[arg-type]
+        used_memory_ids=used,
+        idempotency_key=key,
+    )
 
 
 async def test_empty_store_answers_with_nothing(store: Store) -> None:
@@ -57,8 +75,17 @@ async def test_recent_turns_are_oldest_first_and_per_chat(store: Store) -> None:
 async def test_reply_keeps_the_memories_its_prompt_used(store: Store) -> None:
     question = await store.add_turn(turn("ann", "what do I drink?"))
     reply = await store.add_turn(
-        NewTurn("ann", "c1", "assistant", "Tea, I think.", EMB.vector("tea"), EMB.model_name, T0,
-                used_memory_ids=(7, 3, 11), reply_to=question.id)
+        NewTurn(
+            "ann",
+            "c1",
+            "assistant",
+            "Tea, I think.",
+            EMB.vector("tea"),
+            EMB.model_name,
+            T0,
+            used_memory_ids=(7, 3, 11),
+            reply_to=question.id,
+        )
     )
     [_, again] = await store.recent_turns("ann", "c1", 2)
     assert again.id == reply.id
@@ -120,7 +147,7 @@ async def test_dense_search_is_exact_and_full_for_every_user(store: Store) -> No
             assert [hit.memory.id for hit in hits] == [mid for mid, _ in expected]
             assert all(hit.memory.user_id == user for hit in hits)
         assert hits[0].score == pytest.approx(float(expected[0][1] @ query), abs=1e-4)
-        assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
+        assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
 
 
 async def test_lexical_search_stems_ranks_and_stays_per_user(store: Store) -> None:
@@ -133,8 +160,11 @@ async def test_lexical_search_stems_ranks_and_stays_per_user(store: Store) -> No
         ]
     )
     hits = await store.lexical_search("ann", ["sleep"], 10)
-    assert [h.memory.text for h in hits][0] == "Sleep sleep sleep: I need more sleep"
-    assert {h.memory.text for h in hits} == {"I was sleeping badly all week", "Sleep sleep sleep: I need more sleep"}
+    assert next(h.memory.text for h in hits) == "Sleep sleep sleep: I need more sleep"
+    assert {h.memory.text for h in hits} == {
+        "I was sleeping badly all week",
+        "Sleep sleep sleep: I need more sleep",
+    }
     assert all(h.memory.user_id == "ann" for h in hits)
     [only] = await store.lexical_search("ann", ["restaurant", "zebra"], 1)
     assert only.memory.text == "The restaurant on Main street closed"
@@ -143,8 +173,23 @@ async def test_lexical_search_stems_ranks_and_stays_per_user(store: Store) -> No
 
 @pytest.mark.parametrize(
     "terms",
-    [['"'], ["AND"], ["or", "not"], ["NEAR"], ["*"], ["a'b"], ["user_tag"], ["text:sleep"], ["(", ")"],
-     ["日本語"], ["\\"], ["-sleep"], [":"], ["^"], ["  "]],
+    [
+        ['"'],
+        ["AND"],
+        ["or", "not"],
+        ["NEAR"],
+        ["*"],
+        ["a'b"],
+        ["user_tag"],
+        ["text:sleep"],
+        ["(", ")"],
+        ["日本語"],
+        ["\\"],
+        ["-sleep"],
+        [":"],
+        ["^"],
+        ["  "],
+    ],
 )
 async def test_lexical_search_never_treats_words_as_syntax(store: Store, terms: list[str]) -> None:
     await store.add_memories([memory("ann", "I sleep well"), memory("eve", "NEAR AND OR")])

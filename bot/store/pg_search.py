@@ -1,0 +1,128 @@
+"""Per-user dense and full-text search over the `memories` table.
+
+Every search is for one person, but an HNSW index spans everyone. Left to itself, PostgreSQL may walk
+that index in distance order and drop other people's rows afterwards: a person who owns 0.1 % of the
+rows then gets about ef_search × 0.1 % results. That is mem0's "1.8 of 10", and a generic plan (what
+psycopg's server-side prepared statements lead to) picks it every time. So dense search takes one of
+two paths, by the person's `users.memory_count` and their share of the table:
+
+* Up to `EXACT_SCAN_MAX` memories, which is nearly everyone: read that person's rows through the
+  (user_id, id) btree and rank them all. A MATERIALIZED CTE with no ORDER BY fences the planner off
+  the HNSW index. Exact, and at that size no slower than an index walk.
+* Above it, if the person also owns enough of the table (`walks_index`): walk HNSW with iterative
+  scan (pgvector >= 0.8). The scan goes on until k rows pass the user filter or
+  `hnsw.max_scan_tuples` is reached. `relaxed_order` may return them slightly out of order, so the
+  outer query sorts again. A heavy user in a huge table still gets the exact scan: the filtered
+  walk would visit about k / share rows, which costs more than reading theirs.
+
+Not chosen: a partial HNSW index per user (DDL for each new person, thousands of indexes, and the
+planner must match each predicate), and partitioning by user (hash partitions still mix many people
+per partition, so the filter problem stays; one partition per person does not scale in count). Both
+pay off only once one table outgrows a machine (DESIGN.md, "Past one machine").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import AsyncConnection
+
+from bot.core.models import MemoryHit, Vector
+from bot.store.pg_rows import MEMORY_COLUMNS, memory_from_row
+
+# Measured on 2 cores: an exact scan of 10k rows (~12 ms) costs what the HNSW walk's fixed part does.
+EXACT_SCAN_MAX = 10_000
+# One row visited by a filtered HNSW walk costs about this many rows of an exact scan.
+WALK_COST_RATIO = 10
+# Candidate list of the HNSW walk. The default (40) is tuned for unfiltered top-10.
+HNSW_EF_SEARCH = 200
+HNSW_EF_SEARCH_LIMIT = 1000  # pgvector refuses more; iterative scan fetches past it anyway
+# Rows the iterative scan may visit before it gives up on filling k (pgvector's default: 20 000).
+HNSW_MAX_SCAN_TUPLES = 100_000
+
+_EXACT_SQL = f"""
+WITH scored AS MATERIALIZED (
+    SELECT id, embedding <=> %(vector)s AS distance FROM memories WHERE user_id = %(user_id)s
+), nearest AS (
+    SELECT id, distance FROM scored ORDER BY distance, id LIMIT %(k)s
+)
+SELECT {MEMORY_COLUMNS}, 1 - n.distance
+FROM nearest n JOIN memories m ON m.id = n.id
+ORDER BY n.distance, n.id
+"""
+
+_HNSW_SETTINGS_SQL = """
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+       set_config('hnsw.ef_search', %(ef_search)s, true),
+       set_config('hnsw.max_scan_tuples', %(max_scan_tuples)s, true)
+"""
+
+# `user_id || ''` is the same filter, hidden from the (user_id, id) btree: this path must walk HNSW.
+_HNSW_SQL = f"""
+WITH nearest AS MATERIALIZED (
+    SELECT id, embedding <=> %(vector)s AS distance FROM memories
+    WHERE user_id || '' = %(user_id)s
+    ORDER BY embedding <=> %(vector)s
+    LIMIT %(k)s
+)
+SELECT {MEMORY_COLUMNS}, 1 - n.distance
+FROM nearest n JOIN memories m ON m.id = n.id
+ORDER BY n.distance, n.id
+"""
+
+_LEXICAL_SQL = f"""
+SELECT {MEMORY_COLUMNS}, ts_rank_cd(m.tsv, q.query) AS rank
+FROM memories m, websearch_to_tsquery('english', %(query)s) AS q(query)
+WHERE m.user_id = %(user_id)s AND m.tsv @@ q.query
+ORDER BY rank DESC, m.id DESC
+LIMIT %(k)s
+"""
+
+
+def walks_index(count: int, table_rows: float, k: int, exact_scan_max: int) -> bool:
+    """Whether the HNSW walk should beat the exact scan for someone with `count` of `table_rows`."""
+    few_rows = count <= exact_scan_max
+    # Stale statistics can count fewer rows than this person alone has.
+    rows_visited = k * max(table_rows, count) / max(count, 1)
+    short_walk = rows_visited * WALK_COST_RATIO < count
+    return not few_rows and short_walk
+
+
+async def dense_exact(conn: AsyncConnection[Any], user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+    """Exact top-k by cosine similarity over one person's rows."""
+    cursor = await conn.execute(_EXACT_SQL, {"vector": vector, "user_id": user_id, "k": k})
+    return _hits(await cursor.fetchall())
+
+
+async def dense_index(conn: AsyncConnection[Any], user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+    """Approximate top-k through the HNSW index. Opens its own transaction for the SET LOCALs."""
+    settings = {
+        "ef_search": str(min(max(HNSW_EF_SEARCH, k), HNSW_EF_SEARCH_LIMIT)),
+        "max_scan_tuples": str(HNSW_MAX_SCAN_TUPLES),
+    }
+    async with conn.transaction():
+        await conn.execute(_HNSW_SETTINGS_SQL, settings)
+        cursor = await conn.execute(_HNSW_SQL, {"vector": vector, "user_id": user_id, "k": k})
+        rows = await cursor.fetchall()
+    return _hits(rows)
+
+
+def websearch_query(terms: Sequence[str]) -> str:
+    """`"a" OR "b"`: each term quoted, so a stray `-` or `or` is a word, not an operator."""
+    # A quote would end the phrase early, and PostgreSQL text cannot hold NUL.
+    words = [term.replace('"', " ").replace("\x00", " ").strip() for term in terms]
+    return " OR ".join(f'"{word}"' for word in words if word)
+
+
+async def lexical(conn: AsyncConnection[Any], user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
+    """Rows matching any term, best ts_rank_cd first. websearch_to_tsquery never fails on syntax."""
+    query = websearch_query(terms)
+    if not query:
+        return []
+    cursor = await conn.execute(_LEXICAL_SQL, {"query": query, "user_id": user_id, "k": k})
+    return _hits(await cursor.fetchall())
+
+
+def _hits(rows: list[tuple[Any, ...]]) -> list[MemoryHit]:
+    return [MemoryHit(memory=memory_from_row(row), score=float(row[-1])) for row in rows]
