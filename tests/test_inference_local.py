@@ -1,0 +1,246 @@
+"""LocalInference and prepare_model: a tiny random model for speed, real SmolLM2 for sense."""
+
+from __future__ import annotations
+
+import os
+
+# Set before transformers is imported anywhere: any attempt to download fails instead.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bot.core.errors import ConfigError, InferenceError, InferenceTimeout
+from bot.core.models import ChatMessage
+from bot.inference.local import THREAD_NAME, LocalInference, Sampling
+from bot.inference.model_files import BUNDLED_DIRNAME, prepare_model
+from tests.support.tiny_model import build_tiny_model
+
+HELLO = [ChatMessage("user", "hi there")]
+LONG_REPLY = 1500  # more tokens than the tiny model writes before any test gives up on it
+
+
+@dataclass(frozen=True)
+class Prepared:
+    path: Path
+    data_dir: Path
+    seconds: float
+
+
+@pytest.fixture(scope="session")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
+    data_dir = tmp_path_factory.mktemp("data")
+    started = time.perf_counter()
+    path = prepare_model("bundled", data_dir)
+    return Prepared(path, data_dir, time.perf_counter() - started)
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory, bundled: Prepared) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny"), bundled.data_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny(tiny_dir: Path) -> LocalInference:
+    return LocalInference.load(tiny_dir, timeout_s=30.0)
+
+
+@pytest.fixture(scope="session")
+def tiny_greedy(tiny_dir: Path) -> LocalInference:
+    return LocalInference.load(tiny_dir, timeout_s=30.0, sampling=Sampling(temperature=0.0))
+
+
+def generation_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == THREAD_NAME and t.is_alive()]
+
+
+async def wait_until(condition: Callable[[], bool], within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(0.01)
+    return condition()
+
+
+async def collect(chunks: AsyncIterator[str]) -> list[str]:
+    return [chunk async for chunk in chunks]
+
+
+# --- prepare_model -----------------------------------------------------------------------------
+
+
+def test_bundled_model_is_converted_once_and_then_reused(bundled: Prepared) -> None:
+    weights = bundled.path / "model.safetensors"
+    assert bundled.path == bundled.data_dir / "models" / BUNDLED_DIRNAME
+    first_mtime = weights.stat().st_mtime_ns
+
+    started = time.perf_counter()
+    again = prepare_model("bundled", bundled.data_dir)
+    second = time.perf_counter() - started
+
+    assert again == bundled.path
+    assert weights.stat().st_mtime_ns == first_mtime
+    assert second < 0.5 < bundled.seconds
+    leftovers = [p.name for p in (bundled.data_dir / "models").iterdir() if p != bundled.path]
+    assert leftovers == []
+
+
+def test_bundled_copy_keeps_smollm2_chat_template_and_tied_embeddings(bundled: Prepared) -> None:
+    from transformers import AutoConfig, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(bundled.path), local_files_only=True)
+    config = AutoConfig.from_pretrained(str(bundled.path), local_files_only=True)
+    assert "<|im_start|>" in tokenizer.chat_template
+    assert tokenizer.eos_token == "<|im_end|>"
+    assert config.tie_word_embeddings is True
+    assert getattr(config, "quantization_config", None) is None
+
+
+def test_other_models_pass_through(tmp_path: Path) -> None:
+    assert prepare_model(str(tmp_path), tmp_path) == tmp_path
+    assert str(prepare_model("HuggingFaceTB/SmolLM2-360M-Instruct", tmp_path)) == (
+        "HuggingFaceTB/SmolLM2-360M-Instruct"
+    )
+
+
+def test_missing_local_path_names_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="KINDRED_MODEL"):
+        prepare_model(str(tmp_path / "no" / "such" / "model"), tmp_path)
+
+
+def test_loading_a_hub_id_offline_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="KINDRED_MODEL"):
+        LocalInference.load("kindred-test/no-such-model")
+
+
+# --- streaming ---------------------------------------------------------------------------------
+
+
+def test_chat_template_is_applied(tiny: LocalInference) -> None:
+    messages = [ChatMessage("system", "Be brief."), ChatMessage("user", "hi there")]
+    prompt = tiny.render_prompt(messages)
+    assert prompt.startswith("<|im_start|>system\nBe brief.<|im_end|>")
+    assert "<|im_start|>user\nhi there<|im_end|>" in prompt
+    assert prompt.endswith("<|im_start|>assistant\n")
+
+
+def test_context_window_is_capped(tiny: LocalInference) -> None:
+    assert tiny.context_window == 2048
+    assert tiny.count_tokens("hello world") == 2
+
+
+async def test_stream_yields_text_chunks(tiny: LocalInference) -> None:
+    chunks = await collect(tiny.stream(HELLO, max_tokens=40))
+    assert len(chunks) > 1
+    assert all(isinstance(chunk, str) and chunk for chunk in chunks)
+
+
+@pytest.mark.parametrize("max_tokens", [1, 5, 40])
+async def test_max_tokens_is_honoured(tiny_greedy: LocalInference, max_tokens: int) -> None:
+    text = "".join(await collect(tiny_greedy.stream(HELLO, max_tokens=max_tokens)))
+    assert 0 < tiny_greedy.count_tokens(text) <= max_tokens
+
+
+async def test_timeout_raises_quickly(tiny_dir: Path) -> None:
+    impatient = LocalInference.load(tiny_dir, timeout_s=0.05)
+    started = time.monotonic()
+    with pytest.raises(InferenceTimeout, match=r"0\.05 s"):
+        await collect(impatient.stream(HELLO, max_tokens=LONG_REPLY))
+    assert time.monotonic() - started < 1.0
+    assert await wait_until(lambda: not generation_threads(), within_s=2.0)
+
+
+async def test_event_loop_keeps_running_during_generation(tiny: LocalInference) -> None:
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.monotonic()
+        while not done.is_set():
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    ticking = asyncio.create_task(ticker())
+    started = time.monotonic()
+    await collect(tiny.stream(HELLO, max_tokens=300))
+    elapsed = time.monotonic() - started
+    done.set()
+    await ticking
+    assert elapsed > 0.1, "generation too short to show anything"
+    assert len(gaps) >= elapsed / 0.05
+    assert max(gaps) < 0.25
+
+
+async def test_closing_the_stream_stops_the_model(tiny: LocalInference) -> None:
+    stream = tiny.stream(HELLO, max_tokens=LONG_REPLY)
+    assert isinstance(await anext(stream), str)
+    assert generation_threads()
+    await stream.aclose()
+    assert await wait_until(lambda: not generation_threads(), within_s=1.0)
+
+
+async def test_breaking_out_of_the_loop_stops_the_model(tiny: LocalInference) -> None:
+    async for chunk in tiny.stream(HELLO, max_tokens=LONG_REPLY):
+        assert isinstance(chunk, str)
+        break
+    # The dropped generator is closed by asyncio's finaliser hook, which sets the cancel flag.
+    assert await wait_until(lambda: not generation_threads(), within_s=1.0)
+
+
+async def test_cancelling_the_consumer_stops_the_model(tiny: LocalInference) -> None:
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for _ in tiny.stream(HELLO, max_tokens=LONG_REPLY):
+            first.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first.wait(), timeout=10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await wait_until(lambda: not generation_threads(), within_s=1.0)
+
+
+async def test_concurrent_streams_take_turns(tiny: LocalInference) -> None:
+    replies = await asyncio.gather(
+        collect(tiny.stream(HELLO, max_tokens=20)),
+        collect(tiny.stream([ChatMessage("user", "and you?")], max_tokens=20)),
+    )
+    assert all(reply for reply in replies)
+
+
+async def test_adapters_are_refused(tiny: LocalInference) -> None:
+    with pytest.raises(InferenceError, match="LoRA adapters"):
+        await collect(tiny.stream(HELLO, max_tokens=5, adapter="nightly-1"))
+
+
+async def test_prompt_longer_than_the_model_is_an_inference_error(tiny: LocalInference) -> None:
+    too_long = [ChatMessage("user", "word " * 3000)]
+    with pytest.raises(InferenceError, match="reads at most 2048"):
+        await collect(tiny.stream(too_long, max_tokens=5))
+
+
+# --- the real model ----------------------------------------------------------------------------
+
+
+@pytest.mark.model
+async def test_smollm2_answers_a_question(bundled: Prepared) -> None:
+    started = time.perf_counter()
+    model = LocalInference.load(bundled.path, sampling=Sampling(temperature=0.0))
+    assert time.perf_counter() - started < 10.0
+    question = [ChatMessage("user", "What is the capital of France?")]
+    text = "".join(await collect(model.stream(question, max_tokens=12)))
+    assert text.strip()
+    assert model.count_tokens(text) <= 12
+    assert "Paris" in text
