@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,7 +51,15 @@ async def migrate_store(settings: Settings) -> tuple[str, list[int], list[int]]:
         await store.close()
 
 
+def _quiet_model_loading() -> None:
+    # Progress bars and load reports belong to a developer's console, not a person's chat.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
 def load_embedder(settings: Settings) -> Embedder:
+    _quiet_model_loading()
     from bot.inference.embedder import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder.load(settings.embedding_model)
@@ -65,6 +74,7 @@ def resolve_device(setting: str) -> str:
 
 
 def load_inference(settings: Settings) -> Inference:
+    _quiet_model_loading()
     from bot.inference.local import LocalInference
     from bot.inference.model_files import prepare_model
 

@@ -18,12 +18,25 @@ from bot.core.errors import KindredError
 EXIT_USAGE = 2
 
 
+MAX_USER_CHARS = 128
+
+
+def user_name(value: str) -> str:
+    """A --user value: the key every memory of that person is kept under."""
+    name = value.strip()
+    if not name or len(name) > MAX_USER_CHARS or not name.isprintable():
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_USER_CHARS} printable characters")
+    return name
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kindred", description="A companion that remembers.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     chat = commands.add_parser("chat", help="chat in this terminal (or answer lines from a pipe)")
-    chat.add_argument("--user", required=True, help="who is talking; memories are kept per user")
+    chat.add_argument(
+        "--user", required=True, type=user_name, help="who is talking; memories are kept per user"
+    )
 
     commands.add_parser("migrate", help="apply pending database migrations")
     commands.add_parser("run", help="serve the chat platforms whose tokens are set")
@@ -34,23 +47,23 @@ def _parser() -> argparse.ArgumentParser:
     memory = commands.add_parser("memory", help="import, search, list, forget and export memories")
     verbs = memory.add_subparsers(dest="verb", required=True)
     imp = verbs.add_parser("import", help="import a JSONL file (text, speaker, timestamp, meta)")
-    imp.add_argument("--user", required=True)
+    imp.add_argument("--user", required=True, type=user_name)
     imp.add_argument("--skip-invalid", action="store_true", help="import the valid lines anyway")
     imp.add_argument("file", type=Path)
     find = verbs.add_parser("search", help="search one user's memories")
-    find.add_argument("--user", required=True)
+    find.add_argument("--user", required=True, type=user_name)
     find.add_argument("--k", type=int, default=10)
     find.add_argument("--json", action="store_true", help="one JSON line per result")
     find.add_argument("--queries", type=Path, help="a file with one query per line")
     find.add_argument("query", nargs="?")
     listing = verbs.add_parser("list", help="list one user's memories, oldest first")
-    listing.add_argument("--user", required=True)
+    listing.add_argument("--user", required=True, type=user_name)
     listing.add_argument("--json", action="store_true")
     forget = verbs.add_parser("forget", help="delete one memory by id")
-    forget.add_argument("--user", required=True)
+    forget.add_argument("--user", required=True, type=user_name)
     forget.add_argument("id", type=int)
     export = verbs.add_parser("export", help="write one user's memories as JSONL to stdout")
-    export.add_argument("--user", required=True)
+    export.add_argument("--user", required=True, type=user_name)
     return parser
 
 
@@ -90,6 +103,8 @@ async def _chat(settings: Settings, args: argparse.Namespace) -> int:
     from bot.adapters.console import ConsoleChat, default_io
     from bot.app import build
 
+    if sys.stdin.isatty():
+        print("Starting Kindred… (the very first start prepares the model: about 20 s)", file=sys.stderr)
     kindred = await build(settings)
     try:
         await ConsoleChat(kindred.conversation, args.user, default_io()).run()

@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     embedding_model: str = "bundled"
     device: Literal["auto", "cpu", "cuda"] = "auto"
     persona: str = DEFAULT_PERSONA
-    max_new_tokens: int = Field(default=160, ge=1, le=8192)
+    max_new_tokens: int = Field(default=96, ge=1, le=8192)
     generation_timeout_s: float = Field(default=120.0, gt=0)
     recent_turns: int = Field(default=8, ge=0, le=200)
     memory_top_k: int = Field(default=5, ge=0, le=100)

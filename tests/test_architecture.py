@@ -70,3 +70,16 @@ def test_implementations_do_not_import_each_other(package: str) -> None:
     for path in folder.rglob("*.py") if folder.exists() else []:
         bad = {m for m in imports_of(path) for o in [*others, "bot.app", "bot.cli"] if is_under(m, o)}
         assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_every_package_is_listed_for_installation() -> None:
+    """pyproject lists packages by hand (schema/ installs as `kindred_schema`); none may be missed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("bot", "workers")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert found | {"kindred_schema"} == listed

@@ -31,7 +31,7 @@ MODEL_FAILED = "Sorry, I couldn't finish a reply just now ({reason}). Your messa
 @dataclass(frozen=True, slots=True)
 class ConversationPolicy:
     persona: str
-    max_new_tokens: int = 160
+    max_new_tokens: int = 96
     recent_turns: int = 8
     memory_top_k: int = 5
     memory_token_budget: int = 400

@@ -26,7 +26,7 @@ class Migration:
 
 def available(dialect: Dialect) -> list[Migration]:
     """All migrations shipped for `dialect`, lowest version first."""
-    folder = resources.files("schema").joinpath(dialect)
+    folder = resources.files("kindred_schema").joinpath(dialect)
     found: list[Migration] = []
     for entry in folder.iterdir():
         match = _NAME.match(entry.name)

@@ -162,3 +162,13 @@ def test_migrate_is_recorded_and_idempotent(capsys: pytest.CaptureFixture[str], 
     code, out, _ = run(capsys, "migrate")
     assert code == 0 and out.startswith(kindred_env) and "schema version 1" in out
     assert "nothing to apply" in run(capsys, "migrate")[1]
+
+
+@pytest.mark.parametrize("name", ["", "   ", "a\x00b", "x" * 129])
+def test_a_bad_user_name_is_refused_before_anything_runs(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["memory", "list", "--user", name])
+    assert exit_info.value.code == 2
+    assert "--user: must be 1 to 128 printable characters" in capsys.readouterr().err
