@@ -1,0 +1,73 @@
+"""Smoke tests of the benchmark scripts: tiny sizes, a real subprocess, the JSON they promise.
+
+They check shape, not speed: the numbers themselves come from full runs (see README).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.pg import PgServer, pg_server
+
+__all__ = ["pg_server"]  # a fixture, imported for pytest to find
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT_S = 120
+LATENCY_KEYS = {"p50_ms", "p95_ms", "max_ms", "n"}
+
+
+def run_bench(module: str, *args: str) -> dict[str, Any]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env.pop("BENCH_DATABASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    report: dict[str, Any] = json.loads(done.stdout)  # stdout holds the JSON and nothing else
+    assert {"date", "machine"} <= report.keys()
+    assert report["machine"]["cpu_count"] >= 1
+    return report
+
+
+@pytest.mark.pg
+def test_memory_bench_reports_both_backends(pg_server: PgServer) -> None:
+    report = run_bench(
+        "bench.memory", "--backend", "both", "--sizes", "400", "--users", "20", "--queries", "6",
+        "--heavy-user", "300", "--database-url", pg_server.dsn,
+    )
+    assert report["settings"]["bulk_vectors"] == "random unit vectors"
+    assert set(report["targets"]) == {"search_p95_ms", "write_p95_ms", "index_recall_at_10"}
+    for backend in ("sqlite", "postgres"):
+        result = report["results"][backend]["400"]
+        for key in ("search_store", "search_end_to_end", "write", "write_store_only"):
+            assert set(result[key]) == LATENCY_KEYS, (backend, key)
+        assert result["full_results_ratio"] == {"store": 1.0, "end_to_end": 1.0}
+        assert result["heavy_user"]["full_results_ratio"]["store"] == 1.0
+        assert {"search_store_p95_ms", "write_p95_ms", "full_results_ratio"} <= result["checks"].keys()
+        assert all(isinstance(check["pass"], bool) for check in result["checks"].values())
+    postgres = report["results"]["postgres"]["400"]
+    assert 0.0 <= postgres["index_recall"]["recall_at_10"] <= 1.0
+    assert postgres["index_recall"]["full_results_ratio"] == 1.0
+    assert "recall_at_10" in postgres["heavy_user"]["index_recall"]
+    assert "index_recall_at_10" in postgres["checks"]
+
+
+def test_recall_bench_reports_dense_and_hybrid() -> None:
+    report = run_bench("bench.recall", "--quick", "--users", "2", "--sessions", "4", "--facts", "6")
+    dataset = report["dataset"]
+    assert dataset["users"] == 2
+    assert dataset["turns"] > dataset["questions"] > 0
+    assert set(dataset["questions_by_kind"]) == {"keyed", "paraphrase"}
+    for mode in ("dense", "hybrid", "delta"):
+        assert {"recall@5", "recall@10", "mrr@10"} <= report["recall"][mode].keys()
+    for mode in ("dense", "hybrid"):
+        assert 0.0 <= report["recall"][mode]["recall@5"] <= report["recall"][mode]["recall@10"] <= 1.0
+    assert isinstance(report["target"]["pass"], bool)
