@@ -15,6 +15,11 @@ from bot.core.text import query_terms
 RRF_K = 60
 # Each search fetches more than k so that fusion has something to agree on.
 OVERFETCH = 4
+# Only the lexical list's head joins the fusion. Its first hits are sharp (a name, a number, a
+# rare word the person used); its tail matches common words and, fused rank for rank, pushes
+# better dense results out. Measured with bench/recall.py: depth 3 keeps nearly all the keyed
+# gains of the full list and loses a third as much on paraphrased questions.
+LEXICAL_DEPTH = 3
 MAX_MEMORY_CHARS = 400
 
 
@@ -56,8 +61,9 @@ async def hybrid_search(
         index.dense_search(user_id, vector, fetch),
         index.lexical_search(user_id, terms, fetch) if terms else _nothing(),
     )
-    kept = [[hit for hit in hits if hit.memory.id not in exclude] for hits in (dense, words)]
-    return fuse(kept, k)
+    dense = [hit for hit in dense if hit.memory.id not in exclude]
+    words = [hit for hit in words if hit.memory.id not in exclude][:LEXICAL_DEPTH]
+    return fuse([dense, words], k)
 
 
 async def _nothing() -> list[MemoryHit]:
