@@ -203,6 +203,9 @@ async def test_cancelling_the_consumer_stops_the_model(tiny: LocalInference) -> 
     async def consume() -> None:
         async for _ in tiny.stream(HELLO, max_tokens=LONG_REPLY):
             first.set()
+            # A slow consumer: the task is surely still inside the stream when it is cancelled,
+            # even if the tiny model happens to end its reply early.
+            await asyncio.sleep(3600)
 
     task = asyncio.create_task(consume())
     await asyncio.wait_for(first.wait(), timeout=10)
