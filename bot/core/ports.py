@@ -53,6 +53,11 @@ class MemoryIndex(Protocol):
         """Memories that share any of `terms`, best first. Terms are plain lowercase words."""
         ...
 
+    async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
+        """The terms found in at least one and at most max(floor, share × their memory count) of
+        this user's memories, in input order: the words that can single a memory out."""
+        ...
+
     async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
         """One person's memories, oldest first."""
         ...

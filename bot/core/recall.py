@@ -20,6 +20,11 @@ OVERFETCH = 4
 # better dense results out. Measured with bench/recall.py: depth 3 keeps nearly all the keyed
 # gains of the full list and loses a third as much on paraphrased questions.
 LEXICAL_DEPTH = 3
+# Only words that few of a person's memories contain go to lexical search ("Mateo", "lisinopril",
+# "4471"). Common words ("rest", "show", "going") match chatter and only crowd dense results out;
+# meaning is dense search's job. Measured with bench/recall.py.
+RARE_SHARE = 0.005
+RARE_FLOOR = 3
 MAX_MEMORY_CHARS = 400
 
 
@@ -57,6 +62,8 @@ async def hybrid_search(
         return []
     fetch = (k + len(exclude)) * OVERFETCH
     terms = query_terms(query) if lexical else []
+    if terms:
+        terms = await index.rare_terms(user_id, terms, share=RARE_SHARE, floor=RARE_FLOOR)
     dense, words = await asyncio.gather(
         index.dense_search(user_id, vector, fetch),
         index.lexical_search(user_id, terms, fetch) if terms else _nothing(),

@@ -20,7 +20,8 @@ _STOPWORDS = frozenset(
     own same she should so some such than that the their theirs them themselves then there these
     they this those through to too under until up very was we were what when where which while who
     whom why will with would you your yours yourself yourselves i'm im ive dont please tell remember
-    know think like get got really also""".split()
+    know think like get got really also don didn doesn isn wasn aren weren won wouldn couldn
+    shouldn haven hasn hadn ll ve re""".split()
 )
 
 

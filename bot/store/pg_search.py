@@ -52,10 +52,13 @@ FROM nearest n JOIN memories m ON m.id = n.id
 ORDER BY n.distance, n.id
 """
 
+# enable_seqscan: the hidden user filter gets a default 0.5 per cent selectivity estimate, so for
+# k = 40 the planner would rather scan the table and sort. This path is chosen to walk the index.
 _HNSW_SETTINGS_SQL = """
 SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', %(ef_search)s, true),
-       set_config('hnsw.max_scan_tuples', %(max_scan_tuples)s, true)
+       set_config('hnsw.max_scan_tuples', %(max_scan_tuples)s, true),
+       set_config('enable_seqscan', 'off', true)
 """
 
 # `user_id || ''` is the same filter, hidden from the (user_id, id) btree: this path must walk HNSW.
@@ -122,6 +125,31 @@ async def lexical(conn: AsyncConnection[Any], user_id: str, terms: Sequence[str]
         return []
     cursor = await conn.execute(_LEXICAL_SQL, {"query": query, "user_id": user_id, "k": k})
     return _hits(await cursor.fetchall())
+
+
+_TERM_COUNT_SQL = """
+SELECT count(*) FROM (
+    SELECT 1 FROM memories
+    WHERE user_id = %(user_id)s AND tsv @@ websearch_to_tsquery('english', %(query)s)
+    LIMIT %(cap)s
+) AS found
+"""
+
+
+async def rare_terms(
+    conn: AsyncConnection[Any], user_id: str, terms: Sequence[str], most: int
+) -> list[str]:
+    """Terms found in at most `most` of the user's memories. Counting stops at `most` + 1."""
+    rare: list[str] = []
+    for term in terms:
+        query = websearch_query([term])
+        if not query:
+            continue
+        params = {"user_id": user_id, "query": query, "cap": most + 1}
+        row = await (await conn.execute(_TERM_COUNT_SQL, params)).fetchone()
+        if row is not None and 0 < row[0] <= most:
+            rare.append(term)
+    return rare
 
 
 def _hits(rows: list[tuple[Any, ...]]) -> list[MemoryHit]:

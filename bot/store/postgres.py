@@ -332,6 +332,14 @@ class PostgresStore:
         async with self._connection() as conn:
             return await pg_search.lexical(conn, user_id, terms, k)
 
+    async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
+        if not terms:
+            return []
+        async with self._connection() as conn:
+            row = await (await conn.execute(_MEMORY_COUNT_SQL, (user_id,))).fetchone()
+            total = int(row[0]) if row else 0
+            return await pg_search.rare_terms(conn, user_id, terms, max(floor, int(share * total)))
+
     async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
         if limit <= 0:
             return []

@@ -335,6 +335,26 @@ class SqliteStore:
         )
         return [MemoryHit(_memory(row), -float(row[9])) for row in rows]
 
+    async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
+        rows = await self._read("SELECT memory_count FROM users WHERE id = ?", (user_id,))
+        if not rows or not terms:
+            return []
+        most = max(floor, int(share * rows[0][0]))
+        tag = user_tag(user_id)
+        rare: list[str] = []
+        for term in terms:
+            word = term.replace('"', '""').strip()
+            if not word:
+                continue
+            query = f'user_tag:"{tag}" AND text:"{word}"'
+            found = await self._read(
+                "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+                (query, most + 1),
+            )
+            if 0 < found[0][0] <= most:
+                rare.append(term)
+        return rare
+
     async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
         rows = await self._read(
             f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?",

@@ -65,7 +65,10 @@ async def test_a_rare_word_brings_its_memory_in_even_when_meaning_ranks_it_low(s
     assert key in [r.memory.id for r in hybrid]
 
 
-async def test_only_the_head_of_the_lexical_list_joins_the_fusion(store: SqliteStore) -> None:
+async def test_only_the_head_of_the_lexical_list_joins_the_fusion(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("bot.core.recall.RARE_FLOOR", 100)  # let the ten-fold word through
     ids = await add(store, *[f"zebra number {i}" for i in range(10)])
     query = "zebra"
     found = await hybrid_search(store, "ann", query, EMB.vector("unrelated words only"), 10, lexical=True)
@@ -74,6 +77,15 @@ async def test_only_the_head_of_the_lexical_list_joins_the_fusion(store: SqliteS
     boosted = [r for r in found if r.score > lexical_only_score + 1e-9]
     assert len(boosted) <= LEXICAL_DEPTH
     assert set(ids) == {r.memory.id for r in found}
+
+
+async def test_common_words_stay_out_of_the_lexical_search(store: SqliteStore) -> None:
+    fillers = [f"had a good rest and a show {i}" for i in range(10)]
+    [key, *_] = await add(store, "Dr. Okonkwo said to rest my knee", *fillers)
+    query = "what did Okonkwo say about rest"
+    assert await store.rare_terms("ann", ["okonkwo", "rest", "absent"], share=0.005, floor=3) == ["okonkwo"]
+    found = await hybrid_search(store, "ann", query, EMB.vector("unrelated"), 1)
+    assert [r.memory.id for r in found] == [key]
 
 
 async def test_excluded_memories_never_come_back(store: SqliteStore) -> None:

@@ -250,3 +250,15 @@ async def test_stats_count_users_turns_memories_and_feedback(store: Store) -> No
     await store.record_feedback(Feedback(reply.id, "ann", "🔥", 1.0, T0))
     stats = await store.stats()
     assert (stats.users, stats.turns, stats.memories, stats.feedback_events) == (3, 2, 3, 1)
+
+
+async def test_rare_terms_are_those_few_of_a_persons_memories_hold(store: Store) -> None:
+    await store.add_memories(
+        [memory("ann", f"coffee with friends, round {i}") for i in range(6)]
+        + [memory("ann", "lisinopril for blood pressure"), memory("bob", "okonkwo okonkwo")]
+    )
+    terms = ["okonkwo", "coffee", "lisinopril", "friends", "unknown", '"', "-x"]
+    assert await store.rare_terms("ann", terms, share=0.0, floor=3) == ["lisinopril"]
+    assert await store.rare_terms("ann", terms, share=1.0, floor=0) == ["coffee", "lisinopril", "friends"]
+    assert await store.rare_terms("ann", [], share=0.5, floor=3) == []
+    assert await store.rare_terms("nobody", ["coffee"], share=0.5, floor=3) == []
