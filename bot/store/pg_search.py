@@ -127,29 +127,30 @@ async def lexical(conn: AsyncConnection[Any], user_id: str, terms: Sequence[str]
     return _hits(await cursor.fetchall())
 
 
+# One round trip for all the terms: each count stops at the cap.
 _TERM_COUNT_SQL = """
-SELECT count(*) FROM (
-    SELECT 1 FROM memories
-    WHERE user_id = %(user_id)s AND tsv @@ websearch_to_tsquery('english', %(query)s)
-    LIMIT %(cap)s
-) AS found
+SELECT q.n, (
+    SELECT count(*) FROM (
+        SELECT 1 FROM memories
+        WHERE user_id = %(user_id)s AND tsv @@ websearch_to_tsquery('english', q.query)
+        LIMIT %(cap)s
+    ) AS found
+)
+FROM unnest(%(queries)s::text[]) WITH ORDINALITY AS q(query, n)
 """
 
 
 async def rare_terms(
     conn: AsyncConnection[Any], user_id: str, terms: Sequence[str], most: int
 ) -> list[str]:
-    """Terms found in at most `most` of the user's memories. Counting stops at `most` + 1."""
-    rare: list[str] = []
-    for term in terms:
-        query = websearch_query([term])
-        if not query:
-            continue
-        params = {"user_id": user_id, "query": query, "cap": most + 1}
-        row = await (await conn.execute(_TERM_COUNT_SQL, params)).fetchone()
-        if row is not None and 0 < row[0] <= most:
-            rare.append(term)
-    return rare
+    """Terms found in at least one and at most `most` of the user's memories, in input order."""
+    asked = [(term, websearch_query([term])) for term in terms]
+    asked = [(term, query) for term, query in asked if query]
+    if not asked:
+        return []
+    params = {"user_id": user_id, "queries": [q for _, q in asked], "cap": most + 1}
+    counts = {int(n): int(c) for n, c in await (await conn.execute(_TERM_COUNT_SQL, params)).fetchall()}
+    return [term for index, (term, _) in enumerate(asked, start=1) if 0 < counts.get(index, 0) <= most]
 
 
 def _hits(rows: list[tuple[Any, ...]]) -> list[MemoryHit]:
