@@ -56,6 +56,7 @@ def _quiet_model_loading() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TQDM_DISABLE", "1")  # the one-time GGUF conversion uses plain tqdm
 
 
 def load_embedder(settings: Settings) -> Embedder:
