@@ -61,16 +61,21 @@ async def hybrid_search(
     if k <= 0:
         return []
     fetch = (k + len(exclude)) * OVERFETCH
-    terms = query_terms(query) if lexical else []
-    if terms:
-        terms = await index.rare_terms(user_id, terms, share=RARE_SHARE, floor=RARE_FLOOR)
+    # Dense search needs nothing from the lexical side, so the two run side by side.
     dense, words = await asyncio.gather(
         index.dense_search(user_id, vector, fetch),
-        index.lexical_search(user_id, terms, fetch) if terms else _nothing(),
+        _rare_word_search(index, user_id, query, fetch) if lexical else _nothing(),
     )
     dense = [hit for hit in dense if hit.memory.id not in exclude]
     words = [hit for hit in words if hit.memory.id not in exclude][:LEXICAL_DEPTH]
     return fuse([dense, words], k)
+
+
+async def _rare_word_search(index: MemoryIndex, user_id: str, query: str, fetch: int) -> list[MemoryHit]:
+    terms = query_terms(query)
+    if terms:
+        terms = await index.rare_terms(user_id, terms, share=RARE_SHARE, floor=RARE_FLOOR)
+    return await index.lexical_search(user_id, terms, fetch) if terms else []
 
 
 async def _nothing() -> list[MemoryHit]:

@@ -127,30 +127,41 @@ async def lexical(conn: AsyncConnection[Any], user_id: str, terms: Sequence[str]
     return _hits(await cursor.fetchall())
 
 
-# One round trip for all the terms: each count stops at the cap.
-_TERM_COUNT_SQL = """
-SELECT q.n, (
+# One round trip: the person's limit, then every term's count, each stopping past the limit.
+_RARE_TERMS_SQL = """
+WITH lim AS (
+    SELECT greatest(%(floor)s, floor(%(share)s * memory_count)::int) AS most
+    FROM users WHERE id = %(user_id)s
+)
+SELECT q.position FROM lim, unnest(%(queries)s::text[]) WITH ORDINALITY AS q(query, position)
+WHERE (
     SELECT count(*) FROM (
         SELECT 1 FROM memories
         WHERE user_id = %(user_id)s AND tsv @@ websearch_to_tsquery('english', q.query)
-        LIMIT %(cap)s
+        LIMIT lim.most + 1
     ) AS found
-)
-FROM unnest(%(queries)s::text[]) WITH ORDINALITY AS q(query, n)
+) BETWEEN 1 AND lim.most
+ORDER BY q.position
 """
 
 
 async def rare_terms(
-    conn: AsyncConnection[Any], user_id: str, terms: Sequence[str], most: int
+    conn: AsyncConnection[Any], user_id: str, terms: Sequence[str], *, share: float, floor: int
 ) -> list[str]:
-    """Terms found in at least one and at most `most` of the user's memories, in input order."""
+    """Terms found in at least one and at most max(floor, share × memory count) of the user's
+    memories, in input order."""
     asked = [(term, websearch_query([term])) for term in terms]
     asked = [(term, query) for term, query in asked if query]
     if not asked:
         return []
-    params = {"user_id": user_id, "queries": [q for _, q in asked], "cap": most + 1}
-    counts = {int(n): int(c) for n, c in await (await conn.execute(_TERM_COUNT_SQL, params)).fetchall()}
-    return [term for index, (term, _) in enumerate(asked, start=1) if 0 < counts.get(index, 0) <= most]
+    params = {
+        "user_id": user_id,
+        "queries": [query for _, query in asked],
+        "share": share,
+        "floor": floor,
+    }
+    rows = await (await conn.execute(_RARE_TERMS_SQL, params)).fetchall()
+    return [asked[int(position) - 1][0] for (position,) in rows]
 
 
 def _hits(rows: list[tuple[Any, ...]]) -> list[MemoryHit]:

@@ -336,9 +336,7 @@ class PostgresStore:
         if not terms:
             return []
         async with self._connection() as conn:
-            row = await (await conn.execute(_MEMORY_COUNT_SQL, (user_id,))).fetchone()
-            total = int(row[0]) if row else 0
-            return await pg_search.rare_terms(conn, user_id, terms, max(floor, int(share * total)))
+            return await pg_search.rare_terms(conn, user_id, terms, share=share, floor=floor)
 
     async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
         if limit <= 0:

@@ -48,6 +48,16 @@ def _map_error(exc: sqlite3.Error, path: Path) -> StoreError:
     return StoreError(f"SQLite database {path}: {message}")
 
 
+def _fts_match(user_id: str, terms: Sequence[str]) -> str | None:
+    """An FTS5 query for any of `terms` in one user's memories; each term is a quoted phrase, so
+    no word is ever read as syntax. None when no term has anything in it."""
+    words = [term.replace('"', '""') for term in terms if term.strip()]
+    if not words:
+        return None
+    either = " OR ".join(f'"{word}"' for word in words)
+    return f'user_tag:"{user_tag(user_id)}" AND text:({either})'
+
+
 def _read_only(path: Path) -> bool:
     """True when the file, or the folder its journal lives in, cannot be written (EROFS too)."""
     target = path if path.exists() else path.parent
@@ -321,11 +331,9 @@ class SqliteStore:
         return {row[0]: _memory(row) for row in rows}
 
     async def lexical_search(self, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
-        words = [term.replace('"', '""') for term in terms if term.strip()]
-        if not words or k <= 0:
+        query = _fts_match(user_id, terms)
+        if query is None or k <= 0:
             return []
-        either = " OR ".join(f'"{word}"' for word in words)
-        query = f'user_tag:"{user_tag(user_id)}" AND text:({either})'
         rows = await self._read(
             f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))},"
             " bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
@@ -337,16 +345,14 @@ class SqliteStore:
 
     async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
         rows = await self._read("SELECT memory_count FROM users WHERE id = ?", (user_id,))
-        if not rows or not terms:
+        if not rows:
             return []
         most = max(floor, int(share * rows[0][0]))
-        tag = user_tag(user_id)
         rare: list[str] = []
         for term in terms:
-            word = term.replace('"', '""').strip()
-            if not word:
+            query = _fts_match(user_id, [term])
+            if query is None:
                 continue
-            query = f'user_tag:"{tag}" AND text:"{word}"'
             found = await self._read(
                 "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
                 (query, most + 1),

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
-from bot.core.events import Reaction, ReplyDone, UserMessage
+from bot.core.events import Reaction, ReplyDone
 from bot.store.postgres import PostgresStore
-from tests.support.fakes import HashEmbedder, ScriptedInference
+from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
 from tests.support.pg import PgServer, fresh_database
 
 pytestmark = pytest.mark.pg
@@ -18,9 +18,7 @@ T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 
 
 async def say(conv: Conversation, text: str) -> ReplyDone:
-    events = [e async for e in conv.handle_message(UserMessage("ann", "c1", text, T0))]
-    assert isinstance(events[-1], ReplyDone)
-    return events[-1]
+    return await reply_done(conv, text, at=T0)
 
 
 async def test_a_vanished_server_costs_nothing(pg_server: PgServer) -> None:

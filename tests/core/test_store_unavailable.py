@@ -13,10 +13,10 @@ import pytest
 
 from bot.core.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.errors import StoreUnavailable
-from bot.core.events import Reaction, ReplyDone, UserMessage
+from bot.core.events import Reaction, ReplyDone
 from bot.core.memory_file import parse_lines
 from bot.store.sqlite import SqliteStore
-from tests.support.fakes import HashEmbedder, ScriptedInference
+from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
 
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 
@@ -36,9 +36,7 @@ def locker(path: Path) -> sqlite3.Connection:
 
 
 async def say(conv: Conversation, text: str) -> ReplyDone:
-    events = [e async for e in conv.handle_message(UserMessage("ann", "c1", text, T0))]
-    assert isinstance(events[-1], ReplyDone)
-    return events[-1]
+    return await reply_done(conv, text, at=T0)
 
 
 def conversation(store: SqliteStore) -> Conversation:

@@ -8,10 +8,13 @@ import asyncio
 import hashlib
 import re
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 
 import numpy as np
 
+from bot.core.conversation import Conversation
 from bot.core.errors import InferenceTimeout
+from bot.core.events import ReplyDone, UserMessage
 from bot.core.models import ChatMessage, Vector
 
 DIM = 384
@@ -65,6 +68,14 @@ class ScriptedInference:
         for index, word in enumerate(words):
             await asyncio.sleep(0)
             yield word if index == 0 else " " + word
+
+
+async def reply_done(conversation: Conversation, text: str, *, at: datetime) -> ReplyDone:
+    """Send `text` as ann in chat c1 and return how the reply ended; it must have ended in one."""
+    message = UserMessage("ann", "c1", text, at)
+    events = [event async for event in conversation.handle_message(message)]
+    assert isinstance(events[-1], ReplyDone)
+    return events[-1]
 
 
 def timeout_error() -> InferenceTimeout:
