@@ -49,6 +49,34 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("DISCORD_BOT_TOKEN")
     )
 
+    telegram_api_base_url: str = Field(
+        default="https://api.telegram.org/bot",
+        validation_alias=AliasChoices("TELEGRAM_API_BASE_URL", "KINDRED_TELEGRAM_API_BASE_URL"),
+    )
+    telegram_webhook_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("TELEGRAM_WEBHOOK_URL", "KINDRED_TELEGRAM_WEBHOOK_URL")
+    )
+    telegram_webhook_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("TELEGRAM_WEBHOOK_SECRET", "KINDRED_TELEGRAM_WEBHOOK_SECRET"),
+    )
+    # In groups: answer when mentioned or replied to ("mention"), every message ("all"), or never.
+    telegram_group_mode: Literal["mention", "all", "off"] = "mention"
+    telegram_feedback_buttons: bool = True
+    discord_dev_guild_id: int | None = Field(
+        default=None, validation_alias=AliasChoices("DISCORD_DEV_GUILD_ID", "KINDRED_DISCORD_DEV_GUILD_ID")
+    )
+    discord_feedback_buttons: bool = True
+    # Platform-qualified ids, comma-separated: telegram:42, discord:1234, discord-guild:99,
+    # telegram-chat:-100…. Unset: everyone may talk.
+    allowed_ids: str | None = None
+    admin_ids: str = ""
+    # Per person; 0 turns limiting off. The burst lets someone send a few lines at once.
+    user_messages_per_minute: float = Field(default=20.0, ge=0)
+    user_message_burst: int = Field(default=5, ge=1)
+    web_host: str = "127.0.0.1"
+    web_port: int = Field(default=8080, ge=0, le=65535)
+
     data_dir: Path = Field(default_factory=lambda: Path(user_data_dir("kindred", appauthor=False)))
     model: str = "bundled"
     embedding_model: str = "bundled"
@@ -82,6 +110,22 @@ class Settings(BaseSettings):
             raise ValueError("must not be empty")
         return value.strip()
 
+    @field_validator("telegram_api_base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("telegram_webhook_url")
+    @classmethod
+    def _https_webhook(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith("https://"):
+            raise ValueError("must be an https:// URL that Telegram can reach")
+        return value
+
     @property
     def store_backend(self) -> Literal["sqlite", "postgres"]:
         return "postgres" if self.database_url and self.database_url.startswith("postgres") else "sqlite"
@@ -94,11 +138,22 @@ class Settings(BaseSettings):
         return self.data_dir / "kindred.db"
 
 
+def id_set(value: str | None) -> frozenset[str] | None:
+    """`a, b ,c` → {"a", "b", "c"}; None stays None (no list at all)."""
+    if value is None:
+        return None
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
 _ENV_NAMES = {
     "database_url": "DATABASE_URL",
     "redis_url": "REDIS_URL",
     "telegram_bot_token": "TELEGRAM_BOT_TOKEN",
     "discord_bot_token": "DISCORD_BOT_TOKEN",
+    "telegram_api_base_url": "TELEGRAM_API_BASE_URL",
+    "telegram_webhook_url": "TELEGRAM_WEBHOOK_URL",
+    "telegram_webhook_secret": "TELEGRAM_WEBHOOK_SECRET",
+    "discord_dev_guild_id": "DISCORD_DEV_GUILD_ID",
 }
 
 

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.core.errors import InferenceError, InvalidInput, StoreUnavailable
-from bot.core.events import Reaction, Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
-from bot.core.models import Feedback, NewTurn, Turn, Vector
+from bot.core.events import (
+    MessageReaction,
+    Reaction,
+    ReactionResult,
+    Refusal,
+    ReplyChunk,
+    ReplyDone,
+    ReplyEvent,
+    UserMessage,
+)
+from bot.core.models import Feedback, MessageLink, NewTurn, Turn, Vector
 from bot.core.outbox import Outbox, Pending, RemoveFeedback
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.prompt import build_messages
@@ -134,6 +143,45 @@ class Conversation:
             )
         )
         return value
+
+    async def link_reply(
+        self, platform: str, chat_id: str, message_ids: Sequence[str], done: ReplyDone, user_id: str
+    ) -> None:
+        """Remember which platform messages show a stored reply, so reactions on them count."""
+        if done.turn_id is None:
+            return  # the reply itself is not stored; there is nothing a reaction could credit
+        for message_id in message_ids:
+            await self._write(MessageLink(platform, chat_id, message_id, done.turn_id, user_id))
+
+    async def handle_message_reaction(self, event: MessageReaction) -> ReactionResult:
+        """A reaction on a platform message: find the reply it shows, then record or undo it."""
+        try:
+            link = await self.store.find_message(event.platform, event.chat_id, event.message_id)
+        except StoreUnavailable:
+            link = self._pending_link(event)
+        if link is None:
+            return ReactionResult("unknown")
+        reaction = Reaction(
+            event.user_id, link.turn_id, event.emoji or "", event.sent_at, event.source, event.emoji is None
+        )
+        value = await self.handle_reaction(reaction)
+        if event.emoji is None:
+            return ReactionResult("removed")
+        if value is None:
+            # A change to an emoji with no meaning still takes the earlier, meaningful one away.
+            await self._write(RemoveFeedback(link.turn_id, event.user_id, event.source))
+            return ReactionResult("ignored")
+        return ReactionResult("recorded", value)
+
+    def _pending_link(self, event: MessageReaction) -> MessageLink | None:
+        for item in self.outbox.pending():
+            if (
+                isinstance(item, MessageLink)
+                and (item.platform, item.chat_id, item.message_id)
+                == (event.platform, event.chat_id, event.message_id)
+            ):
+                return item
+        return None
 
     async def _save_and_load_history(self, turn: NewTurn) -> tuple[Turn | None, list[Turn]]:
         stored = await self._save(turn)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,29 @@ class Reaction:
     sent_at: datetime
     source: str = "reaction"
     removed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MessageReaction:
+    """A reaction on a platform message, before the core knows which stored reply it shows."""
+
+    platform: str
+    chat_id: str
+    message_id: str
+    user_id: str
+    # None: the person took their reaction away. A changed reaction is simply the new emoji.
+    emoji: str | None
+    sent_at: datetime
+    source: str = "reaction"
+
+
+@dataclass(frozen=True, slots=True)
+class ReactionResult:
+    """What became of a reaction: `unknown` (not a reply Kindred linked), `ignored` (an emoji with
+    no meaning), `recorded` or `removed`."""
+
+    status: Literal["unknown", "ignored", "recorded", "removed"]
+    value: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

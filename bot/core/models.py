@@ -98,6 +98,18 @@ class Feedback:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageLink:
+    """A platform message that shows (part of) a stored reply. Reactions find their turn by it."""
+
+    platform: str
+    chat_id: str
+    message_id: str
+    turn_id: int
+    # Whose conversation the reply belongs to; not necessarily who reacts to it.
+    user_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Stats:
     backend: str
     users: int

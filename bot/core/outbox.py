@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.core.errors import StoreUnavailable
-from bot.core.models import Feedback, NewTurn
+from bot.core.models import Feedback, MessageLink, NewTurn
 from bot.core.ports import TurnLog
 
 
@@ -22,7 +22,7 @@ class RemoveFeedback:
     source: str
 
 
-Pending = NewTurn | Feedback | RemoveFeedback
+Pending = NewTurn | Feedback | RemoveFeedback | MessageLink
 
 
 class Outbox:
@@ -31,6 +31,9 @@ class Outbox:
 
     def __len__(self) -> int:
         return len(self._pending)
+
+    def pending(self) -> tuple[Pending, ...]:
+        return tuple(self._pending)
 
     def add(self, item: Pending) -> None:
         self._pending.append(item)
@@ -51,7 +54,8 @@ class Outbox:
     def spill(self, folder: Path, stamp: str) -> list[Path]:
         """Write what is still pending to files `kindred memory import` reads. Empties the box."""
         turns = [item for item in self._pending if isinstance(item, NewTurn)]
-        reactions = [item for item in self._pending if not isinstance(item, NewTurn)]
+        reactions = [item for item in self._pending if isinstance(item, Feedback | RemoveFeedback)]
+        # Message links are not spilled: they only matter while the platform message is fresh.
         written: list[Path] = []
         folder.mkdir(parents=True, exist_ok=True)
         if turns:
@@ -71,6 +75,8 @@ async def _apply(log: TurnLog, item: Pending) -> None:
         await log.add_turn(item)
     elif isinstance(item, Feedback):
         await log.record_feedback(item)
+    elif isinstance(item, MessageLink):
+        await log.link_message(item)
     else:
         await log.remove_feedback(item.turn_id, item.user_id, item.source)
 

@@ -10,6 +10,7 @@ from bot.core.models import (
     Feedback,
     Memory,
     MemoryHit,
+    MessageLink,
     NewMemory,
     NewTurn,
     Stats,
@@ -37,6 +38,23 @@ class TurnLog(Protocol):
         """Undo a reaction. Removing one that does not exist is a no-op."""
         ...
 
+    async def link_message(self, link: MessageLink) -> None:
+        """Remember which turn a platform message shows. Linking the same message again is a no-op."""
+        ...
+
+    async def find_message(self, platform: str, chat_id: str, message_id: str) -> MessageLink | None:
+        """The turn a platform message shows, or None for a message Kindred did not link."""
+        ...
+
+    async def set_user_active(self, user_id: str, active: bool) -> None:
+        """Mark a person (un)reachable, e.g. after they blocked the bot. Their next message
+        (a stored user turn) marks them active again."""
+        ...
+
+    async def is_user_active(self, user_id: str) -> bool:
+        """False only for a known person marked inactive."""
+        ...
+
 
 class MemoryIndex(Protocol):
     """Recallable memories of each person, searched per user only."""
@@ -60,6 +78,10 @@ class MemoryIndex(Protocol):
 
     async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
         """One person's memories, oldest first."""
+        ...
+
+    async def memory_count(self, user_id: str) -> int:
+        """How many memories this person has (0 for someone unknown)."""
         ...
 
     async def forget(self, user_id: str, memory_id: int) -> bool:

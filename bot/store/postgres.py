@@ -23,7 +23,17 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from bot.core.errors import StoreError, StoreUnavailable
-from bot.core.models import Feedback, Memory, MemoryHit, NewMemory, NewTurn, Stats, Turn, Vector
+from bot.core.models import (
+    Feedback,
+    Memory,
+    MemoryHit,
+    MessageLink,
+    NewMemory,
+    NewTurn,
+    Stats,
+    Turn,
+    Vector,
+)
 from bot.store import pg_migrate, pg_search
 from bot.store.pg_rows import MEMORY_COLUMNS, TURN_COLUMNS, memory_from_row, to_utc, turn_from_row
 
@@ -54,7 +64,9 @@ WITH ids AS (
 ), person AS (
     INSERT INTO users AS u (id, created_at, memory_count)
     SELECT %(user_id)s::text, %(created_at)s::timestamptz, count(*) FROM turn
-    ON CONFLICT (id) DO UPDATE SET memory_count = u.memory_count + excluded.memory_count
+    ON CONFLICT (id) DO UPDATE SET memory_count = u.memory_count + excluded.memory_count,
+        -- A person who writes again is reachable again, whatever an earlier failed send said.
+        active = u.active OR %(role)s::text = 'user'
     WHERE excluded.memory_count > 0
 )
 SELECT id, memory_id FROM turn
@@ -98,9 +110,21 @@ RETURNING id
 _FORGET_ALL_SQL = """
 WITH reactions AS (DELETE FROM feedback WHERE user_id = %(user_id)s),
      memories_gone AS (DELETE FROM memories WHERE user_id = %(user_id)s RETURNING 1),
+     links_gone AS (DELETE FROM platform_messages WHERE user_id = %(user_id)s),
      turns_gone AS (DELETE FROM turns WHERE user_id = %(user_id)s),
      person AS (UPDATE users SET memory_count = 0 WHERE id = %(user_id)s)
 SELECT count(*) FROM memories_gone
+"""
+_LINK_MESSAGE_SQL = """
+INSERT INTO platform_messages (platform, chat_id, message_id, turn_id, user_id)
+VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING
+"""
+_FIND_MESSAGE_SQL = """
+SELECT turn_id, user_id FROM platform_messages WHERE platform = %s AND chat_id = %s AND message_id = %s
+"""
+_SET_ACTIVE_SQL = """
+INSERT INTO users AS u (id, created_at, active) VALUES (%s, now(), %s)
+ON CONFLICT (id) DO UPDATE SET active = excluded.active
 """
 _STATS_SQL = """
 SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM turns),
@@ -262,6 +286,28 @@ class PostgresStore:
         async with self._connection() as conn:
             await conn.execute(_REMOVE_FEEDBACK_SQL, (turn_id, user_id, source))
 
+    async def link_message(self, link: MessageLink) -> None:
+        async with self._connection() as conn:
+            await conn.execute(
+                _LINK_MESSAGE_SQL, (link.platform, link.chat_id, link.message_id, link.turn_id, link.user_id)
+            )
+
+    async def find_message(self, platform: str, chat_id: str, message_id: str) -> MessageLink | None:
+        async with self._connection() as conn:
+            cursor = await conn.execute(_FIND_MESSAGE_SQL, (platform, chat_id, message_id))
+            row = await cursor.fetchone()
+        return MessageLink(platform, chat_id, message_id, row[0], row[1]) if row else None
+
+    async def set_user_active(self, user_id: str, active: bool) -> None:
+        async with self._connection() as conn:
+            await conn.execute(_SET_ACTIVE_SQL, (user_id, active))
+
+    async def is_user_active(self, user_id: str) -> bool:
+        async with self._connection() as conn:
+            cursor = await conn.execute("SELECT active FROM users WHERE id = %s", (user_id,))
+            row = await cursor.fetchone()
+        return bool(row[0]) if row else True
+
     # -- MemoryIndex -----------------------------------------------------------------------
 
     async def add_memories(self, memories: Sequence[NewMemory]) -> list[int]:
@@ -344,6 +390,12 @@ class PostgresStore:
         async with self._connection() as conn:
             cursor = await conn.execute(_LIST_MEMORIES_SQL, (user_id, limit, max(offset, 0)))
             return [memory_from_row(row) for row in await cursor.fetchall()]
+
+    async def memory_count(self, user_id: str) -> int:
+        async with self._connection() as conn:
+            cursor = await conn.execute("SELECT memory_count FROM users WHERE id = %s", (user_id,))
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
 
     async def forget(self, user_id: str, memory_id: int) -> bool:
         async with self._connection() as conn:

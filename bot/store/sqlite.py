@@ -19,7 +19,17 @@ import aiosqlite
 import numpy as np
 
 from bot.core.errors import StoreError, StoreUnavailable
-from bot.core.models import Feedback, Memory, MemoryHit, NewMemory, NewTurn, Stats, Turn, Vector
+from bot.core.models import (
+    Feedback,
+    Memory,
+    MemoryHit,
+    MessageLink,
+    NewMemory,
+    NewTurn,
+    Stats,
+    Turn,
+    Vector,
+)
 from bot.store import migrations
 from bot.store.rows import (
     blob_to_matrix,
@@ -182,10 +192,14 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise _map_error(exc, self._path) from None
 
-    async def _ensure_user(self, db: aiosqlite.Connection, user_id: str, at: float) -> None:
+    async def _ensure_user(
+        self, db: aiosqlite.Connection, user_id: str, at: float, *, spoke: bool = False
+    ) -> None:
+        # A person who writes again is reachable again, whatever an earlier failed send said.
         await db.execute(
-            "INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
-            (user_id, at),
+            "INSERT INTO users(id, created_at) VALUES (?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET active = 1 WHERE ?",
+            (user_id, at, spoke),
         )
 
     async def _insert_memory(self, db: aiosqlite.Connection, m: NewMemory, turn: int | None) -> int:
@@ -221,7 +235,7 @@ class SqliteStore:
                 return _turn(rows[0])
         at = to_epoch(turn.created_at)
         async with self._write() as db:
-            await self._ensure_user(db, turn.user_id, at)
+            await self._ensure_user(db, turn.user_id, at, spoke=turn.role == "user")
             cur = await db.execute(
                 "INSERT INTO turns(user_id, chat_id, role, text, created_at, used_memory_ids,"
                 " reply_to, idempotency_key, meta) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -294,6 +308,34 @@ class SqliteStore:
                 "DELETE FROM feedback WHERE turn_id = ? AND user_id = ? AND source = ?",
                 (turn_id, user_id, source),
             )
+
+    async def link_message(self, link: MessageLink) -> None:
+        async with self._write() as db:
+            await db.execute(
+                "INSERT INTO platform_messages(platform, chat_id, message_id, turn_id, user_id, created_at)"
+                " VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                (link.platform, link.chat_id, link.message_id, link.turn_id, link.user_id, _now()),
+            )
+
+    async def find_message(self, platform: str, chat_id: str, message_id: str) -> MessageLink | None:
+        rows = await self._read(
+            "SELECT turn_id, user_id FROM platform_messages"
+            " WHERE platform = ? AND chat_id = ? AND message_id = ?",
+            (platform, chat_id, message_id),
+        )
+        return MessageLink(platform, chat_id, message_id, rows[0][0], rows[0][1]) if rows else None
+
+    async def set_user_active(self, user_id: str, active: bool) -> None:
+        async with self._write() as db:
+            await db.execute(
+                "INSERT INTO users(id, created_at, active) VALUES (?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET active = excluded.active",
+                (user_id, _now(), active),
+            )
+
+    async def is_user_active(self, user_id: str) -> bool:
+        rows = await self._read("SELECT active FROM users WHERE id = ?", (user_id,))
+        return bool(rows[0][0]) if rows else True
 
     # -- MemoryIndex -----------------------------------------------------------------------
 
@@ -368,6 +410,10 @@ class SqliteStore:
         )
         return [_memory(row) for row in rows]
 
+    async def memory_count(self, user_id: str) -> int:
+        rows = await self._read("SELECT memory_count FROM users WHERE id = ?", (user_id,))
+        return int(rows[0][0]) if rows else 0
+
     async def forget(self, user_id: str, memory_id: int) -> bool:
         async with self._write() as db:
             cur = await db.execute("DELETE FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id))
@@ -381,6 +427,7 @@ class SqliteStore:
             cur = await db.execute("DELETE FROM memories WHERE user_id = ?", (user_id,))
             count = cur.rowcount
             await db.execute("DELETE FROM feedback WHERE user_id = ?", (user_id,))
+            await db.execute("DELETE FROM platform_messages WHERE user_id = ?", (user_id,))
             await db.execute("DELETE FROM turns WHERE user_id = ?", (user_id,))
             await db.execute("UPDATE users SET memory_count = 0 WHERE id = ?", (user_id,))
         return count
@@ -395,3 +442,7 @@ class SqliteStore:
 
     async def close(self) -> None:
         await self._db.close()
+
+
+def _now() -> float:
+    return datetime.now(UTC).timestamp()

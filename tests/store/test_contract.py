@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from bot.core.models import Feedback, NewMemory, NewTurn
+from bot.core.models import Feedback, MessageLink, NewMemory, NewTurn
 from bot.core.ports import Store
 from tests.support.fakes import HashEmbedder
 
@@ -262,3 +262,47 @@ async def test_rare_terms_are_those_few_of_a_persons_memories_hold(store: Store)
     assert await store.rare_terms("ann", terms, share=1.0, floor=0) == ["coffee", "lisinopril", "friends"]
     assert await store.rare_terms("ann", [], share=0.5, floor=3) == []
     assert await store.rare_terms("nobody", ["coffee"], share=0.5, floor=3) == []
+
+
+async def test_a_platform_message_finds_its_reply_turn(store: Store) -> None:
+    reply = await store.add_turn(turn("ann", "a long reply", role="assistant"))
+    for part in ("501", "502"):  # a reply split over two messages
+        await store.link_message(MessageLink("telegram", "chat-9", part, reply.id, "ann"))
+    await store.link_message(MessageLink("telegram", "chat-9", "501", reply.id, "ann"))  # again: no-op
+    found = await store.find_message("telegram", "chat-9", "502")
+    assert found == MessageLink("telegram", "chat-9", "502", reply.id, "ann")
+    assert await store.find_message("discord", "chat-9", "502") is None
+    assert await store.find_message("telegram", "chat-1", "502") is None
+
+
+async def test_forget_all_drops_a_persons_message_links(store: Store) -> None:
+    reply = await store.add_turn(turn("ann", "hello there", role="assistant"))
+    await store.link_message(MessageLink("discord", "d1", "77", reply.id, "ann"))
+    await store.forget_all("ann")
+    assert await store.find_message("discord", "d1", "77") is None
+
+
+async def test_a_person_marked_inactive_is_active_again_after_writing(store: Store) -> None:
+    assert await store.is_user_active("stranger")
+    await store.add_turn(turn("ann", "hi"))
+    await store.set_user_active("ann", False)
+    assert not await store.is_user_active("ann")
+    await store.add_turn(turn("ann", "a reply to ann", role="assistant"))
+    assert not await store.is_user_active("ann"), "the bot's own turn must not revive a blocked person"
+    await store.add_turn(turn("ann", "I'm back"))
+    assert await store.is_user_active("ann")
+    await store.set_user_active("bob", False)  # a person never seen before
+    assert not await store.is_user_active("bob")
+
+
+async def test_memory_count_follows_adds_and_forgets(store: Store) -> None:
+    assert await store.memory_count("ann") == 0
+    ids = await store.add_memories([memory("ann", f"fact {n}") for n in range(3)])
+    await store.add_turn(turn("ann", "a turn is a memory too"))
+    await store.add_memories([memory("bob", "bob's own")])
+    assert await store.memory_count("ann") == 4
+    await store.forget("ann", ids[0])
+    assert await store.memory_count("ann") == 3
+    await store.forget_all("ann")
+    assert await store.memory_count("ann") == 0
+    assert await store.memory_count("bob") == 1

@@ -1,0 +1,105 @@
+"""Show a reply while the model writes it, within a platform's message size and edit-rate limits.
+
+Platforms differ only in their surface: how to send, edit, or draft a message. The pacing and the
+splitting are the same everywhere, so they live here once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+# Platforms throttle edits per chat; about one a second stays well inside Telegram's and Discord's.
+EDIT_INTERVAL_S = 1.0
+
+
+class Surface(Protocol):
+    async def send(self, text: str) -> str:
+        """Post a new message; returns its platform id."""
+        ...
+
+    async def edit(self, message_id: str, text: str) -> None:
+        """Replace a posted message's text. Unchanged text is not an error."""
+        ...
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Pieces of at most `limit` characters, cut at a paragraph, line or word break when there is one."""
+    if limit < 1:
+        raise ValueError("limit must be positive")
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[: limit + 1]
+        cut = max(window.rfind("\n\n", 0, limit), window.rfind("\n", 0, limit), window.rfind(" ", 0, limit))
+        if cut <= limit // 4:  # no break in a useful place: cut the word
+            cut = limit
+        pieces.append(rest[:cut].rstrip() or rest[:cut])
+        rest = rest[cut:].lstrip(" \n") if cut < limit else rest[cut:]
+    if rest or not pieces:
+        pieces.append(rest)
+    return pieces
+
+
+class StreamedReply:
+    """One reply in flight. `add` shows growing text at most once per interval; `finish` posts the
+    exact final text and returns the ids of every message that shows it, in order."""
+
+    def __init__(
+        self,
+        surface: Surface,
+        *,
+        limit: int,
+        interval_s: float = EDIT_INTERVAL_S,
+        draft: Callable[[str], Awaitable[None]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.surface = surface
+        self.limit = limit
+        self.interval_s = interval_s
+        # A live preview that is not yet a message (Telegram's sendMessageDraft), where there is one.
+        self.draft = draft
+        self._clock = clock
+        self._text = ""
+        self._shown: list[tuple[str, str]] = []  # (message id, text it shows)
+        self._drafted = ""
+        self._last_update: float | None = None
+
+    @property
+    def message_ids(self) -> list[str]:
+        return [message_id for message_id, _ in self._shown]
+
+    async def add(self, chunk: str) -> None:
+        self._text += chunk
+        if not self._text.strip():
+            return
+        now = self._clock()
+        if self._last_update is not None and now - self._last_update < self.interval_s:
+            return
+        self._last_update = now
+        if self.draft is not None:
+            await self._draft(self.draft, self._text.strip())
+        else:
+            await self._show(self._text.strip())
+
+    async def finish(self, text: str) -> list[str]:
+        await self._show(text.strip() or "…")
+        return self.message_ids
+
+    async def _draft(self, draft: Callable[[str], Awaitable[None]], text: str) -> None:
+        # A draft previews the piece being written; finished pieces wait for `finish`.
+        current = split_text(text, self.limit)[-1]
+        if current != self._drafted:
+            await draft(current)
+            self._drafted = current
+
+    async def _show(self, text: str) -> None:
+        for index, piece in enumerate(split_text(text, self.limit)):
+            if index < len(self._shown):
+                message_id, shown = self._shown[index]
+                if shown != piece:
+                    await self.surface.edit(message_id, piece)
+                    self._shown[index] = (message_id, piece)
+            else:
+                self._shown.append((await self.surface.send(piece), piece))

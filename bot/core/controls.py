@@ -1,0 +1,142 @@
+"""What a person can see and change about what Kindred keeps: the chat commands' logic.
+
+Every adapter renders these answers its own way; none of them decides what the answers say.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.core import memory_ops
+from bot.core.memory_file import export_record
+from bot.core.models import Memory
+from bot.core.ports import Store
+
+PAGE_SIZE = 5
+# A memory line in a chat list: enough to recognise it, short enough for a phone screen.
+LINE_CHARS = 160
+
+PRIVACY = (
+    "What I keep: the messages you send me and my replies, as memories that only your "
+    "conversations with me can recall, and the reactions you give my replies. I use them to answer "
+    "you better and, at night, to improve how I reply. Nothing is shared with other people "
+    "or sold. /memories shows what I remember, /forget deletes one memory or all of them, "
+    "and /export sends you everything as a file."
+)
+APP_SOON = (
+    "Building small web tools for you is coming soon. For now I can chat, remember, and forget on request."
+)
+FORGET_ALL_ASK = "This deletes every memory, message and reaction I keep about you, for good. Are you sure?"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandInfo:
+    name: str
+    description: str
+
+
+COMMANDS = (
+    CommandInfo("start", "say hello"),
+    CommandInfo("help", "what I can do"),
+    CommandInfo("memories", "what I remember about you"),
+    CommandInfo("forget", "forget one memory (/forget ID) or all of them"),
+    CommandInfo("export", "everything I keep about you, as a file"),
+    CommandInfo("persona", "who I am"),
+    CommandInfo("privacy", "what I keep and why"),
+    CommandInfo("app", "build a small web tool (coming soon)"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    """One page of a person's memories, newest first. `page` counts from 1."""
+
+    memories: tuple[Memory, ...]
+    page: int
+    has_next: bool
+    now: datetime
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    def render(self) -> str:
+        if not self.memories:
+            return "I don't remember anything about you yet." if self.page == 1 else "No more memories."
+        lines = [f"Memories, page {self.page} (newest first):"]
+        lines += [memory_line(memory, self.now) for memory in self.memories]
+        lines.append("Forget one with /forget ID.")
+        return "\n".join(lines)
+
+
+def memory_line(memory: Memory, now: datetime) -> str:
+    text = " ".join(memory.text.split())
+    if len(text) > LINE_CHARS:
+        text = text[: LINE_CHARS - 1] + "…"
+    return f"#{memory.id} · {memory.kind} · {age(memory.created_at, now)} · {text}"
+
+
+def age(then: datetime, now: datetime) -> str:
+    seconds = max((now - then).total_seconds(), 0)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
+
+
+def help_text(persona_name: str = "Kindred") -> str:
+    commands = "\n".join(f"/{c.name} — {c.description}" for c in COMMANDS)
+    return (
+        f"I'm {persona_name}, a companion that remembers what you tell me. Just write to me.\n"
+        f"React to my replies (👍 👎 ❤️) to tell me what helped.\n\n{commands}"
+    )
+
+
+class Controls:
+    def __init__(
+        self,
+        store: Store,
+        persona: str,
+        *,
+        page_size: int = PAGE_SIZE,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.store = store
+        self.persona = persona
+        self.page_size = page_size
+        self._clock = clock
+
+    async def memories_page(self, user_id: str, page: int) -> MemoryPage:
+        """Newest first: the latest memories are the ones a person checks."""
+        page = max(page, 1)
+        total = await self.store.memory_count(user_id)
+        end = total - (page - 1) * self.page_size
+        start = max(end - self.page_size, 0)
+        found = await self.store.list_memories(user_id, end - start, start) if end > 0 else []
+        return MemoryPage(tuple(reversed(found)), page, start > 0, self._clock())
+
+    async def forget_one(self, user_id: str, argument: str) -> str:
+        argument = argument.strip().lstrip("#")
+        if not argument.isdigit():
+            return "Tell me which memory: /forget ID (the number from /memories), or /forget all."
+        if await self.store.forget(user_id, int(argument)):
+            return f"Forgotten: memory #{argument}. It will not come up again."
+        return f"I have no memory #{argument} of yours. /memories lists them."
+
+    async def forget_all(self, user_id: str) -> str:
+        count = await self.store.forget_all(user_id)
+        return f"Done. I forgot everything about you ({count} memories)."
+
+    async def export_jsonl(self, user_id: str) -> bytes:
+        """Every memory as the JSONL that `kindred memory import` reads back."""
+        lines = [
+            json.dumps({"id": memory.id, "kind": memory.kind, **export_record(memory)}, ensure_ascii=False)
+            async for memory in memory_ops.all_memories(self.store, user_id)
+        ]
+        return ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
+
+    def persona_text(self) -> str:
+        return f"This is who I am, as my admin set me up:\n\n{self.persona}"
