@@ -7,9 +7,13 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.config import Settings
+from bot.adapters.base import Services
+from bot.config import Settings, id_set
+from bot.core.access import Access
+from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.ports import Embedder, Inference, Store
+from bot.core.ratelimit import RateLimiter
 
 if TYPE_CHECKING:
     from bot.store.postgres import PostgresStore
@@ -94,6 +98,17 @@ def policy(settings: Settings) -> ConversationPolicy:
         memory_token_budget=settings.memory_token_budget,
         max_message_chars=settings.max_message_chars,
         reactions=settings.reactions,
+    )
+
+
+def services(kindred: Kindred) -> Services:
+    """What the chat-platform adapters are handed."""
+    settings = kindred.settings
+    return Services(
+        conversation=kindred.conversation,
+        controls=Controls(kindred.store, settings.persona),
+        limiter=RateLimiter(settings.user_messages_per_minute, settings.user_message_burst),
+        access=Access(id_set(settings.allowed_ids), id_set(settings.admin_ids) or frozenset()),
     )
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import sys
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot.config import Settings, load_settings
+from bot.config import Settings, load_settings, secret_values
 from bot.core.errors import KindredError
+from bot.logs import setup_logging
 
 EXIT_USAGE = 2
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     except KindredError as exc:
         print(f"kindred: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+    setup_logging(settings.log_level, secret_values(settings))
     handler = _handler(args)
     try:
         return asyncio.run(handler(settings, args))
@@ -128,16 +128,9 @@ async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _run(settings: Settings, args: argparse.Namespace) -> int:
-    # The Telegram and Discord adapters are separate issues; until they land, say so plainly.
-    from bot.app import migrate_store
+    from bot.serve import serve
 
-    await migrate_store(settings)
-    print(
-        "kindred: no chat platform adapter is built into this version yet; "
-        "`kindred chat --user NAME` chats in the terminal",
-        file=sys.stderr,
-    )
-    return EXIT_USAGE
+    return await serve(settings)
 
 
 async def _stats(settings: Settings, args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -63,6 +64,9 @@ class Settings(BaseSettings):
     # In groups: answer when mentioned or replied to ("mention"), every message ("all"), or never.
     telegram_group_mode: Literal["mention", "all", "off"] = "mention"
     telegram_feedback_buttons: bool = True
+    # Telegram asks bots to stay under about 30 messages a second overall; a local Bot API server
+    # or a load test may allow more.
+    telegram_sends_per_second: float = Field(default=30.0, gt=0)
     discord_dev_guild_id: int | None = Field(
         default=None, validation_alias=AliasChoices("DISCORD_DEV_GUILD_ID", "KINDRED_DISCORD_DEV_GUILD_ID")
     )
@@ -136,6 +140,24 @@ class Settings(BaseSettings):
         if self.database_url and self.database_url.startswith("sqlite:///"):
             return Path(self.database_url[len("sqlite:///") :])
         return self.data_dir / "kindred.db"
+
+
+def secret_values(settings: Settings) -> list[str]:
+    """Every configured secret, for the log redaction."""
+    found = [
+        secret.get_secret_value()
+        for secret in (
+            settings.telegram_bot_token,
+            settings.discord_bot_token,
+            settings.telegram_webhook_secret,
+        )
+        if secret is not None
+    ]
+    if settings.database_url:
+        password = urlsplit(settings.database_url).password
+        if password:
+            found.append(password)
+    return found
 
 
 def id_set(value: str | None) -> frozenset[str] | None:

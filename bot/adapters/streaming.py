@@ -24,22 +24,46 @@ class Surface(Protocol):
         ...
 
 
-def split_text(text: str, limit: int) -> list[str]:
-    """Pieces of at most `limit` characters, cut at a paragraph, line or word break when there is one."""
+def split_text(text: str, limit: int, measure: Callable[[str], int] = len) -> list[str]:
+    """Pieces of at most `limit` (as `measure` counts: Telegram counts UTF-16 units), cut at a
+    paragraph, line or word break when there is one. Only whitespace at the cuts is dropped."""
     if limit < 1:
         raise ValueError("limit must be positive")
     pieces: list[str] = []
     rest = text
-    while len(rest) > limit:
-        window = rest[: limit + 1]
-        cut = max(window.rfind("\n\n", 0, limit), window.rfind("\n", 0, limit), window.rfind(" ", 0, limit))
-        if cut <= limit // 4:  # no break in a useful place: cut the word
-            cut = limit
+    while measure(rest) > limit:
+        fits = _longest_prefix(rest, limit, measure)
+        cut = fits if rest[fits : fits + 1].isspace() else _break_before(rest, fits)
         pieces.append(rest[:cut].rstrip() or rest[:cut])
-        rest = rest[cut:].lstrip(" \n") if cut < limit else rest[cut:]
+        rest = rest[cut:].lstrip(" \n")
     if rest or not pieces:
         pieces.append(rest)
     return pieces
+
+
+def _break_before(text: str, end: int) -> int:
+    """Where to cut before `end`: a paragraph break in the second half, else a line break there,
+    else the last space; a word is cut only when no break lies past the first quarter."""
+    for separator in ("\n\n", "\n", " "):
+        position = text.rfind(separator, 0, end)
+        if position > end // 2:
+            return position
+    position = max(text.rfind("\n", 0, end), text.rfind(" ", 0, end))
+    return position if position > end // 4 else end
+
+
+def _longest_prefix(text: str, limit: int, measure: Callable[[str], int]) -> int:
+    """The most characters of `text` whose measure is within `limit` (at least one)."""
+    low, high = 1, min(len(text), limit)
+    if measure is len:
+        return high
+    while low < high:
+        middle = (low + high + 1) // 2
+        if measure(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 class StreamedReply:
@@ -51,12 +75,14 @@ class StreamedReply:
         surface: Surface,
         *,
         limit: int,
+        measure: Callable[[str], int] = len,
         interval_s: float = EDIT_INTERVAL_S,
         draft: Callable[[str], Awaitable[None]] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.surface = surface
         self.limit = limit
+        self.measure = measure
         self.interval_s = interval_s
         # A live preview that is not yet a message (Telegram's sendMessageDraft), where there is one.
         self.draft = draft
@@ -69,6 +95,10 @@ class StreamedReply:
     @property
     def message_ids(self) -> list[str]:
         return [message_id for message_id, _ in self._shown]
+
+    @property
+    def text_so_far(self) -> str:
+        return self._text.strip()
 
     async def add(self, chunk: str) -> None:
         self._text += chunk
@@ -89,13 +119,13 @@ class StreamedReply:
 
     async def _draft(self, draft: Callable[[str], Awaitable[None]], text: str) -> None:
         # A draft previews the piece being written; finished pieces wait for `finish`.
-        current = split_text(text, self.limit)[-1]
+        current = split_text(text, self.limit, self.measure)[-1]
         if current != self._drafted:
             await draft(current)
             self._drafted = current
 
     async def _show(self, text: str) -> None:
-        for index, piece in enumerate(split_text(text, self.limit)):
+        for index, piece in enumerate(split_text(text, self.limit, self.measure)):
             if index < len(self._shown):
                 message_id, shown = self._shown[index]
                 if shown != piece:

@@ -6,14 +6,18 @@ Every adapter renders these answers its own way; none of them decides what the a
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.core import memory_ops
+from bot.core.errors import StoreUnavailable
 from bot.core.memory_file import export_record
 from bot.core.models import Memory
 from bot.core.ports import Store
+
+log = logging.getLogger(__name__)
 
 PAGE_SIZE = 5
 # A memory line in a chat list: enough to recognise it, short enough for a phone screen.
@@ -137,6 +141,20 @@ class Controls:
             async for memory in memory_ops.all_memories(self.store, user_id)
         ]
         return ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
+
+    async def mark_unreachable(self, user_id: str) -> None:
+        """The person blocked the bot: stop reaching out to them until they write again."""
+        try:
+            await self.store.set_user_active(user_id, False)
+        except StoreUnavailable:
+            log.warning("could not mark %s inactive: the store is unavailable", user_id)
+
+    async def stats_text(self) -> str:
+        stats = await self.store.stats()
+        return (
+            f"{stats.backend}: {stats.users} people, {stats.turns} turns, "
+            f"{stats.memories} memories, {stats.feedback_events} reactions"
+        )
 
     def persona_text(self) -> str:
         return f"This is who I am, as my admin set me up:\n\n{self.persona}"

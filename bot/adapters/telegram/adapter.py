@@ -1,0 +1,156 @@
+"""The Telegram adapter: a python-telegram-bot Application wired to the core, by polling or webhook.
+
+Receiving updates (the Updater's long poll, or the web app's webhook route) is kept apart from
+handling them (the handlers in chat.py, commands.py and feedback.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from telegram import Update
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    ContextTypes,
+    MessageHandler,
+    MessageReactionHandler,
+    filters,
+)
+
+from bot.adapters.base import Services
+from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP, ChatHandler, ChatPolicy
+from bot.adapters.telegram.commands import Commands, bot_commands
+from bot.adapters.telegram.feedback import Feedback
+from bot.adapters.telegram.ordering import PerChatOrder
+
+log = logging.getLogger(__name__)
+
+# message_reaction is not delivered unless asked for by name.
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY, Update.MESSAGE_REACTION]
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+# Updates in flight, running or waiting their chat's turn. Waiting ones are cheap.
+MAX_CONCURRENT_UPDATES = 4096
+HTTP_CONNECTIONS = 256
+DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
+
+
+@dataclass(frozen=True)
+class TelegramConfig:
+    token: str = field(repr=False)
+    api_base_url: str = "https://api.telegram.org/bot"
+    webhook_url: str | None = None
+    # Derived from the token when not given, so that every replica agrees on it.
+    webhook_secret: str | None = field(default=None, repr=False)
+    chat: ChatPolicy = field(default_factory=ChatPolicy)
+    # Telegram asks bots to stay under about 30 messages a second overall.
+    sends_per_second: float = 30.0
+    poll_timeout_s: float = 10.0
+
+    @property
+    def base_urls(self) -> tuple[str, str]:
+        """(API, file) base URLs; PTB appends the token to each, as Telegram's own endpoint expects."""
+        base = self.api_base_url.rstrip("/")
+        root = base.removesuffix("/bot")
+        return f"{root}/bot", f"{root}/file/bot"
+
+    @property
+    def secret(self) -> str:
+        if self.webhook_secret:
+            return self.webhook_secret
+        return hashlib.sha256(b"kindred-telegram-webhook:" + self.token.encode()).hexdigest()
+
+    @property
+    def webhook_path(self) -> str | None:
+        if self.webhook_url is None:
+            return None
+        return urlsplit(self.webhook_url).path or DEFAULT_WEBHOOK_PATH
+
+
+class TelegramAdapter:
+    name = "telegram"
+
+    def __init__(self, config: TelegramConfig, services: Services) -> None:
+        self.config = config
+        self.services = services
+        self.application = self._build()
+
+    def _build(self) -> Application:  # type: ignore[type-arg]
+        api, files = self.config.base_urls
+        builder = (
+            ApplicationBuilder()
+            .token(self.config.token)
+            .base_url(api)
+            .base_file_url(files)
+            .concurrent_updates(PerChatOrder(MAX_CONCURRENT_UPDATES))
+            .connection_pool_size(HTTP_CONNECTIONS)
+            .rate_limiter(AIORateLimiter(overall_max_rate=self.config.sends_per_second, max_retries=5))
+        )
+        if self.config.webhook_url is not None:
+            builder = builder.updater(None)
+        application = builder.build()
+        chat = ChatHandler(self.services, self.config.chat)
+        feedback = Feedback(self.services)
+        application.add_handlers(Commands(self.services).handlers())
+        application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, chat))
+        application.add_handler(MessageReactionHandler(feedback.on_reaction))
+        application.add_handler(
+            CallbackQueryHandler(feedback.on_button, pattern=f"^({FEEDBACK_UP}|{FEEDBACK_DOWN})$")
+        )
+        application.add_error_handler(self._on_error)
+        return application
+
+    async def start(self) -> None:
+        application = self.application
+        await application.initialize()  # getMe: a bad token fails here, before anything else
+        await application.bot.set_my_commands(bot_commands())
+        if self.config.webhook_url is not None:
+            await application.bot.set_webhook(
+                self.config.webhook_url, secret_token=self.config.secret, allowed_updates=ALLOWED_UPDATES
+            )
+        await application.start()
+        if application.updater is not None:
+            await application.updater.start_polling(
+                timeout=int(self.config.poll_timeout_s), allowed_updates=ALLOWED_UPDATES
+            )
+        log.info("telegram: serving as @%s (%s)", application.bot.username, self.mode)
+
+    @property
+    def mode(self) -> str:
+        return "webhook" if self.config.webhook_url else "long polling"
+
+    async def stop(self) -> None:
+        application = self.application
+        if application.updater is not None and application.updater.running:
+            await application.updater.stop()
+        if application.running:
+            await application.stop()
+        await application.shutdown()
+
+    async def handle_webhook(self, headers: Mapping[str, str], body: bytes) -> tuple[int, str]:
+        """One webhook POST: (status, text). Anything without the secret is refused unread."""
+        given = headers.get(SECRET_HEADER, "")
+        if not hmac.compare_digest(given.encode(), self.config.secret.encode()):
+            return 403, "forbidden"
+        try:
+            data = json.loads(body)
+            update = Update.de_json(data, self.application.bot)
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("telegram webhook: unreadable update (%s)", type(exc).__name__)
+            return 400, "bad update"
+        if update is None:
+            return 400, "bad update"
+        await self.application.update_queue.put(update)
+        return 200, "ok"
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        error = context.error
+        log.warning("telegram: handling an update failed: %s: %s", type(error).__name__, error)

@@ -1,0 +1,166 @@
+"""A person's text message in, a streamed reply out. Which messages to answer is decided here."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.constants import ChatAction, ChatType, MessageEntityType
+from telegram.ext import ContextTypes
+
+from bot.adapters.base import Services
+from bot.adapters.streaming import StreamedReply
+from bot.adapters.telegram.ids import chat_key, place_key, user_key
+from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, Unreachable, utf16_len
+from bot.core.access import NOT_ALLOWED
+from bot.core.events import Refusal, ReplyChunk, ReplyDone, UserMessage
+from bot.core.ratelimit import slow_down
+
+log = logging.getLogger(__name__)
+
+GroupMode = Literal["mention", "all", "off"]
+FEEDBACK_UP = "fb:up"
+FEEDBACK_DOWN = "fb:down"
+
+
+@dataclass(frozen=True)
+class ChatPolicy:
+    group_mode: GroupMode = "mention"
+    feedback_buttons: bool = True
+    edit_interval_s: float = 1.0
+    # sendMessageDraft previews the reply in private chats; editing a sent message is the fallback.
+    drafts: bool = True
+
+
+def feedback_buttons() -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton("👍", callback_data=FEEDBACK_UP),
+                InlineKeyboardButton("👎", callback_data=FEEDBACK_DOWN),
+            ]
+        ]
+    )
+
+
+def is_addressed(message: Message, bot_id: int, bot_username: str, mode: GroupMode) -> bool:
+    """Private chats: always. Groups: per `mode`; "mention" means an @mention or a reply to the bot."""
+    if message.chat.type == ChatType.PRIVATE:
+        return True
+    if mode != "mention":
+        return mode == "all"
+    replied = message.reply_to_message
+    if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
+        return True
+    return _mentions(message, bot_id, bot_username)
+
+
+def _mentions(message: Message, bot_id: int, bot_username: str) -> bool:
+    for entity, text in message.parse_entities(
+        [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
+    ).items():
+        if entity.type == MessageEntityType.TEXT_MENTION and entity.user and entity.user.id == bot_id:
+            return True
+        if text.lower() == f"@{bot_username}".lower():
+            return True
+    return False
+
+
+def without_mention(text: str, bot_username: str) -> str:
+    cleaned = text.replace(f"@{bot_username}", " ")
+    return " ".join(cleaned.split(" ")).strip() if cleaned != text else text
+
+
+class ChatHandler:
+    def __init__(self, services: Services, policy: ChatPolicy) -> None:
+        self.services = services
+        self.policy = policy
+
+    async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message = update.effective_message
+        person = update.effective_user
+        if message is None or person is None or message.text is None or person.is_bot:
+            return
+        bot = context.bot
+        if not is_addressed(message, bot.id, bot.username, self.policy.group_mode):
+            return
+        user_id = user_key(person.id)
+        access = self.services.access
+        if not access.may_talk(user_id, place_key(message.chat.id)):
+            await message.reply_text(NOT_ALLOWED)
+            return
+        wait = 0.0 if access.is_admin(user_id) else self.services.limiter.wait_s(user_id)
+        if wait > 0:
+            await message.reply_text(slow_down(wait))
+            return
+        text = (
+            message.text
+            if message.chat.type == ChatType.PRIVATE
+            else without_mention(message.text, bot.username)
+        )
+        event = UserMessage(
+            user_id=user_id,
+            chat_id=chat_key(message.chat.id),
+            text=text,
+            sent_at=message.date,
+            # A redelivered update (webhook retry, restart mid-poll) stores nothing twice.
+            idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
+        )
+        await self._answer(update, message, event)
+
+    async def _answer(self, update: Update, message: Message, event: UserMessage) -> None:
+        chat = message.chat
+        surface = TelegramSurface(
+            message.get_bot(),
+            chat.id,
+            reply_to=None if chat.type == ChatType.PRIVATE else message.message_id,
+            thread_id=message.message_thread_id if message.is_topic_message else None,
+        )
+        use_draft = self.policy.drafts and chat.type == ChatType.PRIVATE
+        reply = StreamedReply(
+            surface,
+            limit=MESSAGE_LIMIT,
+            measure=utf16_len,
+            interval_s=self.policy.edit_interval_s,
+            draft=surface.draft if use_draft else None,
+        )
+        shown = True
+        try:
+            await chat.send_action(ChatAction.TYPING)
+        except Unreachable:
+            shown = False
+        # Every event is consumed even when showing fails: the reply must still be stored.
+        async for item in self.services.conversation.handle_message(event):
+            if not shown:
+                continue
+            try:
+                shown = await self._show(item, reply, surface, chat, event)
+            except Unreachable as exc:
+                shown = False
+                await self._unreachable(event.user_id, exc)
+
+    async def _show(
+        self,
+        item: ReplyChunk | ReplyDone | Refusal,
+        reply: StreamedReply,
+        surface: TelegramSurface,
+        chat: Chat,
+        event: UserMessage,
+    ) -> bool:
+        if isinstance(item, ReplyChunk):
+            await reply.add(item.text)
+        elif isinstance(item, Refusal):
+            await reply.finish((reply.text_so_far + "\n\n" + item.text).strip())
+        else:
+            text = item.text if not item.notice else f"{item.text}\n\n{item.notice}"
+            ids = await reply.finish(text)
+            await self.services.conversation.link_reply("telegram", str(chat.id), ids, item, event.user_id)
+            if self.policy.feedback_buttons and item.turn_id is not None and ids:
+                await surface.add_buttons(ids[-1], feedback_buttons())
+        return True
+
+    async def _unreachable(self, user_id: str, exc: Exception) -> None:
+        log.info("telegram: %s cannot be reached (%s); marked inactive", user_id, exc)
+        await self.services.controls.mark_unreachable(user_id)

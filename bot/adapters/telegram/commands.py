@@ -1,0 +1,171 @@
+"""Slash commands and their buttons. The answers come from the core's Controls; this only renders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from typing import Any
+
+from telegram import BotCommand, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, Update
+from telegram.constants import ChatType
+from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes
+
+from bot.adapters.base import Services
+from bot.adapters.telegram.ids import place_key, user_key
+from bot.core.access import NOT_ALLOWED
+from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, PRIVACY, MemoryPage, help_text
+
+Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
+PRIVATE_ONLY = "For your privacy I only show that in our private chat. Write to me directly."
+PAGE_PREFIX = "mem:"
+FORGET_PREFIX = "forget:"
+
+
+def bot_commands() -> list[BotCommand]:
+    return [BotCommand(command.name, command.description) for command in COMMANDS]
+
+
+def page_buttons(page: MemoryPage) -> InlineKeyboardMarkup | None:
+    row = []
+    if page.has_previous:
+        row.append(InlineKeyboardButton("‹ Newer", callback_data=f"{PAGE_PREFIX}{page.page - 1}"))
+    if page.has_next:
+        row.append(InlineKeyboardButton("Older ›", callback_data=f"{PAGE_PREFIX}{page.page + 1}"))
+    return InlineKeyboardMarkup([row]) if row else None
+
+
+def confirm_buttons(owner: int) -> InlineKeyboardMarkup:
+    # The owner's id travels in the button: in a group, nobody else's press can confirm it.
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton("Yes, forget everything", callback_data=f"{FORGET_PREFIX}yes:{owner}"),
+                InlineKeyboardButton("No, keep it", callback_data=f"{FORGET_PREFIX}no:{owner}"),
+            ]
+        ]
+    )
+
+
+class Commands:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.controls = services.controls
+
+    def handlers(self) -> list[BaseHandler[Update, ContextTypes.DEFAULT_TYPE, None]]:
+        simple = {
+            "start": self.start,
+            "help": self.help,
+            "memories": self.memories,
+            "forget": self.forget,
+            "export": self.export,
+            "persona": self.persona,
+            "privacy": self.privacy,
+            "app": self.app,
+            "stats": self.stats,
+        }
+        found: list[BaseHandler[Update, ContextTypes.DEFAULT_TYPE, None]] = [
+            CommandHandler(name, self._guarded(callback)) for name, callback in simple.items()
+        ]
+        found.append(CallbackQueryHandler(self.turn_page, pattern=f"^{PAGE_PREFIX}"))
+        found.append(CallbackQueryHandler(self.confirm_forget, pattern=f"^{FORGET_PREFIX}"))
+        return found
+
+    def _guarded(self, callback: Callback) -> Callback:
+        async def guarded(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+            message, person = update.effective_message, update.effective_user
+            if message is None or person is None:
+                return
+            if not self.services.access.may_talk(user_key(person.id), place_key(message.chat.id)):
+                await message.reply_text(NOT_ALLOWED)
+                return
+            await callback(update, context)
+
+        return guarded
+
+    async def start(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message and update.effective_user
+        name = update.effective_user.first_name
+        await update.effective_message.reply_text(f"Hi {name}! " + help_text())
+
+    async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message
+        await update.effective_message.reply_text(help_text())
+
+    async def memories(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        if message.chat.type != ChatType.PRIVATE:
+            await message.reply_text(PRIVATE_ONLY)
+            return
+        arg = (context.args or ["1"])[0]
+        page = await self.controls.memories_page(user_key(person.id), int(arg) if arg.isdigit() else 1)
+        await message.reply_text(page.render(), reply_markup=page_buttons(page))
+
+    async def turn_page(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query = update.callback_query
+        assert query is not None and query.data is not None
+        number = query.data.removeprefix(PAGE_PREFIX)
+        if query.message is None or query.message.chat.type != ChatType.PRIVATE or not number.isdigit():
+            await query.answer()
+            return
+        page = await self.controls.memories_page(user_key(query.from_user.id), int(number))
+        await query.answer()
+        await query.edit_message_text(page.render(), reply_markup=page_buttons(page))
+
+    async def forget(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        argument = " ".join(context.args or [])
+        if argument.strip().lower() in ("all", "everything"):
+            await message.reply_text(FORGET_ALL_ASK, reply_markup=confirm_buttons(person.id))
+            return
+        await message.reply_text(await self.controls.forget_one(user_key(person.id), argument))
+
+    async def confirm_forget(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query = update.callback_query
+        assert query is not None and query.data is not None
+        answer, _, owner = query.data.removeprefix(FORGET_PREFIX).partition(":")
+        if owner != str(query.from_user.id):
+            await query.answer("Only the person who asked can confirm this.", show_alert=True)
+            return
+        await query.answer()
+        if answer == "yes":
+            await query.edit_message_text(await self.controls.forget_all(user_key(query.from_user.id)))
+        else:
+            await query.edit_message_text("Kept. Nothing was forgotten.")
+
+    async def export(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        if message.chat.type != ChatType.PRIVATE:
+            await message.reply_text(PRIVATE_ONLY)
+            return
+        data = await self.controls.export_jsonl(user_key(person.id))
+        if not data:
+            await message.reply_text("I don't keep anything about you yet, so there is nothing to export.")
+            return
+        name = f"kindred-memories-{datetime.now(UTC):%Y-%m-%d}.jsonl"
+        await message.reply_document(
+            InputFile(data, filename=name),
+            caption="Everything I remember about you, one JSON object per line.",
+        )
+
+    async def persona(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message
+        await update.effective_message.reply_text(self.controls.persona_text())
+
+    async def privacy(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message
+        await update.effective_message.reply_text(PRIVACY)
+
+    async def app(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message
+        await update.effective_message.reply_text(APP_SOON)
+
+    async def stats(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        if not self.services.access.is_admin(user_key(person.id)):
+            await message.reply_text("That command is for Kindred's admins.")
+            return
+        await message.reply_text(await self.controls.stats_text())

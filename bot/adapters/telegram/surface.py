@@ -1,0 +1,77 @@
+"""Messages in one Telegram chat, as the streaming renderer's surface. Telegram errors map here."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Bot, InlineKeyboardMarkup
+from telegram.error import BadRequest, Forbidden
+
+log = logging.getLogger(__name__)
+
+# Telegram's limit per text message, counted in UTF-16 code units (an emoji can take two).
+MESSAGE_LIMIT = 4096
+
+
+class Unreachable(Exception):
+    """The person blocked the bot or left the chat: sending again cannot succeed."""
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+class TelegramSurface:
+    """Plain text only: no parse mode, so nothing the model writes can break a send."""
+
+    def __init__(self, bot: Bot, chat_id: int, *, reply_to: int | None = None, thread_id: int | None = None):
+        self.bot = bot
+        self.chat_id = chat_id
+        self.reply_to = reply_to
+        self.thread_id = thread_id
+        self._draft_id = abs(hash((chat_id, reply_to))) % 2_000_000_000 + 1
+
+    async def send(self, text: str, markup: InlineKeyboardMarkup | None = None) -> str:
+        try:
+            message = await self.bot.send_message(
+                self.chat_id,
+                text,
+                reply_to_message_id=self.reply_to,
+                allow_sending_without_reply=True,
+                message_thread_id=self.thread_id,
+                reply_markup=markup,
+            )
+        except Forbidden as exc:
+            raise Unreachable(str(exc)) from None
+        # Only the first piece answers the person's message; the rest follow it.
+        self.reply_to = None
+        return str(message.message_id)
+
+    async def edit(self, message_id: str, text: str) -> None:
+        try:
+            await self.bot.edit_message_text(text, chat_id=self.chat_id, message_id=int(message_id))
+        except BadRequest as exc:
+            if "not modified" not in str(exc).lower():
+                raise
+        except Forbidden as exc:
+            raise Unreachable(str(exc)) from None
+
+    async def draft(self, text: str) -> None:
+        try:
+            await self.bot.send_message_draft(
+                self.chat_id, self._draft_id, text, message_thread_id=self.thread_id
+            )
+        except BadRequest as exc:
+            # A draft is only a preview: losing one costs nothing, the final message still comes.
+            log.info("draft not shown: %s", exc)
+        except Forbidden as exc:
+            raise Unreachable(str(exc)) from None
+
+    async def add_buttons(self, message_id: str, markup: InlineKeyboardMarkup) -> None:
+        try:
+            await self.bot.edit_message_reply_markup(self.chat_id, int(message_id), reply_markup=markup)
+        except BadRequest as exc:
+            if "not modified" not in str(exc).lower():
+                raise
+        except Forbidden as exc:
+            raise Unreachable(str(exc)) from None

@@ -1,0 +1,115 @@
+"""The platform-free person controls, rate limiter and access policy, on a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core.access import Access
+from bot.core.controls import Controls, age
+from bot.core.memory_file import parse_lines
+from bot.core.models import NewMemory
+from bot.core.ratelimit import RateLimiter, slow_down
+from bot.store.sqlite import SqliteStore
+from tests.support.fakes import HashEmbedder
+
+EMB = HashEmbedder()
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
+    opened = await SqliteStore.open(tmp_path / "k.db")
+    yield opened
+    await opened.close()
+
+
+async def remember(store: SqliteStore, user: str, count: int) -> list[int]:
+    return await store.add_memories(
+        [
+            NewMemory(
+                user, f"fact number {n}", "user", NOW - timedelta(hours=count - n), EMB.vector(str(n)), "h"
+            )
+            for n in range(count)
+        ]
+    )
+
+
+async def test_memory_pages_run_newest_first_and_know_their_neighbours(store: SqliteStore) -> None:
+    ids = await remember(store, "ann", 12)
+    controls = Controls(store, "persona", page_size=5, clock=lambda: NOW)
+    first = await controls.memories_page("ann", 1)
+    assert [m.id for m in first.memories] == ids[::-1][:5]
+    assert first.has_next and not first.has_previous
+    last = await controls.memories_page("ann", 3)
+    assert [m.id for m in last.memories] == ids[1::-1]
+    assert not last.has_next and last.has_previous
+    assert f"#{ids[-1]} · turn · 1 h ago · fact number 11" in first.render()
+    assert (await controls.memories_page("ann", 9)).render() == "No more memories."
+    assert "don't remember anything" in (await controls.memories_page("bob", 1)).render()
+
+
+async def test_forget_one_answers_every_kind_of_argument(store: SqliteStore) -> None:
+    ids = await remember(store, "ann", 2)
+    await remember(store, "bob", 1)
+    controls = Controls(store, "persona")
+    assert "Forgotten" in await controls.forget_one("ann", f"#{ids[0]}")
+    assert "no memory" in await controls.forget_one("ann", str(ids[0]))
+    bobs = (await store.list_memories("bob", 5))[0].id
+    assert "no memory" in await controls.forget_one("ann", str(bobs)), "never another person's memory"
+    for bad in ("", "abc", "-3", "1; DROP TABLE memories"):
+        assert "/forget ID" in await controls.forget_one("ann", bad)
+    assert await store.memory_count("ann") == 1 and await store.memory_count("bob") == 1
+
+
+async def test_export_round_trips_through_import(store: SqliteStore) -> None:
+    await remember(store, "ann", 3)
+    data = await Controls(store, "p").export_jsonl("ann")
+    parsed = parse_lines(data.splitlines(keepends=True))
+    assert not parsed.errors and [item.text for item in parsed.items] == [
+        f"fact number {n}" for n in range(3)
+    ]
+    assert all("id" in json.loads(line) for line in data.splitlines())
+    assert await Controls(store, "p").export_jsonl("nobody") == b""
+
+
+async def test_forget_all_and_unreachable(store: SqliteStore) -> None:
+    await remember(store, "ann", 4)
+    controls = Controls(store, "p")
+    assert "(4 memories)" in await controls.forget_all("ann")
+    await controls.mark_unreachable("ann")
+    assert not await store.is_user_active("ann")
+
+
+def test_ages_read_naturally() -> None:
+    assert age(NOW, NOW) == "just now"
+    assert age(NOW - timedelta(minutes=3), NOW) == "3 min ago"
+    assert age(NOW - timedelta(days=40), NOW) == "40 d ago"
+    assert age(NOW + timedelta(minutes=3), NOW) == "just now"
+
+
+def test_rate_limiter_allows_a_burst_then_paces() -> None:
+    now = [0.0]
+    limiter = RateLimiter(per_minute=6, burst=3, clock=lambda: now[0])
+    assert [limiter.wait_s("ann") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.wait_s("ann") == pytest.approx(10.0)
+    assert limiter.wait_s("bob") == 0.0, "each person has their own allowance"
+    now[0] = 10.0
+    assert limiter.wait_s("ann") == 0.0
+    assert "10 s" in slow_down(9.2)
+    assert RateLimiter(per_minute=0, burst=1).wait_s("x") == 0.0, "0 turns limiting off"
+
+
+def test_access_lists_people_places_and_admins() -> None:
+    open_to_all = Access()
+    assert open_to_all.may_talk("telegram:1")
+    private = Access(frozenset({"telegram:1", "telegram-chat:-100"}), frozenset({"discord:9"}))
+    assert private.may_talk("telegram:1")
+    assert private.may_talk("telegram:2", "telegram-chat:-100")
+    assert not private.may_talk("telegram:2", "telegram-chat:-200")
+    assert private.may_talk("discord:9") and private.is_admin("discord:9")
+    assert not private.is_admin("telegram:1")
