@@ -35,7 +35,8 @@ def clean_message(text: str, max_chars: int) -> str:
     text = text.encode("utf-8", "replace").decode("utf-8")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text).strip()
-    if not text:
+    # Zero-width spaces and joiners alone (format characters, Cf) are no text either.
+    if not any(not char.isspace() and unicodedata.category(char) != "Cf" for char in text):
         raise InvalidInput("I didn't get any text there. Send me a few words and I'll answer.")
     if len(text) > max_chars:
         raise InvalidInput(

@@ -7,6 +7,7 @@ milliseconds and never misses a result the way a filtered approximate index can.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -109,6 +110,10 @@ class SqliteStore:
         self._db = db
         self._path = path
         self._dim = dim
+        # One connection serves every task: a transaction must not interleave with another task's
+        # statements (SQLite: "cannot start a transaction within a transaction"), and a read must
+        # not see another task's write half done.
+        self._lock = asyncio.Lock()
 
     @classmethod
     async def open(
@@ -172,25 +177,27 @@ class SqliteStore:
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        try:
-            await self._db.execute("BEGIN IMMEDIATE")
+        async with self._lock:
             try:
-                yield self._db
-            except BaseException:
-                await self._db.rollback()
-                raise
-            await self._db.commit()
-        except sqlite3.Error as exc:
-            if self._db.in_transaction:
-                await self._db.rollback()
-            raise _map_error(exc, self._path) from None
+                await self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    await self._db.rollback()
+                    raise
+                await self._db.commit()
+            except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    await self._db.rollback()
+                raise _map_error(exc, self._path) from None
 
     async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        try:
-            async with self._db.execute(sql, params) as cur:
-                return list(await cur.fetchall())
-        except sqlite3.Error as exc:
-            raise _map_error(exc, self._path) from None
+        async with self._lock:
+            try:
+                async with self._db.execute(sql, params) as cur:
+                    return list(await cur.fetchall())
+            except sqlite3.Error as exc:
+                raise _map_error(exc, self._path) from None
 
     async def _ensure_user(
         self, db: aiosqlite.Connection, user_id: str, at: float, *, spoke: bool = False

@@ -306,3 +306,23 @@ async def test_memory_count_follows_adds_and_forgets(store: Store) -> None:
     await store.forget_all("ann")
     assert await store.memory_count("ann") == 0
     assert await store.memory_count("bob") == 1
+
+
+async def test_concurrent_tasks_write_and_read_without_tripping_over_each_other(store: Store) -> None:
+    import asyncio
+
+    first = await store.add_turn(turn("ann", "the first"))
+
+    async def person(n: int) -> None:
+        user = f"user{n}"
+        await store.add_turn(turn(user, f"hello from {n}", key=f"k{n}"))
+        await store.set_user_active(user, n % 2 == 0)
+        await store.record_feedback(Feedback(first.id, user, "👍", 1.0, T0))
+        await store.link_message(MessageLink("telegram", "c", str(n), first.id, "ann"))
+        assert await store.recent_turns(user, "c1", 5)
+
+    await asyncio.gather(*(person(n) for n in range(20)))
+    stats = await store.stats()
+    assert (stats.turns, stats.feedback_events) == (21, 20)
+    assert [await store.is_user_active(f"user{n}") for n in range(4)] == [True, False, True, False]
+    assert await store.find_message("telegram", "c", "19") is not None

@@ -8,6 +8,7 @@ from typing import Literal
 
 from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatAction, ChatType, MessageEntityType
+from telegram.error import Forbidden
 from telegram.ext import ContextTypes
 
 from bot.adapters.base import Services
@@ -126,20 +127,22 @@ class ChatHandler:
             interval_s=self.policy.edit_interval_s,
             draft=surface.draft if use_draft else None,
         )
-        shown = True
+        blocked: Exception | None = None
         try:
             await chat.send_action(ChatAction.TYPING)
-        except Unreachable:
-            shown = False
+        except Forbidden as exc:
+            blocked = exc
         # Every event is consumed even when showing fails: the reply must still be stored.
         async for item in self.services.conversation.handle_message(event):
-            if not shown:
+            if blocked is not None:
                 continue
             try:
-                shown = await self._show(item, reply, surface, chat, event)
+                await self._show(item, reply, surface, chat, event)
             except Unreachable as exc:
-                shown = False
-                await self._unreachable(event.user_id, exc)
+                blocked = exc
+        if blocked is not None:
+            # Only now: storing the person's own turn marks them active, so this must come after.
+            await self._unreachable(event.user_id, blocked)
 
     async def _show(
         self,
@@ -148,7 +151,7 @@ class ChatHandler:
         surface: TelegramSurface,
         chat: Chat,
         event: UserMessage,
-    ) -> bool:
+    ) -> None:
         if isinstance(item, ReplyChunk):
             await reply.add(item.text)
         elif isinstance(item, Refusal):
@@ -159,7 +162,6 @@ class ChatHandler:
             await self.services.conversation.link_reply("telegram", str(chat.id), ids, item, event.user_id)
             if self.policy.feedback_buttons and item.turn_id is not None and ids:
                 await surface.add_buttons(ids[-1], feedback_buttons())
-        return True
 
     async def _unreachable(self, user_id: str, exc: Exception) -> None:
         log.info("telegram: %s cannot be reached (%s); marked inactive", user_id, exc)

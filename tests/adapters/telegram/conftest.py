@@ -1,0 +1,125 @@
+"""A real python-telegram-bot Application, wired to the core, against the loopback Bot API fake."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+
+from bot.adapters.base import Services
+from bot.adapters.telegram import TelegramAdapter, TelegramConfig
+from bot.adapters.telegram.chat import ChatPolicy
+from bot.config import DEFAULT_REACTIONS
+from bot.core.access import Access
+from bot.core.controls import Controls
+from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.models import ChatMessage
+from bot.core.ports import Inference
+from bot.core.ratelimit import RateLimiter
+from bot.store.sqlite import SqliteStore
+from tests.support.fakes import HashEmbedder, ScriptedInference
+from tests.support.telegram_api import FakeTelegramBotApi
+
+PERSONA = "You are a test companion."
+ANN = 4242  # a private chat's id is its person's id
+GROUP = -1001234567890
+
+
+class SlowInference(ScriptedInference):
+    """Streams its reply word by word with a pause, like a model on a busy CPU."""
+
+    def __init__(self, reply: str, delay_s: float) -> None:
+        super().__init__(reply)
+        self.delay_s = delay_s
+
+    async def stream(  # type: ignore[override]
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+    ) -> AsyncIterator[str]:
+        self.prompts.append(list(messages))
+        for index, word in enumerate(self.reply.split(" ")):
+            await asyncio.sleep(self.delay_s)
+            yield word if index == 0 else " " + word
+
+
+@dataclass
+class Running:
+    api: FakeTelegramBotApi
+    adapter: TelegramAdapter
+    store: SqliteStore
+    path: Path
+
+    def feedback(self) -> list[tuple[int, str, str, str, float]]:
+        """(turn, user, source, emoji, value) rows, read straight from the database file."""
+        with sqlite3.connect(self.path) as db:
+            return db.execute(
+                "SELECT turn_id, user_id, source, emoji, value FROM feedback ORDER BY turn_id, source"
+            ).fetchall()
+
+    async def turns(self, user: str, chat: str) -> list[tuple[str, str]]:
+        return [(t.role, t.text) for t in await self.store.recent_turns(user, chat, 100)]
+
+
+async def replies_done(
+    api: FakeTelegramBotApi, chat_id: int, count: int, wait_s: float = 10.0
+) -> list[str]:
+    """Wait for `count` finished replies (stored, linked, buttons added) and return the texts."""
+
+    def done() -> bool:
+        with_buttons = [m for m in api.bot_messages(chat_id) if m.reply_markup is not None]
+        return len(with_buttons) >= count
+
+    await api.wait_until(done, wait_s, what=f"{count} finished replies in chat {chat_id}")
+    return api.texts(chat_id)
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[FakeTelegramBotApi]:
+    async with FakeTelegramBotApi() as fake:
+        yield fake
+
+
+@asynccontextmanager
+async def running_bot(
+    api: FakeTelegramBotApi,
+    tmp_path: Path,
+    *,
+    inference: Inference | None = None,
+    chat: ChatPolicy | None = None,
+    access: Access | None = None,
+    limiter: RateLimiter | None = None,
+    webhook_url: str | None = None,
+) -> AsyncIterator[Running]:
+    path = tmp_path / "kindred.db"
+    store = await SqliteStore.open(path)
+    conversation = Conversation(
+        store,
+        HashEmbedder(),
+        inference or ScriptedInference("Lovely to hear from you."),
+        ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS),
+    )
+    services = Services(
+        conversation=conversation,
+        controls=Controls(store, PERSONA),
+        limiter=limiter or RateLimiter(per_minute=0, burst=1),
+        access=access or Access(),
+    )
+    config = TelegramConfig(
+        token=api.token,
+        api_base_url=api.base_url,
+        webhook_url=webhook_url,
+        chat=chat or replace(ChatPolicy(), edit_interval_s=0.05),
+        poll_timeout_s=1,
+        sends_per_second=1000,
+    )
+    adapter = TelegramAdapter(config, services)
+    await adapter.start()
+    try:
+        yield Running(api, adapter, store, path)
+    finally:
+        await adapter.stop()
+        await store.close()

@@ -1,0 +1,100 @@
+"""Telegram misbehaving: flood control, "not modified", a blocked bot, a dropped poll. The bot keeps
+serving, and no message or feedback is lost."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+from bot.adapters.telegram.chat import ChatPolicy
+from bot.core.access import NOT_ALLOWED, Access
+from bot.core.ratelimit import RateLimiter
+from tests.adapters.telegram.conftest import ANN, GROUP, SlowInference, replies_done, running_bot
+from tests.support.telegram_api import FakeTelegramBotApi
+
+BOB = 5151
+
+
+async def test_flood_control_is_waited_out(api: FakeTelegramBotApi, tmp_path: Path) -> None:
+    async with running_bot(api, tmp_path) as bot:
+        api.fail_next("sendMessage", "retry_after", retry_after=1)
+        api.private_message(ANN, "hello")
+        assert await replies_done(api, ANN, 1) == ["Lovely to hear from you."]
+        failed = [call for call in api.calls_of("sendMessage") if call.failed]
+        assert len(failed) == 1 and failed[0].failed == "retry_after"
+        api.reaction(ANN, api.bot_messages(ANN)[0].data["message_id"], ANN, old=[], new=["👍"])
+        await api.wait_until(lambda: len(bot.feedback()) == 1)
+
+
+async def test_not_modified_is_not_an_error(api: FakeTelegramBotApi, tmp_path: Path) -> None:
+    reply = " ".join(f"w{n}" for n in range(30))
+    policy = replace(ChatPolicy(), edit_interval_s=0.1)
+    async with running_bot(api, tmp_path, inference=SlowInference(reply, 0.02), chat=policy):
+        api.fail_next("editMessageText", "not_modified", times=2)
+        api.group_message(GROUP, ANN, "go on", mention=True)
+        assert await replies_done(api, GROUP, 1) == [reply]
+        assert sum(1 for call in api.calls_of("editMessageText") if call.failed) == 2
+
+
+async def test_a_person_who_blocked_the_bot_is_marked_inactive_and_nothing_is_lost(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    async with running_bot(api, tmp_path) as bot:
+        api.block(ANN)
+        api.private_message(ANN, "remember that I love plums")
+        api.private_message(BOB, "hi there")
+        await replies_done(api, BOB, 1)
+        ann = f"telegram:{ANN}"
+        await api.wait_until(lambda: any(call.failed for call in api.calls), what="a 403")
+        for _ in range(100):  # the mark is written just after the refused send
+            if not await bot.store.is_user_active(ann):
+                break
+            await asyncio.sleep(0.05)
+        assert not await bot.store.is_user_active(ann)
+        # Her words and the reply she could not see are both kept.
+        assert [role for role, _ in await bot.turns(ann, ann)] == ["user", "assistant"]
+        sends_while_blocked = len([c for c in api.calls if c.params.get("chat_id") == ANN])
+        api.unblock(ANN)
+        api.private_message(ANN, "I'm back")
+        assert await replies_done(api, ANN, 1) == ["Lovely to hear from you."]
+        assert await bot.store.is_user_active(ann)
+        assert sends_while_blocked <= 3, "a blocked chat is not retried over and over"
+
+
+async def test_a_connection_dropped_mid_poll_loses_no_update(api: FakeTelegramBotApi, tmp_path: Path) -> None:
+    async with running_bot(api, tmp_path) as bot:
+        await api.wait_for_call("getUpdates")
+        api.fail_next("getUpdates", "reset")
+        api.private_message(ANN, "are you still there?")
+        assert await replies_done(api, ANN, 1, wait_s=15) == ["Lovely to hear from you."]
+        assert any(call.failed == "reset" for call in api.calls_of("getUpdates"))
+        assert len(await bot.turns(f"telegram:{ANN}", f"telegram:{ANN}")) == 2
+
+
+async def test_a_person_not_on_the_allowlist_is_told_and_nothing_is_stored(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    access = Access(frozenset({f"telegram:{BOB}", f"telegram-chat:{GROUP}"}))
+    async with running_bot(api, tmp_path, access=access) as bot:
+        api.private_message(ANN, "let me in")
+        api.private_message(ANN, "/memories")
+        api.group_message(GROUP, ANN, "hello from the allowed group", mention=True)
+        await api.wait_until(lambda: len(api.texts(ANN)) == 2)
+        assert api.texts(ANN) == [NOT_ALLOWED, NOT_ALLOWED]
+        await replies_done(api, GROUP, 1)
+        assert await bot.turns(f"telegram:{ANN}", f"telegram:{ANN}") == []
+
+
+async def test_a_flood_of_messages_gets_a_friendly_wait(api: FakeTelegramBotApi, tmp_path: Path) -> None:
+    async with running_bot(api, tmp_path, limiter=RateLimiter(per_minute=1, burst=2)) as bot:
+        for n in range(3):
+            api.private_message(ANN, f"message {n}")
+        await api.wait_until(lambda: len(api.texts(ANN)) == 3)
+        assert "faster than I can think" in api.texts(ANN)[2]
+        assert [
+            text for role, text in await bot.turns(f"telegram:{ANN}", f"telegram:{ANN}") if role == "user"
+        ] == [
+            "message 0",
+            "message 1",
+        ]
