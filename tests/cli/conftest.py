@@ -5,6 +5,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tiny_model import build_tiny_model
+
+
+@pytest.fixture(scope="session")
+def shared_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One data dir per session for the converted SmolLM2, so it is converted once."""
+    return tmp_path_factory.mktemp("kindred-data")
+
+
+@pytest.fixture(scope="session")
+def tiny_model(shared_data: Path) -> Path:
+    return build_tiny_model(shared_data / "tiny-model", data_dir=shared_data)
+
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
 async def kindred_env(

@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import logging
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -41,6 +42,9 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 MAX_CONCURRENT_UPDATES = 4096
 HTTP_CONNECTIONS = 256
 DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
+# Webhook update ids remembered to drop Telegram's retries; the store's idempotency keys catch the
+# rest (a retry that reaches another replica is stored once, though it may be answered twice).
+RECENT_UPDATES = 10_000
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ class TelegramAdapter:
         self.config = config
         self.services = services
         self.application = self._build()
+        self._seen: set[int] = set()
+        self._seen_order: deque[int] = deque()
 
     def _build(self) -> Application:  # type: ignore[type-arg]
         api, files = self.config.base_urls
@@ -148,6 +154,12 @@ class TelegramAdapter:
             return 400, "bad update"
         if update is None:
             return 400, "bad update"
+        if update.update_id in self._seen:
+            return 200, "ok"  # Telegram retried a post it thinks failed: answer once only
+        self._seen.add(update.update_id)
+        self._seen_order.append(update.update_id)
+        if len(self._seen_order) > RECENT_UPDATES:
+            self._seen.discard(self._seen_order.popleft())
         await self.application.update_queue.put(update)
         return 200, "ok"
 

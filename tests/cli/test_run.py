@@ -1,0 +1,81 @@
+"""`kindred run` as an admin starts it: a real process serving Telegram (a loopback Bot API server),
+with the real embedder and a tiny model, on each store."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.adapters.telegram.conftest import ANN, replies_done
+from tests.support.telegram_api import FakeTelegramBotApi
+
+START_S = 120
+
+
+def run_env(api: FakeTelegramBotApi, data: Path, database_url: str, model: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "DATABASE_URL", "TELEGRAM_"))}
+    env.update(
+        {
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "KINDRED_DATA_DIR": str(data),
+            "DATABASE_URL": database_url,
+            "KINDRED_MODEL": str(model),
+            "KINDRED_MAX_NEW_TOKENS": "8",
+            "KINDRED_LOG_LEVEL": "DEBUG",
+            "KINDRED_WEB_PORT": "0",
+            "TELEGRAM_BOT_TOKEN": api.token,
+            "TELEGRAM_API_BASE_URL": api.base_url,
+        }
+    )
+    return env
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
+async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'kindred.db'}"
+    from tests.support.pg import as_url, fresh_database
+
+    return as_url(await fresh_database(request.getfixturevalue("pg_server")))
+
+
+async def test_kindred_run_serves_telegram_and_never_logs_the_token(
+    tmp_path: Path, shared_data: Path, tiny_model: Path, database_url: str
+) -> None:
+    async with FakeTelegramBotApi() as api:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", "run",
+            env=run_env(api, shared_data, database_url, tiny_model),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            await api.wait_for_call("getUpdates", timeout=START_S)
+            api.private_message(ANN, "hello from Telegram")
+            await replies_done(api, ANN, 1, wait_s=60)
+            api.reaction(ANN, api.bot_messages(ANN)[0].data["message_id"], ANN, old=[], new=["👍"])
+            await api.wait_for_call("getUpdates", count=len(api.calls_of("getUpdates")) + 1)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    log = stderr.decode()
+    assert process.returncode == 0, log[-3000:]
+    assert "serving telegram" in log and "Traceback" not in log
+    assert api.token not in log and api.token.split(":")[1] not in log
+    assert "/bot***/getUpdates" in log, "the DEBUG log has the request lines, token redacted"
+
+
+async def test_kindred_run_without_a_platform_says_what_to_set(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "TELEGRAM_", "DISCORD_"))}
+    env["KINDRED_DATA_DIR"] = str(tmp_path)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run", env=env, stderr=asyncio.subprocess.PIPE, cwd=tmp_path
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2
+    assert "TELEGRAM_BOT_TOKEN" in stderr.decode() and "DISCORD_BOT_TOKEN" in stderr.decode()
