@@ -20,7 +20,7 @@ from bot.core.events import (
     UserMessage,
 )
 from bot.core.models import Feedback, MessageLink, NewTurn, Turn, Vector
-from bot.core.outbox import Outbox, Pending, RemoveFeedback
+from bot.core.outbox import Outbox, Pending, RemoveFeedback, apply
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.prompt import build_messages
 from bot.core.recall import Recalled, fit_budget, hybrid_search
@@ -220,6 +220,13 @@ class Conversation:
             return None
 
     async def _write(self, item: Pending) -> None:
+        """Write now, or after what is already waiting when the store was unavailable."""
+        if not len(self.outbox):
+            try:
+                await apply(self.store, item)
+                return
+            except StoreUnavailable as exc:
+                log.warning("keeping a write for later: %s", exc)
         self.outbox.add(item)
         await self.flush()
 

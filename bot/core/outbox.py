@@ -5,6 +5,7 @@ A locked SQLite file or a Postgres server that went away must not cost a person 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import deque
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ Pending = NewTurn | Feedback | RemoveFeedback | MessageLink
 class Outbox:
     def __init__(self) -> None:
         self._pending: deque[Pending] = deque()
+        # Many conversations share one outbox; two flushing at once would write an item twice.
+        self._flushing = asyncio.Lock()
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -41,14 +44,15 @@ class Outbox:
     async def flush(self, log: TurnLog) -> int:
         """Write what is pending, oldest first, until the store refuses again. Returns how many."""
         written = 0
-        while self._pending:
-            item = self._pending[0]
-            try:
-                await _apply(log, item)
-            except StoreUnavailable:
-                break
-            self._pending.popleft()
-            written += 1
+        async with self._flushing:
+            while self._pending:
+                item = self._pending[0]
+                try:
+                    await apply(log, item)
+                except StoreUnavailable:
+                    break
+                self._pending.popleft()
+                written += 1
         return written
 
     def spill(self, folder: Path, stamp: str) -> list[Path]:
@@ -70,7 +74,8 @@ class Outbox:
         return written
 
 
-async def _apply(log: TurnLog, item: Pending) -> None:
+async def apply(log: TurnLog, item: Pending) -> None:
+    """Write one pending item to the store now."""
     if isinstance(item, NewTurn):
         await log.add_turn(item)
     elif isinstance(item, Feedback):

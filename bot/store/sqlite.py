@@ -194,8 +194,8 @@ class SqliteStore:
     async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         async with self._lock:
             try:
-                async with self._db.execute(sql, params) as cur:
-                    return list(await cur.fetchall())
+                # One hop to the connection's thread, not three (execute, fetch, close).
+                return list(await self._db.execute_fetchall(sql, params))
             except sqlite3.Error as exc:
                 raise _map_error(exc, self._path) from None
 

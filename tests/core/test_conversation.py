@@ -167,3 +167,50 @@ async def test_a_redelivered_message_is_stored_once(store: SqliteStore) -> None:
         [e async for e in conv.handle_message(UserMessage("ann", "c1", "hi", T0, idempotency_key="tg:1:7"))]
     turns = await store.recent_turns("ann", "c1", 10)
     assert [t.role for t in turns] == ["user", "assistant"]
+
+
+async def test_many_people_at_once_are_all_answered_stored_and_linked(store: SqliteStore) -> None:
+    """Adapters run conversations concurrently on one core: no write may trip over another."""
+    import asyncio
+
+    from bot.core.events import MessageReaction
+
+    conv = make(store)
+
+    async def person(n: int) -> None:
+        user = f"user{n}"
+        message = UserMessage(user, f"chat{n}", f"hello, I am {n}", T0, idempotency_key=f"m{n}")
+        events = [event async for event in conv.handle_message(message)]
+        done = events[-1]
+        assert isinstance(done, ReplyDone) and done.turn_id is not None
+        await conv.link_reply("telegram", f"chat{n}", [str(n)], done, user)
+        result = await conv.handle_message_reaction(
+            MessageReaction("telegram", f"chat{n}", str(n), user, "👍", T0)
+        )
+        assert result.status == "recorded"
+
+    await asyncio.gather(*(person(n) for n in range(40)))
+    stats = await store.stats()
+    assert (stats.turns, stats.feedback_events) == (80, 40)
+    assert len(conv.outbox) == 0
+
+
+async def test_a_reaction_changed_to_a_meaningless_emoji_takes_the_old_one_away(store: SqliteStore) -> None:
+    from bot.core.events import MessageReaction
+
+    conv = make(store)
+    done = await reply_to(conv, "hello")
+    await conv.link_reply("telegram", "c", ["9"], done, "ann")
+    for emoji, expected in (("👍", "recorded"), ("🤔", "ignored"), (None, "removed")):
+        result = await conv.handle_message_reaction(MessageReaction("telegram", "c", "9", "ann", emoji, T0))
+        assert result.status == expected
+        if emoji == "🤔":
+            assert (await store.stats()).feedback_events == 0
+    unknown = await conv.handle_message_reaction(MessageReaction("telegram", "c", "10", "ann", "👍", T0))
+    assert unknown.status == "unknown"
+
+
+async def reply_to(conv: Conversation, text: str) -> ReplyDone:
+    events = await say(conv, text)
+    assert isinstance(events[-1], ReplyDone)
+    return events[-1]
