@@ -71,3 +71,14 @@ def test_recall_bench_reports_dense_and_hybrid() -> None:
     for mode in ("dense", "hybrid"):
         assert 0.0 <= report["recall"][mode]["recall@5"] <= report["recall"][mode]["recall@10"] <= 1.0
     assert isinstance(report["target"]["pass"], bool)
+
+
+def test_telegram_load_bench_reports_throughput_latency_and_losses() -> None:
+    report = run_bench("bench.telegram_load", "--quick")
+    assert "not a model" in report["settings"]["generator"]
+    result = report["results"]["sqlite"]
+    for phase in ("saturation", "at_rate"):
+        assert set(result[phase]["update_to_first_text"]) == LATENCY_KEYS
+        assert result[phase]["messages"] == 60 and result[phase]["messages_per_s"] > 0
+    assert result["lost"] == 0 and result["stored_turns"] == 240
+    assert set(result["checks"]) == {"p95_added_latency_ms", "messages_per_s", "nothing_lost"}

@@ -143,6 +143,8 @@ class FakeTelegramBotApi(tu.ChatWorld):
         super().__init__({"id": bot_id, "is_bot": True, "first_name": first_name, "username": username})
         self.token = token
         self.calls: list[Call] = []
+        # Called with every call answered successfully: lets a load generator wait without polling.
+        self.listeners: list[Callable[[Call], None]] = []
         self.drafts: defaultdict[int, list[str]] = defaultdict(list)
         self.documents: list[SentDocument] = []
         self.commands: list[JSON] = []
@@ -211,7 +213,10 @@ class FakeTelegramBotApi(tu.ChatWorld):
             if method not in self._handlers:
                 raise ApiError(404, "Not Found")
             await self._injected_failure(call)
-            return web.json_response({"ok": True, "result": await self._handlers[method](params)})
+            result = await self._handlers[method](params)
+            for listener in self.listeners:
+                listener(call)
+            return web.json_response({"ok": True, "result": result})
         except ApiError as err:
             call.failed = call.failed or err.description
             return _error_body(err.status, err.description, err.parameters)

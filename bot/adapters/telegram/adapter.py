@@ -40,7 +40,7 @@ ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY, Update.MESSAGE_REACTIO
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Updates in flight, running or waiting their chat's turn. Waiting ones are cheap.
 MAX_CONCURRENT_UPDATES = 4096
-HTTP_CONNECTIONS = 256
+HTTP_CONNECTIONS = 16
 DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
 # Webhook update ids remembered to drop Telegram's retries; the store's idempotency keys catch the
 # rest (a retry that reaches another replica is stored once, though it may be answered twice).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Literal
@@ -33,6 +34,7 @@ class ChatPolicy:
     edit_interval_s: float = 1.0
     # sendMessageDraft previews the reply in private chats; editing a sent message is the fallback.
     drafts: bool = True
+    typing_delay_s: float = 1.0
 
 
 def feedback_buttons() -> InlineKeyboardMarkup:
@@ -127,19 +129,21 @@ class ChatHandler:
             interval_s=self.policy.edit_interval_s,
             draft=surface.draft if use_draft else None,
         )
+        # "typing…" only when the first words are slow to come: a quick reply needs no extra call.
+        typing = asyncio.create_task(_typing_after(chat, self.policy.typing_delay_s))
         blocked: Exception | None = None
-        try:
-            await chat.send_action(ChatAction.TYPING)
-        except Forbidden as exc:
-            blocked = exc
         # Every event is consumed even when showing fails: the reply must still be stored.
         async for item in self.services.conversation.handle_message(event):
+            typing.cancel()
             if blocked is not None:
                 continue
             try:
                 await self._show(item, reply, surface, chat, event)
             except Unreachable as exc:
                 blocked = exc
+        await asyncio.wait([typing])
+        if not typing.cancelled():
+            blocked = typing.result() or blocked
         if blocked is not None:
             # Only now: storing the person's own turn marks them active, so this must come after.
             await self._unreachable(event.user_id, blocked)
@@ -158,11 +162,24 @@ class ChatHandler:
             await reply.finish((reply.text_so_far + "\n\n" + item.text).strip())
         else:
             text = item.text if not item.notice else f"{item.text}\n\n{item.notice}"
+            buttons = self.policy.feedback_buttons and item.turn_id is not None
+            # The buttons ride on the final send or edit; a separate call only if there was none.
+            surface.final_markup = feedback_buttons() if buttons else None
             ids = await reply.finish(text)
             await self.services.conversation.link_reply("telegram", str(chat.id), ids, item, event.user_id)
-            if self.policy.feedback_buttons and item.turn_id is not None and ids:
+            if buttons and ids and ids[-1] not in surface.marked:
                 await surface.add_buttons(ids[-1], feedback_buttons())
 
     async def _unreachable(self, user_id: str, exc: Exception) -> None:
         log.info("telegram: %s cannot be reached (%s); marked inactive", user_id, exc)
         await self.services.controls.mark_unreachable(user_id)
+
+
+async def _typing_after(chat: Chat, delay_s: float) -> Exception | None:
+    """Show "typing…"; a refusal because the person blocked the bot is returned, not raised."""
+    await asyncio.sleep(delay_s)
+    try:
+        await chat.send_action(ChatAction.TYPING)
+    except Forbidden as exc:
+        return exc
+    return None

@@ -30,6 +30,9 @@ class TelegramSurface:
         self.reply_to = reply_to
         self.thread_id = thread_id
         self._draft_id = abs(hash((chat_id, reply_to))) % 2_000_000_000 + 1
+        # Buttons for the message(s) of a finished reply; set just before the final send or edit.
+        self.final_markup: InlineKeyboardMarkup | None = None
+        self.marked: set[str] = set()
 
     async def send(self, text: str, markup: InlineKeyboardMarkup | None = None) -> str:
         try:
@@ -39,17 +42,23 @@ class TelegramSurface:
                 reply_to_message_id=self.reply_to,
                 allow_sending_without_reply=True,
                 message_thread_id=self.thread_id,
-                reply_markup=markup,
+                reply_markup=markup or self.final_markup,
             )
         except Forbidden as exc:
             raise Unreachable(str(exc)) from None
         # Only the first piece answers the person's message; the rest follow it.
         self.reply_to = None
+        if markup or self.final_markup:
+            self.marked.add(str(message.message_id))
         return str(message.message_id)
 
     async def edit(self, message_id: str, text: str) -> None:
         try:
-            await self.bot.edit_message_text(text, chat_id=self.chat_id, message_id=int(message_id))
+            await self.bot.edit_message_text(
+                text, chat_id=self.chat_id, message_id=int(message_id), reply_markup=self.final_markup
+            )
+            if self.final_markup:
+                self.marked.add(message_id)
         except BadRequest as exc:
             if "not modified" not in str(exc).lower():
                 raise
