@@ -71,6 +71,8 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("DISCORD_DEV_GUILD_ID", "KINDRED_DISCORD_DEV_GUILD_ID")
     )
     discord_feedback_buttons: bool = True
+    # Privileged intent: read every message in servers. Off: DMs, mentions, replies and slash commands.
+    discord_message_content: bool = False
     # Platform-qualified ids, comma-separated: telegram:42, discord:1234, discord-guild:99,
     # telegram-chat:-100…. Unset: everyone may talk.
     allowed_ids: str | None = None

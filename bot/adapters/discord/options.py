@@ -1,0 +1,44 @@
+"""What the Discord adapter is told at start: the token, where to sync commands, and its tunables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+
+from bot.adapters.streaming import EDIT_INTERVAL_S
+from bot.config import Settings
+from bot.core.errors import ConfigError
+
+# Discord's own limit for one message's text.
+MESSAGE_LIMIT = 2000
+# How long start() waits for READY before it gives up.
+READY_TIMEOUT_S = 60.0
+# discord.py waits this long after the last GUILD_CREATE before it calls the client ready.
+GUILD_READY_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class DiscordOptions:
+    # A SecretStr: the dataclass's repr, and so any log of it, shows asterisks.
+    token: SecretStr
+    dev_guild_id: int | None = None
+    feedback_buttons: bool = True
+    # Privileged: only ask for it when the Developer Portal grants it (see SETUP.md).
+    message_content: bool = False
+    edit_interval_s: float = EDIT_INTERVAL_S
+    ready_timeout_s: float = READY_TIMEOUT_S
+    guild_ready_timeout_s: float = GUILD_READY_TIMEOUT_S
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DiscordOptions:
+        token = settings.discord_bot_token
+        if token is None or not token.get_secret_value().strip():
+            raise ConfigError("invalid configuration: DISCORD_BOT_TOKEN: is not set")
+        return cls(
+            token=token,
+            dev_guild_id=settings.discord_dev_guild_id,
+            feedback_buttons=settings.discord_feedback_buttons,
+            # Until Settings has the field, the intent stays off: DMs, mentions and /chat still work.
+            message_content=settings.discord_message_content,
+        )

@@ -1,0 +1,116 @@
+"""A real discord.py client, started by the real adapter, against Discord on loopback, over a
+real SQLite store. Only Kindred's own ports are faked (the embedder and the model)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from bot.adapters.base import Services
+from bot.adapters.discord import DiscordAdapter, DiscordOptions
+from bot.config import DEFAULT_REACTIONS
+from bot.core.access import Access
+from bot.core.controls import Controls
+from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.models import ChatMessage
+from bot.core.ratelimit import RateLimiter
+from bot.store.sqlite import SqliteStore
+from tests.support import discord_payloads as p
+from tests.support.discord_fake import FakeDiscord
+from tests.support.fakes import HashEmbedder, ScriptedInference
+
+PERSONA = "You are Kindred, a test companion."
+
+
+@pytest.fixture
+async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
+    server = FakeDiscord()
+    await server.start()
+    server.point_discord_py_here(monkeypatch)
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
+    opened = await SqliteStore.open(tmp_path / "k.db")
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+def feedback(tmp_path: Path) -> Callable[[], list[tuple[str, str, str, float]]]:
+    """The feedback table as it is now: (user, source, emoji, value) rows."""
+
+    def rows() -> list[tuple[str, str, str, float]]:
+        with contextlib.closing(sqlite3.connect(tmp_path / "k.db")) as db:
+            found = db.execute(
+                "SELECT user_id, source, emoji, value FROM feedback ORDER BY user_id"
+            ).fetchall()
+        return [tuple(row) for row in found]
+
+    return rows
+
+
+def services(
+    store: SqliteStore,
+    *,
+    inference: Any = None,
+    access: Access | None = None,
+    per_minute: float = 0.0,
+    burst: int = 5,
+    max_new_tokens: int = 2000,
+    max_message_chars: int = 100_000,
+) -> Services:
+    policy = ConversationPolicy(
+        persona=PERSONA,
+        reactions=DEFAULT_REACTIONS,
+        max_new_tokens=max_new_tokens,
+        max_message_chars=max_message_chars,
+    )
+    conversation = Conversation(store, HashEmbedder(), inference or ScriptedInference(), policy)
+    return Services(
+        conversation=conversation,
+        controls=Controls(store, PERSONA),
+        limiter=RateLimiter(per_minute, burst),
+        access=access or Access(),
+    )
+
+
+OPTIONS = DiscordOptions(
+    token=SecretStr(p.TOKEN), edit_interval_s=0.05, ready_timeout_s=10.0, guild_ready_timeout_s=0.05
+)
+
+
+@contextlib.asynccontextmanager
+async def running(served: Services, **options: Any) -> AsyncIterator[DiscordAdapter]:
+    """The adapter, started (READY received) and stopped around the block."""
+    adapter = DiscordAdapter(served, dataclasses.replace(OPTIONS, **options))
+    await adapter.start()
+    try:
+        yield adapter
+    finally:
+        await adapter.stop()
+
+
+class SlowInference(ScriptedInference):
+    """Writes one word every `delay_s`, like a model on a slow machine."""
+
+    def __init__(self, reply: str, delay_s: float) -> None:
+        super().__init__(reply)
+        self.delay_s = delay_s
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+    ) -> AsyncIterator[str]:
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+            await asyncio.sleep(self.delay_s)
+            yield chunk

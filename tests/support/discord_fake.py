@@ -1,0 +1,158 @@
+"""Discord on loopback: the fake gateway and REST API on one aiohttp server, pointed at by
+discord.py's own class attributes (`Route.BASE`, `DiscordWebSocket.DEFAULT_GATEWAY`), and the
+actions a test plays as people: write, mention, use a slash command, press a button, react."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+
+import pytest
+import yarl
+from aiohttp import web
+from discord.gateway import DiscordWebSocket
+from discord.http import Route
+
+from tests.support import discord_payloads as p
+from tests.support.discord_gateway import FakeGateway
+from tests.support.discord_rest import FakeRest, Shown
+
+ANN = p.user(5_000_000_000_000_000_001, "ann")
+BEN = p.user(5_000_000_000_000_000_002, "ben")
+
+
+class FakeDiscord:
+    def __init__(self) -> None:
+        self.guild_channel = p.text_channel(p.GUILD_CHANNEL_ID, p.GUILD_ID)
+        self.gateway = FakeGateway({p.GUILD_ID: [self.guild_channel]})
+        self.rest = FakeRest(self.gateway, {p.GUILD_CHANNEL_ID: p.GUILD_ID})
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        app = web.Application(middlewares=[self.rest.middleware])
+        app.add_routes([*self.gateway.routes(), *self.rest.routes()])
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.gateway.base_url = f"ws://127.0.0.1:{port}"
+
+    def point_discord_py_here(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(Route, "BASE", f"{self.url}/api/v10")
+        monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(f"{self.gateway.base_url}/gateway"))
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # What people do.
+
+    async def dm(self, person: p.Payload, text: str) -> p.Payload:
+        channel_id = dm_channel_id(person)
+        message = p.message(p.snowflake(), channel_id, person, text)
+        await self.gateway.dispatch("MESSAGE_CREATE", message)
+        return message
+
+    async def say_in_server(
+        self, person: p.Payload, text: str, *, mention: bool = False, replying_to: p.Payload | None = None
+    ) -> p.Payload:
+        content = f"<@{p.BOT_ID}> {text}" if mention else text
+        message = p.message(
+            p.snowflake(),
+            p.GUILD_CHANNEL_ID,
+            person,
+            content,
+            guild_id=p.GUILD_ID,
+            mentions=[p.BOT_USER] if mention else [],
+            replying_to=replying_to,
+        )
+        await self.gateway.dispatch("MESSAGE_CREATE", message)
+        return message
+
+    async def slash(self, person: p.Payload, name: str, *, where: str = "dm", **options: str) -> str:
+        """Use /name; `where`: "dm" (the bot's DM), "server" (the bot's server) or "elsewhere" (a
+        server the bot is not in, through a user install). Returns the interaction token."""
+        return await self._interact(2, p.slash(name, **options), person, where)
+
+    async def press(self, person: p.Payload, shown: Shown, custom_id: str, *, where: str = "dm") -> str:
+        message = self.rest.payload(shown)
+        return await self._interact(3, p.button(custom_id), person, where, message=message)
+
+    async def _interact(
+        self, kind: int, data: p.Payload, person: p.Payload, where: str, message: p.Payload | None = None
+    ) -> str:
+        if where == "server":
+            channel, guild_id = self.guild_channel, p.GUILD_ID
+        elif where == "elsewhere":
+            channel, guild_id = p.text_channel(p.FOREIGN_CHANNEL_ID, p.FOREIGN_GUILD_ID), p.FOREIGN_GUILD_ID
+        else:
+            channel, guild_id = p.dm_channel(dm_channel_id(person), person), None
+        payload = p.interaction(
+            kind,
+            data,
+            person,
+            channel,
+            guild_id=guild_id,
+            installed_by_user=where != "server",
+            message=message,
+        )
+        self.rest.interactions[payload["token"]] = payload
+        await self.gateway.dispatch("INTERACTION_CREATE", payload)
+        return str(payload["token"])
+
+    async def react(
+        self, person: p.Payload, target: Shown | p.Payload, emoji: str, *, added: bool = True
+    ) -> None:
+        """Add (or take away) a reaction on one of Kindred's messages or on anyone's message."""
+        if isinstance(target, Shown):
+            channel_id, message_id = target.channel_id, target.id
+        else:
+            channel_id, message_id = int(target["channel_id"]), int(target["id"])
+        event = "MESSAGE_REACTION_ADD" if added else "MESSAGE_REACTION_REMOVE"
+        payload = p.reaction(
+            int(person["id"]), channel_id, message_id, emoji, guild_id=self.rest.guild_of.get(channel_id)
+        )
+        await self.gateway.dispatch(event, payload)
+
+    # What people see.
+
+    def in_channel(self, channel_id: int) -> list[Shown]:
+        return [shown for shown in self.rest.messages.values() if shown.channel_id == channel_id]
+
+    def answers(self, token: str) -> list[Shown]:
+        """The original response to an interaction, then its follow-ups."""
+        return [shown for shown in self.rest.messages.values() if shown.token == token]
+
+    def replies_to(self, message: p.Payload) -> list[Shown]:
+        """Kindred's messages posted after `message` in its channel."""
+        channel_id, after = int(message["channel_id"]), int(message["id"])
+        return [shown for shown in self.in_channel(channel_id) if shown.id > after and shown.token is None]
+
+
+def dm_channel_id(person: p.Payload) -> int:
+    return int(person["id"]) + 1  # one DM channel per person, stable
+
+
+async def eventually(
+    check: Callable[[], bool | Awaitable[bool]], *, timeout_s: float = 5.0, what: str = "condition"
+) -> None:
+    """Wait until `check()` holds (it may be a coroutine function); the client answers on its own tasks."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = check()
+        if await result if inspect.isawaitable(result) else result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+async def settled(check: Callable[[], bool], *, for_s: float = 0.3) -> bool:
+    """True when `check()` still holds after `for_s`: for "nothing happened" assertions."""
+    await asyncio.sleep(for_s)
+    return check()
