@@ -32,6 +32,7 @@ from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP, ChatHandler, 
 from bot.adapters.telegram.commands import Commands, bot_commands
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.ordering import PerChatOrder
+from bot.adapters.telegram.transport import AiohttpRequest
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,9 @@ class TelegramAdapter:
             .base_url(api)
             .base_file_url(files)
             .concurrent_updates(PerChatOrder(MAX_CONCURRENT_UPDATES))
-            .connection_pool_size(HTTP_CONNECTIONS)
+            .request(AiohttpRequest(HTTP_CONNECTIONS))
+            # The long poll has a connection of its own, so replies never wait behind it.
+            .get_updates_request(AiohttpRequest(1, read_timeout=5.0 + self.config.poll_timeout_s))
             .rate_limiter(AIORateLimiter(overall_max_rate=self.config.sends_per_second, max_retries=5))
         )
         if self.config.webhook_url is not None:
