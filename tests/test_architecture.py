@@ -83,3 +83,16 @@ def test_every_package_is_listed_for_installation() -> None:
         for init in (ROOT / top).rglob("__init__.py")
     }
     assert found | {"kindred_schema"} == listed
+
+
+@pytest.mark.parametrize(("platform", "other"), [("telegram", "discord"), ("discord", "telegram")])
+def test_platform_adapters_do_not_import_each_other(platform: str, other: str) -> None:
+    for path in python_files(f"bot/adapters/{platform}"):
+        bad = {m for m in imports_of(path) if is_under(m, f"bot.adapters.{other}") or m == other}
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", python_files("bot/web"), ids=str)
+def test_the_web_server_knows_no_platform(path: Path) -> None:
+    bad = {m for m in imports_of(path) for f in ("telegram", "discord", "bot.adapters") if is_under(m, f)}
+    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
