@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from bot.adapters.telegram.chat import ChatPolicy
+from bot.core.models import ChatMessage
 from tests.adapters.telegram.conftest import ANN, GROUP, SlowInference, replies_done, running_bot
 from tests.support.telegram_api import FakeTelegramBotApi
 
@@ -117,3 +120,35 @@ async def test_hostile_messages_get_a_clear_answer(api: FakeTelegramBotApi, tmp_
         api.private_message(ANN, "a" * 4096)
         assert (await replies_done(api, ANN, 1))[1] == "Lovely to hear from you."
         assert [role for role, _ in await bot.turns(ANN_KEY, ANN_KEY)] == ["user", "assistant"]
+
+
+class GatedInference(SlowInference):
+    """Holds any reply whose message contains "wait" until the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__("Here I am.", delay_s=0)
+        self.gate = asyncio.Event()
+
+    async def stream(  # type: ignore[override]
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+    ) -> AsyncIterator[str]:
+        if "wait" in messages[-1].content:
+            await self.gate.wait()
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+            yield chunk
+
+
+async def test_a_slow_chat_holds_up_no_other_and_a_chat_keeps_its_order(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    inference = GatedInference()
+    async with running_bot(api, tmp_path, inference=inference) as bot:
+        api.private_message(ANN, "please wait for it")
+        api.private_message(ANN, "and then this")
+        api.private_message(77, "hello, anyone?")
+        assert await replies_done(api, 77, 1) == ["Here I am."], "another chat is answered meanwhile"
+        assert api.texts(ANN) == [], "Ann's second message waits for her first"
+        inference.gate.set()
+        await replies_done(api, ANN, 2)
+        said = [text for role, text in await bot.turns(ANN_KEY, ANN_KEY)]
+        assert said == ["please wait for it", "Here I am.", "and then this", "Here I am."]
