@@ -91,6 +91,23 @@ def age(then: datetime, now: datetime) -> str:
     return "just now"
 
 
+# Ids and page numbers people type: ASCII digits only ("²" is a digit to str.isdigit, not to int),
+# and short enough for a 64-bit integer column.
+MAX_NUMBER_DIGITS = 18
+
+
+def whole_number(text: str) -> int | None:
+    text = text.strip()
+    if text.isascii() and text.isdigit() and len(text) <= MAX_NUMBER_DIGITS:
+        return int(text)
+    return None
+
+
+def page_number(text: str) -> int:
+    """A typed page number; anything else is page 1."""
+    return max(whole_number(text) or 1, 1)
+
+
 def help_text(persona_name: str = "Kindred") -> str:
     commands = "\n".join(f"/{c.name} — {c.description}" for c in COMMANDS)
     return (
@@ -123,12 +140,12 @@ class Controls:
         return MemoryPage(tuple(reversed(found)), page, start > 0, self._clock())
 
     async def forget_one(self, user_id: str, argument: str) -> str:
-        argument = argument.strip().lstrip("#")
-        if not argument.isdigit():
+        memory_id = whole_number(argument.strip().lstrip("#"))
+        if memory_id is None:
             return "Tell me which memory: /forget ID (the number from /memories), or /forget all."
-        if await self.store.forget(user_id, int(argument)):
-            return f"Forgotten: memory #{argument}. It will not come up again."
-        return f"I have no memory #{argument} of yours. /memories lists them."
+        if await self.store.forget(user_id, memory_id):
+            return f"Forgotten: memory #{memory_id}. It will not come up again."
+        return f"I have no memory #{memory_id} of yours. /memories lists them."
 
     async def forget_all(self, user_id: str) -> str:
         count = await self.store.forget_all(user_id)

@@ -83,9 +83,11 @@ class Conversation:
             embedding_model=self.embedder.model_name,
             created_at=message.sent_at,
             idempotency_key=key,
+            # Which chat a memory came from: a shared chat may recall only its own.
+            meta={"chat_id": message.chat_id},
         )
         stored, recent = await self._save_and_load_history(user_turn)
-        recalled = await self._recall(message.user_id, text, vector, recent, stored)
+        recalled = await self._recall(message, text, vector, recent, stored)
         messages = build_messages(
             self.policy.persona,
             recalled,
@@ -117,6 +119,7 @@ class Conversation:
                 used_memory_ids=memory_ids,
                 reply_to=stored.id if stored else None,
                 idempotency_key=f"{key}:reply",
+                meta={"chat_id": message.chat_id},
             )
         )
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
@@ -127,9 +130,7 @@ class Conversation:
         if reaction.removed:
             await self._write(RemoveFeedback(reaction.turn_id, reaction.user_id, reaction.source))
             return 0.0
-        value = self.policy.reactions.get(reaction.emoji)
-        if value is None:
-            value = self.policy.reactions.get(reaction.emoji.replace("\ufe0f", ""))
+        value = self._value(reaction.emoji)
         if value is None:
             return None
         await self._write(
@@ -161,6 +162,9 @@ class Conversation:
             link = self._pending_link(event)
         if link is None:
             return ReactionResult("unknown")
+        if event.additive and self._value(event.emoji or event.removed_emoji or "") is None:
+            # One more (or one fewer) emoji without meaning leaves the meaningful one in place.
+            return ReactionResult("ignored")
         reaction = Reaction(
             event.user_id, link.turn_id, event.emoji or "", event.sent_at, event.source, event.emoji is None
         )
@@ -168,7 +172,7 @@ class Conversation:
         if event.emoji is None:
             return ReactionResult("removed")
         if value is None:
-            # A change to an emoji with no meaning still takes the earlier, meaningful one away.
+            # Telegram: the new set holds nothing meaningful, so the earlier reaction is gone.
             await self._write(RemoveFeedback(link.turn_id, event.user_id, event.source))
             return ReactionResult("ignored")
         return ReactionResult("recorded", value)
@@ -183,6 +187,10 @@ class Conversation:
                 return item
         return None
 
+    def _value(self, emoji: str) -> float | None:
+        value = self.policy.reactions.get(emoji)
+        return value if value is not None else self.policy.reactions.get(emoji.replace("\ufe0f", ""))
+
     async def _save_and_load_history(self, turn: NewTurn) -> tuple[Turn | None, list[Turn]]:
         stored = await self._save(turn)
         try:
@@ -192,18 +200,22 @@ class Conversation:
         return stored, recent
 
     async def _recall(
-        self, user_id: str, text: str, vector: Vector, recent: list[Turn], stored: Turn | None
+        self, message: UserMessage, text: str, vector: Vector, recent: list[Turn], stored: Turn | None
     ) -> list[Recalled]:
         # Memories of turns already in the prompt as history would only repeat them.
         exclude = {turn.memory_id for turn in recent}
         if stored is not None:
             exclude.add(stored.memory_id)
+        k = self.policy.memory_top_k
         try:
             found = await hybrid_search(
-                self.store, user_id, text, vector, self.policy.memory_top_k, exclude=exclude
+                self.store, message.user_id, text, vector, k if message.private else k * 4, exclude=exclude
             )
         except StoreUnavailable:
             return []
+        if not message.private:
+            # Others read this reply: what the person said elsewhere (a DM) must not surface here.
+            found = [item for item in found if item.memory.meta.get("chat_id") == message.chat_id][:k]
         return fit_budget(found, self.policy.memory_token_budget, self.inference.count_tokens)
 
     async def _save(self, turn: NewTurn) -> Turn | None:

@@ -15,6 +15,9 @@ class UserMessage:
     sent_at: datetime
     # Platform message id or delivery id: a redelivered update stores nothing twice.
     idempotency_key: str | None = None
+    # False in a group or server channel: others read the reply, so only memories from this
+    # same chat may be recalled into it.
+    private: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,10 @@ class MessageReaction:
     emoji: str | None
     sent_at: datetime
     source: str = "reaction"
+    # Telegram sends a person's whole new set of reactions (the event replaces); Discord adds and
+    # removes one emoji at a time (`additive`), naming the one removed in `removed_emoji`.
+    additive: bool = False
+    removed_emoji: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -214,3 +214,42 @@ async def reply_to(conv: Conversation, text: str) -> ReplyDone:
     events = await say(conv, text)
     assert isinstance(events[-1], ReplyDone)
     return events[-1]
+
+
+async def test_a_shared_chat_recalls_only_what_was_said_in_it(store: SqliteStore) -> None:
+    """Others read a group reply: a secret told in a DM must not surface there."""
+    model = ScriptedInference()
+    conv = make(store, model)
+
+    async def tell(text: str, chat: str, private: bool) -> None:
+        message = UserMessage("ann", chat, text, T0, private=private)
+        assert isinstance([event async for event in conv.handle_message(message)][-1], ReplyDone)
+
+    def recalled() -> str:
+        return "\n".join(message.content for message in model.prompts[-1])  # memories and history
+
+    await tell("my salary is 9000 zorkmids", "dm", True)
+    await tell("the group picnic is on the zorkmid hill", "group", False)
+    await tell("tell me about zorkmids", "group", False)
+    assert "zorkmid hill" in recalled() and "salary" not in recalled()
+    await tell("what about zorkmids?", "dm", True)
+    assert "salary" in recalled() and "zorkmid hill" in recalled(), "a private chat recalls everything"
+
+
+async def test_additive_reactions_keep_the_meaningful_one(store: SqliteStore) -> None:
+    """Discord adds and removes one emoji at a time; a 😂 beside a 👍 must not erase the 👍."""
+    from bot.core.events import MessageReaction
+
+    conv = make(store)
+    done = await reply_to(conv, "hello")
+    await conv.link_reply("discord", "c", ["5"], done, "ann")
+
+    def event(emoji: str | None, removed: str | None = None) -> MessageReaction:
+        return MessageReaction("discord", "c", "5", "ann", emoji, T0, additive=True, removed_emoji=removed)
+
+    assert (await conv.handle_message_reaction(event("👍"))).status == "recorded"
+    assert (await conv.handle_message_reaction(event("😂"))).status == "ignored"
+    assert (await conv.handle_message_reaction(event(None, removed="😂"))).status == "ignored"
+    assert (await store.stats()).feedback_events == 1
+    assert (await conv.handle_message_reaction(event(None, removed="👍"))).status == "removed"
+    assert (await store.stats()).feedback_events == 0

@@ -63,6 +63,8 @@ async def chat(interaction: Interaction, message: str) -> None:
         text=message,
         sent_at=interaction.created_at,
         idempotency_key=f"discord-interaction:{interaction.id}",
+        # A DM with the bot is private; a server channel or someone else's DM is not.
+        private=is_private(interaction),
     )
     wants_buttons = kindred.options.feedback_buttons and needs_buttons(interaction)
     buttons = feedback_view() if wants_buttons else None
@@ -75,6 +77,11 @@ async def chat(interaction: Interaction, message: str) -> None:
             unlinked=kindred.unlinked,
             buttons=buttons,
         )
+
+
+def is_private(interaction: Interaction) -> bool:
+    """Only a DM with the bot itself: elsewhere others may read the reply."""
+    return bool(interaction.context.dm_channel)
 
 
 def needs_buttons(interaction: Interaction) -> bool:

@@ -31,6 +31,7 @@ async def record(
     guild_id: int | None,
     emoji: str | None,
     source: Literal["reaction", "button"],
+    removed_emoji: str | None = None,
 ) -> ReactionResult:
     """Hand one reaction (emoji None: taken away) to the core, if the person may talk to Kindred."""
     person = user_key(user_id)
@@ -44,6 +45,9 @@ async def record(
         emoji=emoji,
         sent_at=datetime.now(UTC),
         source=source,
+        # Discord adds and removes one emoji at a time; a button vote replaces the last one.
+        additive=source == "reaction",
+        removed_emoji=removed_emoji,
     )
     return await kindred.services.conversation.handle_message_reaction(event)
 
@@ -66,6 +70,7 @@ async def reaction_event(
         # Custom server emoji read as <:name:id>; the core ignores what it has no value for.
         emoji=str(payload.emoji) if added else None,
         source="reaction",
+        removed_emoji=None if added else str(payload.emoji),
     )
 
 

@@ -39,6 +39,7 @@ class ChannelMessages:
             sent_at=message.created_at,
             # Discord may deliver a message twice across a RESUME; its id stores it once.
             idempotency_key=f"discord:{message.id}",
+            private=message.guild is None,
         )
         async with self.kindred.in_flight.track():
             await deliver(

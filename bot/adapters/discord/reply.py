@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable
 
+import aiohttp
 import discord
 
 from bot.adapters.discord.context import Unlinked
@@ -31,6 +32,9 @@ async def shown(step: Awaitable[object]) -> bool:
         await step
     except discord.HTTPException as exc:
         log.warning("could not show a reply on Discord: %s %s", exc.status, exc.text)
+        return False
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        log.warning("could not reach Discord to show a reply: %s", type(exc).__name__)
         return False
     return True
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from telegram import Update
+from telegram.error import InvalidToken, TelegramError
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -33,6 +34,7 @@ from bot.adapters.telegram.commands import Commands, bot_commands
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.ordering import PerChatOrder
 from bot.adapters.telegram.transport import AiohttpRequest
+from bot.core.errors import ConfigError, KindredError
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +120,19 @@ class TelegramAdapter:
         return application
 
     async def start(self) -> None:
+        try:
+            await self._start()
+        except InvalidToken:
+            await self._close_quietly()
+            # PTB's message quotes the token; this one never does.
+            raise ConfigError(
+                "TELEGRAM_BOT_TOKEN was refused by the Bot API (or TELEGRAM_API_BASE_URL is wrong)"
+            ) from None
+        except TelegramError as exc:
+            await self._close_quietly()
+            raise KindredError(f"telegram: cannot start ({type(exc).__name__})") from None
+
+    async def _start(self) -> None:
         application = self.application
         await application.initialize()  # getMe: a bad token fails here, before anything else
         await application.bot.set_my_commands(bot_commands())
@@ -131,6 +146,12 @@ class TelegramAdapter:
                 timeout=int(self.config.poll_timeout_s), allowed_updates=ALLOWED_UPDATES
             )
         log.info("telegram: serving as @%s (%s)", application.bot.username, self.mode)
+
+    async def _close_quietly(self) -> None:
+        try:
+            await self.stop()
+        except Exception as exc:  # the start failure is what the admin needs to see
+            log.debug("telegram: cleanup after a failed start: %s", type(exc).__name__)
 
     @property
     def mode(self) -> str:
@@ -149,10 +170,14 @@ class TelegramAdapter:
         given = headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self.config.secret.encode()):
             return 403, "forbidden"
+        if not self.application.running:
+            return 503, "stopping"  # Telegram retries later, to whichever replica is up then
         try:
             data = json.loads(body)
+            if not isinstance(data, dict):
+                raise TypeError("not an object")
             update = Update.de_json(data, self.application.bot)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
             log.warning("telegram webhook: unreadable update (%s)", type(exc).__name__)
             return 400, "bad update"
         if update is None:

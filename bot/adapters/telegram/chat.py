@@ -9,7 +9,7 @@ from typing import Literal
 
 from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatAction, ChatType, MessageEntityType
-from telegram.error import Forbidden
+from telegram.error import Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
 from bot.adapters.base import Services
@@ -86,6 +86,10 @@ class ChatHandler:
         person = update.effective_user
         if message is None or person is None or message.text is None or person.is_bot:
             return
+        # A channel post forwarded into its discussion group, or a message sent as a chat: no
+        # person to remember it for (Telegram's service account would pool everyone's words).
+        if message.sender_chat is not None or message.is_automatic_forward:
+            return
         bot = context.bot
         if not is_addressed(message, bot.id, bot.username, self.policy.group_mode):
             return
@@ -110,6 +114,7 @@ class ChatHandler:
             sent_at=message.date,
             # A redelivered update (webhook retry, restart mid-poll) stores nothing twice.
             idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
+            private=message.chat.type == ChatType.PRIVATE,
         )
         await self._answer(update, message, event)
 
@@ -133,15 +138,23 @@ class ChatHandler:
         typing = asyncio.create_task(_typing_after(chat, self.policy.typing_delay_s))
         blocked: Exception | None = None
         # Every event is consumed even when showing fails: the reply must still be stored.
-        async for item in self.services.conversation.handle_message(event):
+        failed = False
+        try:
+            async for item in self.services.conversation.handle_message(event):
+                typing.cancel()
+                if blocked is not None or failed:
+                    continue
+                try:
+                    await self._show(item, reply, surface, chat, event)
+                except Unreachable as exc:
+                    blocked = exc
+                except TelegramError as exc:
+                    # Showing failed (network, a refused edit): the reply is still stored.
+                    log.warning("telegram: could not show a reply: %s: %s", type(exc).__name__, exc)
+                    failed = True
+        finally:
             typing.cancel()
-            if blocked is not None:
-                continue
-            try:
-                await self._show(item, reply, surface, chat, event)
-            except Unreachable as exc:
-                blocked = exc
-        await asyncio.wait([typing])
+            await asyncio.wait([typing])
         if not typing.cancelled():
             blocked = typing.result() or blocked
         if blocked is not None:

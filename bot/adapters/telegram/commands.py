@@ -13,7 +13,7 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, Cont
 from bot.adapters.base import Services
 from bot.adapters.telegram.ids import place_key, user_key
 from bot.core.access import NOT_ALLOWED
-from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, PRIVACY, MemoryPage, help_text
+from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, PRIVACY, MemoryPage, help_text, page_number
 
 Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
 PRIVATE_ONLY = "For your privacy I only show that in our private chat. Write to me directly."
@@ -97,18 +97,17 @@ class Commands:
         if message.chat.type != ChatType.PRIVATE:
             await message.reply_text(PRIVATE_ONLY)
             return
-        arg = (context.args or ["1"])[0]
-        page = await self.controls.memories_page(user_key(person.id), int(arg) if arg.isdigit() else 1)
+        page = await self.controls.memories_page(user_key(person.id), page_number((context.args or ["1"])[0]))
         await message.reply_text(page.render(), reply_markup=page_buttons(page))
 
     async def turn_page(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
         assert query is not None and query.data is not None
         number = query.data.removeprefix(PAGE_PREFIX)
-        if query.message is None or query.message.chat.type != ChatType.PRIVATE or not number.isdigit():
+        if query.message is None or query.message.chat.type != ChatType.PRIVATE:
             await query.answer()
             return
-        page = await self.controls.memories_page(user_key(query.from_user.id), int(number))
+        page = await self.controls.memories_page(user_key(query.from_user.id), page_number(number))
         await query.answer()
         await query.edit_message_text(page.render(), reply_markup=page_buttons(page))
 

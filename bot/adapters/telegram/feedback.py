@@ -10,7 +10,8 @@ from telegram.ext import ContextTypes
 
 from bot.adapters.base import Services
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP
-from bot.adapters.telegram.ids import PLATFORM, user_key
+from bot.adapters.telegram.ids import PLATFORM, place_key, user_key
+from bot.core.access import NOT_ALLOWED
 from bot.core.events import MessageReaction
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,8 @@ class Feedback:
         # Anonymous group admins react as the chat; there is no person to credit.
         if changed is None or changed.user is None or changed.user.is_bot:
             return
+        if not self.services.access.may_talk(user_key(changed.user.id), place_key(changed.chat.id)):
+            return
         emojis = [
             [r.emoji for r in side if isinstance(r, ReactionTypeEmoji)]
             for side in (changed.old_reaction, changed.new_reaction)
@@ -54,6 +57,9 @@ class Feedback:
     async def on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
         if query is None or query.data not in BUTTON_EMOJI or query.message is None:
+            return
+        if not self.services.access.may_talk(user_key(query.from_user.id), place_key(query.message.chat.id)):
+            await query.answer(NOT_ALLOWED)
             return
         emoji = BUTTON_EMOJI[query.data]
         event = MessageReaction(

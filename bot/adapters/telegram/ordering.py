@@ -7,12 +7,18 @@ answered before their first, and a reaction must not overtake the reply it rates
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
 from telegram import Update
 from telegram.ext import BaseUpdateProcessor
+
+log = logging.getLogger(__name__)
+
+# Updates of one chat waiting their turn, past which new ones are dropped.
+MAX_WAITING_PER_CHAT = 100
 
 
 class PerChatOrder(BaseUpdateProcessor):
@@ -24,6 +30,15 @@ class PerChatOrder(BaseUpdateProcessor):
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         # An update waiting for its chat holds one of the processor's slots (process_update is final
         # in PTB), so the adapter sizes the slots for waiting updates, not for running ones.
+        chat = update.effective_chat if isinstance(update, Update) else None
+        waiting = self._locks.get(chat.id, (None, 0))[1] if chat is not None else 0
+        if waiting >= MAX_WAITING_PER_CHAT:
+            # A flood in one chat must not take every slot from the others. Its sender is far past
+            # the per-person rate limit by now, so the update would only be refused anyway.
+            log.warning("telegram: chat %s has %d updates waiting; dropping one", chat, waiting)
+            if isinstance(coroutine, Coroutine):
+                coroutine.close()
+            return
         async with self._turn_of(update):
             await coroutine
 

@@ -99,4 +99,3 @@ def _body(request_data: RequestData | None, files: dict[str, Any] | None) -> Any
         filename, content, mime = upload if len(upload) == 3 else (upload[0], upload[1], None)
         form.add_field(name, content, filename=filename, content_type=mime)
     return form
-

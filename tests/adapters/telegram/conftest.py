@@ -93,6 +93,7 @@ async def running_bot(
     access: Access | None = None,
     limiter: RateLimiter | None = None,
     webhook_url: str | None = None,
+    token: str | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await SqliteStore.open(path)
@@ -109,7 +110,7 @@ async def running_bot(
         access=access or Access(),
     )
     config = TelegramConfig(
-        token=api.token,
+        token=token or api.token,
         api_base_url=api.base_url,
         webhook_url=webhook_url,
         chat=chat or replace(ChatPolicy(), edit_interval_s=0.05),
