@@ -1,29 +1,33 @@
-"""In-process inference with transformers, on CPU or one GPU.
+"""In-process inference with transformers, on CPU or one GPU, batching requests that arrive together.
 
-`generate` runs in a worker thread of its own. Text reaches the event loop through
-`loop.call_soon_threadsafe` into an asyncio.Queue, so the loop never waits on a thread.
-A stopping criterion checks the deadline and a cancel flag after every token: a reply that
-runs too long raises InferenceTimeout, and a consumer that walks away stops the thread.
+Each `stream` call puts a request in line (`batching.Batcher`). One worker thread takes what is
+waiting and runs it as one left-padded `generate`; `rows.py` splits the batch back into a reply
+per request. Text reaches the event loop through `loop.call_soon_threadsafe` into an
+asyncio.Queue, so the loop never waits on the thread. Each row stops on its own: at its
+max_tokens, when its consumer walks away, or at its deadline (InferenceTimeout). Rows may ask for
+different LoRA adapters (`lora.py`); peft runs them in one batch (`adapter_names`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import threading
 import time
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.core.errors import ConfigError, InferenceError, InferenceTimeout
+from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage
+from bot.inference.batching import Batcher, Request
+from bot.inference.lora import AdapterSet, find_adapter
 
 DEFAULT_MAX_CONTEXT = 2048
+# Rows per generate. On CPU, throughput stops growing somewhere past 16 for SmolLM2-135M; a GPU
+# takes more (see bench/inference.py).
+DEFAULT_MAX_BATCH = 16
 THREAD_NAME = "kindred-generate"
-# How often a queued generation re-checks its deadline and cancel flag while another runs.
-_LOCK_POLL_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,26 +37,14 @@ class Sampling:
     temperature: float = 0.7
     top_p: float = 0.9
     repetition_penalty: float = 1.1
+    top_k: int = 50  # transformers' default, kept so replies read as they did before batching
 
 
-@dataclass(slots=True)
-class _Job:
-    """One generation, shared between the event loop and its worker thread."""
-
-    prompt: list[dict[str, str]]
-    max_tokens: int
-    deadline: float
-    loop: asyncio.AbstractEventLoop
-    queue: asyncio.Queue[str | BaseException | None]
-    cancel: threading.Event = field(default_factory=threading.Event)
-    timed_out: bool = False
-
-    def post(self, item: str | BaseException | None) -> None:
-        """Hand an item to the loop. None marks the end of the reply."""
-        try:
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
-        except RuntimeError:
-            self.cancel.set()  # the loop is closed: nobody is listening any more
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    request: Request
+    ids: list[int]
+    adapter: str  # peft's name for the row's adapter, or lora.BASE
 
 
 class LocalInference:
@@ -67,6 +59,8 @@ class LocalInference:
         timeout_s: float = 60.0,
         sampling: Sampling | None = None,
         max_context: int = DEFAULT_MAX_CONTEXT,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        adapters_dir: Path | None = None,
     ) -> None:
         if not tokenizer.chat_template:
             raise ConfigError("KINDRED_MODEL: the model's tokenizer has no chat template")
@@ -77,7 +71,8 @@ class LocalInference:
         self.sampling = sampling or Sampling()
         self._limit = int(getattr(model.config, "max_position_embeddings", max_context))
         self.context_window = min(self._limit, max_context)
-        self._lock = threading.Lock()  # one generate at a time per model
+        self._adapters = AdapterSet(adapters_dir)
+        self._batcher = Batcher(self._run_batch, max_batch=max_batch, thread_name=THREAD_NAME)
 
     @classmethod
     def load(
@@ -89,6 +84,8 @@ class LocalInference:
         sampling: Sampling | None = None,
         max_context: int = DEFAULT_MAX_CONTEXT,
         threads: int | None = None,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        adapters_dir: Path | None = None,
     ) -> LocalInference:
         """Load a model directory (or Hub id) prepared by `prepare_model`. Blocks for a while.
 
@@ -114,7 +111,13 @@ class LocalInference:
             timeout_s=timeout_s,
             sampling=sampling,
             max_context=max_context,
+            max_batch=max_batch,
+            adapters_dir=adapters_dir,
         )
+
+    @property
+    def max_batch(self) -> int:
+        return self._batcher.max_batch
 
     def count_tokens(self, text: str) -> int:
         """Tokens `text` takes in the prompt, not counting the chat template's markers."""
@@ -136,134 +139,155 @@ class LocalInference:
     ) -> AsyncGenerator[str, None]:
         """Yield the reply in text chunks as the model writes them.
 
-        Raises InferenceTimeout once `timeout_s` has passed since the call (time spent waiting
-        for another generation counts). Closing or cancelling the iteration stops the model.
+        `adapter` names a LoRA adapter folder under the adapters directory; its newest version is
+        used. Raises InferenceError for an unknown adapter, and InferenceTimeout once `timeout_s`
+        has passed since the call (time spent waiting for a batch counts). Closing or cancelling
+        the iteration stops this request's row; the rest of its batch goes on.
         """
-        if adapter is not None:
-            raise InferenceError("LoRA adapters are not served by the local backend yet")
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
-        loop = asyncio.get_running_loop()
-        job = _Job(
+        if adapter is not None:
+            find_adapter(self._adapters.root, adapter)  # fail now, not after waiting in line
+        request = Request(
             prompt=_as_dicts(messages),
             max_tokens=max_tokens,
+            adapter=adapter,
             deadline=time.monotonic() + self.timeout_s,
-            loop=loop,
+            timeout_message=self._timeout_message(),
+            loop=asyncio.get_running_loop(),
             queue=asyncio.Queue(),
         )
-        threading.Thread(target=self._run, args=(job,), name=THREAD_NAME).start()
+        self._batcher.submit(request)
         try:
             while True:
-                remaining = job.deadline - time.monotonic()
+                remaining = request.deadline - time.monotonic()
                 try:
-                    item = await asyncio.wait_for(job.queue.get(), timeout=max(remaining, 0.0))
+                    item = await asyncio.wait_for(request.queue.get(), timeout=max(remaining, 0.0))
                 except TimeoutError:
-                    raise self._timeout() from None
+                    raise request.timeout_error() from None
                 if item is None:
                     return
                 if isinstance(item, BaseException):
                     raise item
                 yield item
         finally:
-            job.cancel.set()
+            request.cancel.set()
 
-    def _timeout(self) -> InferenceTimeout:
-        return InferenceTimeout(
+    def _timeout_message(self) -> str:
+        return (
             f"the local model did not finish its reply within {self.timeout_s:g} s "
             "(KINDRED_GENERATION_TIMEOUT_S)"
         )
 
-    def _run(self, job: _Job) -> None:
-        """Worker thread: wait for the model, generate, and report how it ended."""
+    def _run_batch(self, requests: list[Request]) -> None:
+        """Worker thread: run one batch; whatever goes wrong reaches every request as InferenceError."""
         try:
-            if not self._acquire(job):
-                job.post(self._timeout() if job.timed_out else None)
-                return
-            try:
-                self._generate(job)
-            finally:
-                self._lock.release()
-            job.post(self._timeout() if job.timed_out else None)
-        except InferenceError as exc:
-            job.post(exc)
+            prepared = [p for p in (self._prepare(r) for r in requests) if p is not None]
+            if prepared:
+                self._generate(prepared)
         except Exception as exc:  # anything the model raises becomes one typed error
-            error = InferenceError(f"local generation failed: {type(exc).__name__}: {exc}")
+            error = exc if isinstance(exc, InferenceError) else InferenceError(
+                f"local generation failed: {type(exc).__name__}: {exc}"
+            )
             error.__cause__ = exc
-            job.post(error)
+            for request in requests:
+                request.post(error)
 
-    def _acquire(self, job: _Job) -> bool:
-        while not self._lock.acquire(timeout=_LOCK_POLL_S):
-            if job.cancel.is_set():
-                return False
-            if time.monotonic() >= job.deadline:
-                job.timed_out = True
-                return False
-        return True
+    def _prepare(self, request: Request) -> _Prepared | None:
+        """Tokenize a request and find its adapter; a request that cannot run is told why here."""
+        try:
+            prompt = self._tokenizer.apply_chat_template(
+                request.prompt, add_generation_prompt=True, tokenize=False
+            )
+            ids = list(self._tokenizer(prompt, add_special_tokens=False)["input_ids"])
+            if len(ids) >= self._limit:
+                raise InferenceError(
+                    f"the prompt takes {len(ids)} tokens; this model reads at most {self._limit}"
+                )
+            return _Prepared(request, ids, self._adapters.resolve(self._model, request.adapter))
+        except InferenceError as exc:
+            request.post(exc)
+            return None
 
-    def _generate(self, job: _Job) -> None:
+    def _generate(self, batch: list[_Prepared]) -> None:
         import torch
         from transformers import StoppingCriteriaList
 
-        prompt = self._tokenizer.apply_chat_template(job.prompt, add_generation_prompt=True, tokenize=False)
-        inputs = self._tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
-        prompt_len = int(inputs["input_ids"].shape[1])
-        room = self._limit - prompt_len
-        if room < 1:
-            raise InferenceError(
-                f"the prompt takes {prompt_len} tokens; this model reads at most {self._limit}"
-            )
-        sampling = self.sampling
-        sample = sampling.temperature > 0
-        options: dict[str, Any] = {"do_sample": sample}
-        if sample:
-            options.update(temperature=sampling.temperature, top_p=sampling.top_p)
+        from bot.inference import rows
+
+        width = max(len(p.ids) for p in batch)
+        pad_id = self._pad_token_id()
+        input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, p in enumerate(batch):
+            input_ids[i, width - len(p.ids) :] = torch.tensor(p.ids, dtype=torch.long)
+            mask[i, width - len(p.ids) :] = 1
+        row_list = [
+            rows.Row(p.request, min(p.request.max_tokens, self._limit - len(p.ids)), width - len(p.ids))
+            for p in batch
+        ]
+        options = self._sampling_options([r.pad for r in row_list])
+        if self._adapters.active:
+            options["adapter_names"] = [p.adapter for p in batch]
+        model = self._adapters.model(self._model)
         with torch.inference_mode():
-            self._model.generate(
-                input_ids=inputs["input_ids"].to(self._device),
-                attention_mask=inputs["attention_mask"].to(self._device),
-                max_new_tokens=min(job.max_tokens, room),
-                repetition_penalty=sampling.repetition_penalty,
-                pad_token_id=self._pad_token_id(),
-                streamer=_make_streamer(self._tokenizer, job),
-                stopping_criteria=StoppingCriteriaList([_make_stop(job)]),
+            model.generate(
+                input_ids=input_ids.to(self._device),
+                attention_mask=mask.to(self._device),
+                max_new_tokens=min(max(r.budget for r in row_list), self._limit - width),
+                pad_token_id=pad_id,
+                streamer=rows.RowStreamer(self._tokenizer, row_list, self._eos_ids()),
+                stopping_criteria=StoppingCriteriaList([rows.RowStop(row_list, width)]),
                 **options,
             )
+
+    def _sampling_options(self, pads: list[int]) -> dict[str, Any]:
+        """generate's options: the penalty and the warpers in transformers' usual order."""
+        from transformers import (
+            LogitsProcessorList,
+            TemperatureLogitsWarper,
+            TopKLogitsWarper,
+            TopPLogitsWarper,
+        )
+
+        from bot.inference.rows import RowRepetitionPenalty
+
+        s = self.sampling
+        processors: list[Any] = []
+        if s.repetition_penalty != 1.0:
+            processors.append(RowRepetitionPenalty(s.repetition_penalty, pads))
+        if s.temperature <= 0:
+            return {"do_sample": False, "logits_processor": LogitsProcessorList(processors)}
+        processors.append(TemperatureLogitsWarper(s.temperature))
+        if s.top_k > 0:
+            processors.append(TopKLogitsWarper(s.top_k))
+        if s.top_p < 1.0:
+            processors.append(TopPLogitsWarper(s.top_p))
+        # Neutral values, so that generate adds no warpers of its own after ours.
+        return {
+            "do_sample": True,
+            "temperature": 1.0,
+            "top_k": 0,
+            "top_p": 1.0,
+            "logits_processor": LogitsProcessorList(processors),
+        }
 
     def _pad_token_id(self) -> int:
         pad = self._tokenizer.pad_token_id
         return int(self._tokenizer.eos_token_id if pad is None else pad)
 
+    def _eos_ids(self) -> set[int]:
+        found = {int(self._tokenizer.eos_token_id)}
+        configured = getattr(getattr(self._model, "generation_config", None), "eos_token_id", None)
+        if isinstance(configured, int):
+            found.add(configured)
+        elif isinstance(configured, list):
+            found.update(int(x) for x in configured)
+        return found
+
 
 def _as_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in messages]
-
-
-def _make_streamer(tokenizer: Any, job: _Job) -> Any:
-    """A TextStreamer whose finished pieces go to the job's queue instead of stdout."""
-    from transformers import TextStreamer
-
-    class _QueueStreamer(TextStreamer):
-        def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
-            if text:
-                job.post(text)
-
-    return _QueueStreamer(tokenizer, skip_prompt=True, skip_special_tokens=True)
-
-
-def _make_stop(job: _Job) -> Any:
-    """Stop after the current token once the consumer has left or the deadline has passed."""
-    import torch
-    from transformers import StoppingCriteria
-
-    class _DeadlineOrCancel(StoppingCriteria):
-        def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.Tensor:
-            if not job.cancel.is_set() and time.monotonic() >= job.deadline:
-                job.timed_out = True
-            stop = job.cancel.is_set() or job.timed_out
-            batch = input_ids.shape[0]
-            return torch.full((batch,), stop, dtype=torch.bool, device=input_ids.device)
-
-    return _DeadlineOrCancel()
 
 
 def limit_torch_threads(threads: int | None = None) -> int:

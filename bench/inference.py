@@ -1,0 +1,219 @@
+"""Local inference benchmark: tokens/s and time to first token at 1, 8 and 32 concurrent chats.
+
+Each level runs that many clients at once; each client sends its requests one after another
+(a closed loop, like people waiting for their reply before writing again), so the engine sees
+`concurrency` requests arriving together and batches them. Decoding is greedy and every request
+asks for the same max_tokens, so levels differ only in how many rows share a batch. Tokens are
+the reply re-tokenized (`count_tokens`). Prints one JSON object on stdout; progress goes to stderr.
+
+    .venv/bin/python -m bench.inference --quick
+    .venv/bin/python -m bench.inference --model /path/to/model --device cuda --concurrency 1,32
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
+from bot.core.models import ChatMessage
+from bot.inference.local import LocalInference, Sampling
+
+DEFAULT_LEVELS = (1, 8, 32)
+TARGET_SPEEDUP_AT_8 = 3.0
+PROMPTS = (
+    "Hi! How was your day?",
+    "I just got back from a long run by the river and my legs are tired.",
+    "Can you remind me what I said about my sister's wedding?",
+    "What should I cook tonight with rice, spinach and two eggs?",
+    "I'm nervous about my job interview tomorrow morning.",
+    "Tell me something nice about autumn.",
+    "My cat knocked a glass off the table again.",
+    "Do you think I should learn the piano or the guitar first?",
+    "I finished the book you suggested. The ending surprised me.",
+    "How do I say thank you politely in Japanese?",
+    "I can't sleep. Talk to me for a bit?",
+    "We adopted a puppy today! Any name ideas?",
+)
+
+
+@dataclass(slots=True)
+class Level:
+    """What one concurrency level measured."""
+
+    ttft: list[float] = field(default_factory=list)
+    latency: list[float] = field(default_factory=list)
+    tokens: int = 0
+    wall_s: float = 0.0
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument(
+        "--model", default="bundled", help="bundled (SmolLM2-135M), a model directory or a Hub id"
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, help="where the bundled model is converted (default: a temp dir)"
+    )
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--concurrency", help="levels, comma-separated (default 1,8,32)")
+    parser.add_argument("--max-tokens", type=int, help="tokens per reply (default 64; --quick 12)")
+    parser.add_argument("--rounds", type=int, help="requests per client at each level (default 2; --quick 1)")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: half the CPUs)")
+    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument(
+        "--random-weights", action="store_true", help="config.json only: speed without the weights"
+    )
+    parser.add_argument("--quick", action="store_true", help="short replies, one round: a smoke run")
+    return parser.parse_args(argv)
+
+
+async def one_request(engine: LocalInference, prompt: str, max_tokens: int, level: Level) -> None:
+    started = time.perf_counter()
+    first: float | None = None
+    parts: list[str] = []
+    async for chunk in engine.stream([ChatMessage("user", prompt)], max_tokens=max_tokens):
+        if first is None:
+            first = time.perf_counter() - started
+        parts.append(chunk)
+    level.latency.append(time.perf_counter() - started)
+    if first is not None:
+        level.ttft.append(first)
+    level.tokens += engine.count_tokens("".join(parts))
+
+
+async def run_level(engine: LocalInference, concurrency: int, rounds: int, max_tokens: int) -> Level:
+    level = Level()
+
+    async def client(index: int) -> None:
+        for r in range(rounds):
+            await one_request(engine, PROMPTS[(index + r) % len(PROMPTS)], max_tokens, level)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client(i) for i in range(concurrency)))
+    level.wall_s = time.perf_counter() - started
+    return level
+
+
+def summary(level: Level, concurrency: int) -> dict[str, Any]:
+    return {
+        "concurrency": concurrency,
+        "requests": len(level.latency),
+        "tokens": level.tokens,
+        "wall_s": round(level.wall_s, 3),
+        "tokens_per_s": round(level.tokens / level.wall_s, 2) if level.wall_s else 0.0,
+        "time_to_first_token": millis(level.ttft),
+        "request_latency": millis(level.latency),
+    }
+
+
+def load_engine(args: argparse.Namespace, levels: Sequence[int], data_dir: Path) -> LocalInference:
+    """The engine under test. `--random-weights` builds the model from its config.json alone:
+    the same shapes and so the same speed, without carrying the weights (text is noise, and
+    replies always run to max_tokens because such a model rarely ends one)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from bot.inference.local import limit_torch_threads
+    from bot.inference.model_files import prepare_model
+
+    limit_torch_threads(args.threads)
+    model_dir = str(prepare_model(args.model, data_dir))
+    dtype = "auto" if args.dtype == "auto" else getattr(torch, args.dtype)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    if args.random_weights:
+        torch.manual_seed(0)
+        config = AutoConfig.from_pretrained(model_dir)
+        model = AutoModelForCausalLM.from_config(config, dtype=None if dtype == "auto" else dtype)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
+    model.to(torch.device(args.device))
+    model.eval()
+    return LocalInference(
+        model,
+        tokenizer,
+        device=args.device,
+        timeout_s=3600.0,
+        sampling=Sampling(temperature=0.0),
+        max_batch=max(levels),
+    )
+
+
+def facts(engine: LocalInference, args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+    import transformers
+
+    found: dict[str, Any] = {
+        "model": args.model,
+        "device": args.device,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "max_batch": engine.max_batch,
+        "decoding": "greedy",
+        "dtype": str(next(engine._model.parameters()).dtype).removeprefix("torch."),
+        "weights": "random (config.json only)" if args.random_weights else "trained",
+    }
+    if args.device.startswith("cuda") and torch.cuda.is_available():
+        found["gpu"] = torch.cuda.get_device_name(0)
+    return found
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    levels = [int(x) for x in args.concurrency.split(",")] if args.concurrency else list(DEFAULT_LEVELS)
+    max_tokens = args.max_tokens or (12 if args.quick else 64)
+    rounds = args.rounds or (1 if args.quick else 2)
+    report: dict[str, Any] = {"date": now_iso(), "machine": machine(), "benchmark": "inference"}
+    data_dir = args.data_dir or Path(os.environ.get("TMPDIR", "/tmp")) / "kindred-bench-models"
+    log(f"loading {args.model} on {args.device}")
+    engine = load_engine(args, levels, data_dir)
+    report["settings"] = {**facts(engine, args), "max_tokens": max_tokens, "rounds": rounds, "levels": levels}
+    await run_level(engine, 1, 1, 4)  # warm-up: first-call allocations and kernels
+    results: dict[str, Any] = {}
+    for concurrency in levels:
+        log(f"concurrency {concurrency}: {concurrency * rounds} requests of {max_tokens} tokens")
+        level = await run_level(engine, concurrency, rounds, max_tokens)
+        results[str(concurrency)] = summary(level, concurrency)
+        log(f"  {results[str(concurrency)]['tokens_per_s']} tokens/s")
+    report["results"] = results
+    report["checks"] = checks(results)
+    return report
+
+
+def checks(results: dict[str, Any]) -> dict[str, Any]:
+    """Throughput at each level against one request at a time; the issue's target is at 8."""
+    if "1" not in results:
+        return {}
+    base = results["1"]["tokens_per_s"] or float("nan")
+    found: dict[str, Any] = {}
+    for key, result in results.items():
+        if key != "1":
+            found[f"speedup_at_{key}"] = round(result["tokens_per_s"] / base, 2)
+    if "8" in results:
+        speedup = found["speedup_at_8"]
+        found["target_at_8"] = {
+            "target": TARGET_SPEEDUP_AT_8,
+            "value": speedup,
+            "pass": speedup >= TARGET_SPEEDUP_AT_8,
+        }
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    exit_cleanly_on_sigterm()
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    print(json.dumps(asyncio.run(run(args)), indent=2))
+
+
+if __name__ == "__main__":
+    main()

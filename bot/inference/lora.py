@@ -1,0 +1,145 @@
+"""LoRA adapters by name: where their files live, which version is there, and loading them into peft.
+
+An adapter named `n` is the folder `<adapters_dir>/n/` as `peft` saves it (`adapter_config.json` and
+`adapter_model.safetensors`). Its version is the content of an optional `version` file, else the
+size and modification time of those two files. A trainer publishes a new version by writing the
+weights and then the `version` file, or by renaming a finished folder into place; the next batch
+that asks for `n` loads it, with no restart.
+
+`AdapterSet` is used only from the generation thread: loading and unloading happen between
+batches, never while the model runs. Each loaded version gets an internal peft name of its own
+(`k1`, `k2`, …), so a new version is loaded next to the old one before the old one is deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.core.errors import InferenceError
+
+log = logging.getLogger(__name__)
+
+# A name is one path component: no separators, no "..", nothing hidden.
+ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+CONFIG_FILE = "adapter_config.json"
+WEIGHT_FILES = ("adapter_model.safetensors", "adapter_model.bin")
+VERSION_FILE = "version"
+# peft's name for "no adapter" in a mixed batch (`adapter_names=[...]`).
+BASE = "__base__"
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterVersion:
+    """One adapter as it is on disk now."""
+
+    name: str
+    path: Path
+    version: str
+
+
+def find_adapter(root: Path | None, name: str) -> AdapterVersion:
+    """The adapter `name` under `root` and its current version, or InferenceError saying why not.
+
+    Cheap (a few `stat` calls), so it may run on the event loop for every request.
+    """
+    if root is None:
+        raise InferenceError(
+            f"LoRA adapter {name!r} asked for, but no LoRA adapters folder is configured "
+            "(KINDRED_ADAPTERS_DIR)"
+        )
+    if not ADAPTER_NAME.fullmatch(name):
+        raise InferenceError(f"LoRA adapter name {name!r} is not a plain folder name")
+    folder = root / name
+    if not (folder / CONFIG_FILE).is_file():
+        raise InferenceError(f"unknown LoRA adapter {name!r}: no {CONFIG_FILE} in {folder}")
+    return AdapterVersion(name, folder, _version_of(folder))
+
+
+def _version_of(folder: Path) -> str:
+    try:
+        marker = folder / VERSION_FILE
+        if marker.is_file():
+            return "v:" + marker.read_text(encoding="utf-8").strip()
+        parts = []
+        for filename in (CONFIG_FILE, *WEIGHT_FILES):
+            path = folder / filename
+            if path.is_file():
+                stat = path.stat()
+                parts.append(f"{filename}:{stat.st_size}:{stat.st_mtime_ns}")
+    except OSError as exc:  # the folder is being replaced right now
+        raise InferenceError(f"LoRA adapter {folder.name!r} cannot be read: {exc}") from exc
+    if len(parts) < 2:
+        raise InferenceError(f"LoRA adapter {folder.name!r} has no weights in {folder}")
+    return ";".join(parts)
+
+
+@dataclass(slots=True)
+class _Loaded:
+    version: str
+    internal: str
+
+
+class AdapterSet:
+    """The adapters loaded into one model. The model is wrapped in a PeftModel on first use."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._loaded: dict[str, _Loaded] = {}
+        self._peft: Any = None
+        self._counter = 0
+
+    @property
+    def active(self) -> bool:
+        """Whether the model is wrapped, so that every batch must name its rows' adapters."""
+        return self._peft is not None
+
+    def model(self, base: Any) -> Any:
+        """What to call `generate` on: the peft wrapper once an adapter was loaded, else `base`."""
+        return base if self._peft is None else self._peft
+
+    def resolve(self, base: Any, name: str | None) -> str:
+        """The peft adapter name serving `name` now, loading a new version first if there is one.
+
+        A failed reload keeps serving the version already loaded (and logs why); with none
+        loaded, the failure is an InferenceError for the rows that asked for it.
+        """
+        if name is None:
+            return BASE
+        current = self._loaded.get(name)
+        try:
+            found = find_adapter(self.root, name)
+            if current is not None and current.version == found.version:
+                return current.internal
+            internal = self._load(base, found)
+        except InferenceError:
+            if current is None:
+                raise
+            log.warning("LoRA adapter %r: keeping the loaded version; the new one cannot be read", name)
+            return current.internal
+        except Exception as exc:  # peft or safetensors rejecting the files
+            if current is None:
+                raise InferenceError(f"LoRA adapter {name!r} cannot be loaded: {exc}") from exc
+            log.warning("LoRA adapter %r: keeping the loaded version; the new one failed: %s", name, exc)
+            return current.internal
+        if current is not None:
+            self._peft.set_adapter(internal)  # peft warns when the active adapter is deleted
+            self._peft.delete_adapter(current.internal)
+        self._loaded[name] = _Loaded(found.version, internal)
+        log.info("LoRA adapter %r loaded (%s)", name, found.version)
+        return internal
+
+    def _load(self, base: Any, found: AdapterVersion) -> str:
+        from peft import PeftModel
+
+        self._counter += 1
+        internal = f"k{self._counter}"
+        if self._peft is None:
+            self._peft = PeftModel.from_pretrained(base, str(found.path), adapter_name=internal)
+            self._peft.eval()
+        else:
+            self._peft.load_adapter(str(found.path), adapter_name=internal)
+        return internal

@@ -1,0 +1,130 @@
+"""A loopback OpenAI-compatible server (aiohttp) for the OpenAI backend's tests.
+
+It streams `chunks` as chat.completion.chunk events, one event per chunk, honouring max_tokens
+(one chunk counts as one token), and serves `/v1/load_lora_adapter`. A test queues failures
+with `fail_next(kind)`; each applies to the next chat request only, so a test can check that
+the backend keeps working afterwards. It records request bodies and headers for assertions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiohttp import web
+
+Failure = Literal["500", "429", "stall", "drop", "malformed", "error_event", "no_done", "stall_first"]
+
+
+@dataclass
+class FakeOpenAI:
+    chunks: list[str] = field(default_factory=lambda: ["Hel", "lo", " there", ",", " friend", "!"])
+    base_model: str = "smollm2"
+    chunk_delay_s: float = 0.0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    lora_loads: list[dict[str, Any]] = field(default_factory=list)
+    served: set[str] = field(default_factory=set)
+    disconnects: int = 0
+    _failures: deque[Failure] = field(default_factory=deque)
+    _release: asyncio.Event = field(default_factory=asyncio.Event)
+    _runner: web.AppRunner | None = None
+    base_url: str = ""
+
+    def fail_next(self, kind: Failure) -> None:
+        self._failures.append(kind)
+
+    async def start(self) -> FakeOpenAI:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/load_lora_adapter", self._load_lora)
+        self._runner = web.AppRunner(app, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.base_url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def close(self) -> None:
+        self._release.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _load_lora(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.lora_loads.append(body)
+        if body["lora_name"] in self.served and not body.get("load_inplace"):
+            return web.json_response({"error": {"message": "already loaded"}}, status=400)
+        self.served.add(body["lora_name"])
+        return web.Response(text="Success: LoRA adapter added successfully.")
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        failure = self._failures.popleft() if self._failures else None
+        if failure == "500":
+            return web.json_response({"error": {"message": "CUDA out of memory"}}, status=500)
+        if failure == "429":
+            return web.json_response(
+                {"error": {"message": "too many requests"}}, status=429, headers={"Retry-After": "3"}
+            )
+        if failure == "stall_first":
+            await self._stall()
+        if body["model"] not in {self.base_model, *self.served}:
+            message = f"The model `{body['model']}` does not exist."
+            return web.json_response({"error": {"message": message}}, status=404)
+        return await self._stream(request, body, failure)
+
+    async def _stream(
+        self, request: web.Request, body: dict[str, Any], failure: str | None
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        chunks = self.chunks[: body["max_tokens"]]
+        try:
+            for index, chunk in enumerate(chunks):
+                if index == 2 and failure is not None:
+                    await self._fail_mid_stream(request, response, failure)
+                    return response
+                await response.write(event(chunk, body["model"]))
+                await asyncio.sleep(self.chunk_delay_s)
+            await response.write(event("", body["model"], finish="stop"))
+            if failure != "no_done":
+                await response.write(b"data: [DONE]\n\n")
+        except ConnectionResetError:
+            self.disconnects += 1
+        return response
+
+    async def _fail_mid_stream(
+        self, request: web.Request, response: web.StreamResponse, failure: str
+    ) -> None:
+        if failure == "stall":
+            await self._stall()
+        elif failure == "drop":
+            assert request.transport is not None
+            request.transport.close()
+        elif failure == "malformed":
+            await response.write(b"data: {this is not json\n\n")
+        elif failure == "error_event":
+            await response.write(b'data: {"error": {"message": "engine died"}}\n\n')
+        elif failure == "no_done":
+            pass  # the stream just ends: no finish_reason, no [DONE]
+
+    async def _stall(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._release.wait(), timeout=30)
+
+
+def event(text: str, model: str, *, finish: str | None = None) -> bytes:
+    payload = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": model,
+        "choices": [{"index": 0, "delta": {"content": text} if text else {}, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(payload)}\n\n".encode()

@@ -1,0 +1,34 @@
+"""Smoke test of bench/inference.py: the tiny model, --quick, a real subprocess, the JSON it promises.
+It checks shape, not speed: the numbers come from full runs (see bot/inference/README_SECTION.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LATENCY_KEYS = {"p50_ms", "p95_ms", "max_ms", "n"}
+
+
+def test_inference_bench_reports_throughput_and_first_token(tiny_dir: Path, data_dir: Path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.inference", "--quick", "--model", str(tiny_dir),
+         "--data-dir", str(data_dir), "--concurrency", "1,8,32", "--threads", "1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads(done.stdout)  # stdout holds the JSON and nothing else
+    assert {"date", "machine", "settings", "results", "checks"} <= report.keys()
+    assert report["settings"]["max_batch"] == 32
+    for level in ("1", "8", "32"):
+        result = report["results"][level]
+        assert result["requests"] == int(level)
+        assert result["tokens"] > 0 and result["tokens_per_s"] > 0
+        assert set(result["time_to_first_token"]) == LATENCY_KEYS
+        assert result["time_to_first_token"]["n"] == int(level)
+    assert isinstance(report["checks"]["target_at_8"]["pass"], bool)
+    assert report["checks"]["speedup_at_32"] > 0
