@@ -1,4 +1,4 @@
-# Kindred's image: the bot, the CLI and (later) the workers share it.
+# Kindred's image: the bot, the CLI, the Celery workers, beat and Flower share it.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \

@@ -12,6 +12,7 @@ from bot.config import Settings, id_set
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.jobs import JobPayload, JobRegistry, Jobs
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.ratelimit import RateLimiter
 
@@ -79,13 +80,38 @@ def resolve_device(setting: str) -> str:
 
 
 def load_inference(settings: Settings) -> Inference:
+    """The configured backend: the local engine (loads the model; blocks) or an OpenAI-compatible server."""
     _quiet_model_loading()
-    from bot.inference.local import LocalInference
     from bot.inference.model_files import prepare_model
+
+    if settings.inference_backend == "openai":
+        from bot.inference.openai_compat import OpenAICompatInference, local_token_counter
+
+        assert settings.openai_base_url is not None and settings.openai_model is not None
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        counter = None
+        if settings.openai_tokenizer:
+            counter = local_token_counter(prepare_model(settings.openai_tokenizer, settings.data_dir))
+        return OpenAICompatInference(
+            settings.openai_base_url,
+            model=settings.openai_model,
+            api_key=key,
+            timeout_s=settings.generation_timeout_s,
+            context_window=settings.openai_context_window,
+            count_tokens=counter,
+            adapters_dir=settings.adapters_path,
+            load_lora=settings.load_lora,
+            lora_root=settings.openai_lora_root,
+        )
+    from bot.inference.local import LocalInference
 
     model_dir = prepare_model(settings.model, settings.data_dir)
     return LocalInference.load(
-        model_dir, device=resolve_device(settings.device), timeout_s=settings.generation_timeout_s
+        model_dir,
+        device=resolve_device(settings.device),
+        timeout_s=settings.generation_timeout_s,
+        max_batch=settings.inference_batch_size,
+        adapters_dir=settings.adapters_path,
     )
 
 
@@ -112,6 +138,34 @@ def services(kindred: Kindred) -> Services:
     )
 
 
+def job_registry(settings: Settings) -> JobRegistry:
+    """Every job Kindred runs, defined once for both runners. Memory consolidation and decay join
+    with the [memory] issue, nightly training and check-ins later."""
+    registry = JobRegistry()
+
+    @registry.job("kindred.store.upkeep", soft_s=600, hard_s=900, retries=2, retry_delay_s=30)
+    async def store_upkeep(payload: JobPayload) -> JobPayload:
+        store = await open_store(settings)
+        try:
+            return {"backend": store.backend, "done": await store.maintain()}
+        finally:
+            await store.close()
+
+    return registry
+
+
+def load_jobs(settings: Settings, registry: JobRegistry | None = None) -> Jobs:
+    """Celery workers when REDIS_URL is set; otherwise a thread pool in this process."""
+    registry = registry or job_registry(settings)
+    if settings.redis_url:
+        from bot.jobs.celery_runner import CeleryJobs
+
+        return CeleryJobs.connect(settings.redis_url, registry)
+    from bot.jobs.inprocess import InProcessJobs
+
+    return InProcessJobs(registry, workers=settings.job_threads)
+
+
 @dataclass
 class Kindred:
     """A running companion: its parts, so that whoever opened it can close it."""
@@ -120,12 +174,16 @@ class Kindred:
     store: Store
     embedder: Embedder
     conversation: Conversation
+    jobs: Jobs
 
     async def close(self) -> None:
+        await self.jobs.close()
         await self.conversation.flush()
-        close = getattr(self.embedder, "close", None)
-        if close is not None:
-            await close()
+        # The embedder's batching thread and a remote model's HTTP client, where there are any.
+        for part in (self.embedder, self.conversation.inference):
+            close = getattr(part, "close", None)
+            if close is not None:
+                await close()
         await self.store.close()
 
 
@@ -134,4 +192,4 @@ async def build(settings: Settings) -> Kindred:
     embedder = load_embedder(settings)
     inference = load_inference(settings)
     conversation = Conversation(store, embedder, inference, policy(settings))
-    return Kindred(settings, store, embedder, conversation)
+    return Kindred(settings, store, embedder, conversation, load_jobs(settings))

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bot import cli_workers
 from bot.config import Settings, load_settings, secret_values
 from bot.core.errors import KindredError
 from bot.logs import setup_logging
@@ -64,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     forget.add_argument("id", type=int)
     export = verbs.add_parser("export", help="write one user's memories as JSONL to stdout")
     export.add_argument("--user", required=True, type=user_name)
+    cli_workers.add_commands(commands)
     return parser
 
 
@@ -83,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception:
+        # Through the redacting log formatter: a library's message may quote a token or password.
+        logging.getLogger("kindred").exception("kindred stopped on an unexpected error")
+        return 1
 
 
 def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]:
@@ -96,6 +103,8 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
         return _run
     if args.command == "stats":
         return _stats
+    if args.command in cli_workers.HANDLERS:
+        return cli_workers.HANDLERS[args.command]
     return cli_memory.HANDLERS[args.verb]
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.core.errors import ConfigError
@@ -98,6 +99,69 @@ class Settings(BaseSettings):
     reactions: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_REACTIONS))
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 
+    # -- inference backends --
+    # "local": transformers in this process (KINDRED_MODEL); "openai": an OpenAI-compatible server.
+    inference_backend: Literal["local", "openai"] = "local"
+    # Rows the local engine runs together in one generate.
+    inference_batch_size: int = Field(default=16, ge=1, le=256)
+    # LoRA adapters, one folder per name; unset: <data dir>/adapters.
+    adapters_dir: Path | None = None
+    # Register new adapter versions with the server (vLLM's /v1/load_lora_adapter) before use.
+    load_lora: bool = False
+    # The adapters folder as the server sees it, when it differs (another machine, a container).
+    openai_lora_root: str | None = None
+    openai_base_url: str | None = Field(default=None, validate_default=True)
+    openai_api_key: SecretStr | None = None
+    openai_model: str | None = Field(default=None, validate_default=True)
+    # A local tokenizer for counting prompt tokens ("bundled", a directory, a cached Hub id);
+    # unset: a conservative estimate of one token per 3 characters.
+    openai_tokenizer: str | None = None
+    openai_context_window: int = Field(default=2048, ge=256)
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _openai_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        value = (value or "").strip() or None
+        if value is None:
+            if info.data.get("inference_backend") == "openai":
+                raise ValueError("is required when KINDRED_INFERENCE_BACKEND=openai")
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("openai_model")
+    @classmethod
+    def _openai_model(cls, value: str | None, info: ValidationInfo) -> str | None:
+        value = (value or "").strip() or None
+        if value is None and info.data.get("inference_backend") == "openai":
+            raise ValueError("is required when KINDRED_INFERENCE_BACKEND=openai (the served model's name)")
+        return value
+
+    @property
+    def adapters_path(self) -> Path:
+        return self.adapters_dir if self.adapters_dir is not None else self.data_dir / "adapters"
+    # -- end inference backends --
+
+    # -- workers --
+    # Jobs go to Celery workers when REDIS_URL is set; otherwise they run on this many threads here.
+    job_threads: int = Field(default=2, ge=1, le=64)
+    # Unset: longer than the longest job's hard limit, so a long job is never delivered twice.
+    visibility_timeout_s: float | None = Field(default=None, gt=0)
+    # Beat's schedule, as 5-field crontabs (minute hour day-of-month month day-of-week), UTC.
+    upkeep_cron: str = "17 4 * * *"
+    # Seconds the one-beat lock in Redis lives unless the running beat renews it.
+    beat_lock_ttl_s: int = Field(default=60, ge=5)
+    # "development" lets Flower run without a password on a developer's own machine.
+    env: Literal["production", "development"] = "production"
+    flower_user: str | None = None
+    flower_password: SecretStr | None = None
+    flower_port: int = Field(default=5555, ge=1, le=65535)
+    # Where /admin links to Flower; unset: no link.
+    flower_url: str | None = None
+    # HTTP basic auth for /admin (any user name); unset: /admin is not served.
+    admin_password: SecretStr | None = None
+
     @field_validator("database_url")
     @classmethod
     def _known_scheme(cls, value: str | None) -> str | None:
@@ -144,6 +208,11 @@ class Settings(BaseSettings):
         return self.data_dir / "kindred.db"
 
 
+def derived_webhook_secret(token: str) -> str:
+    """The Telegram webhook secret when none is configured: every replica derives the same one."""
+    return hashlib.sha256(b"kindred-telegram-webhook:" + token.encode()).hexdigest()
+
+
 def secret_values(settings: Settings) -> list[str]:
     """Every configured secret, for the log redaction."""
     found = [
@@ -152,9 +221,14 @@ def secret_values(settings: Settings) -> list[str]:
             settings.telegram_bot_token,
             settings.discord_bot_token,
             settings.telegram_webhook_secret,
+            settings.flower_password,
+            settings.admin_password,
+            settings.openai_api_key,
         )
         if secret is not None
     ]
+    if settings.telegram_bot_token is not None and settings.telegram_webhook_secret is None:
+        found.append(derived_webhook_secret(settings.telegram_bot_token.get_secret_value()))
     if settings.database_url:
         password = urlsplit(settings.database_url).password
         if password:

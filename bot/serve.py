@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 import sys
@@ -14,10 +13,12 @@ from typing import Any
 from bot.adapters.base import PlatformAdapter
 from bot.app import Kindred, build, services
 from bot.config import Settings
+from bot.web.admin import AdminPage
 from bot.web.app import WebhookHandler, WebServer, build_web_app
 
 log = logging.getLogger(__name__)
 
+STOP_TIMEOUT_S = 30.0
 NO_PLATFORM = (
     "kindred: no chat platform is configured. Set TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN "
     "(see README), or chat in this terminal with `kindred chat --user NAME`."
@@ -31,7 +32,8 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int
     stop = stop or _stop_on_signals()
     kindred = await build(settings)
     adapters, webhooks = _adapters(settings, kindred)
-    web = WebServer(build_web_app(webhooks=webhooks, health=lambda: _health(kindred, adapters)))
+    health = lambda: _health(kindred, adapters)  # noqa: E731
+    web = WebServer(build_web_app(webhooks=webhooks, health=health, admin=_admin(settings, kindred)))
     started: list[PlatformAdapter] = []
     try:
         # The web server first: Telegram may post to the webhook the moment it is set.
@@ -43,8 +45,11 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int
         await stop.wait()
     finally:
         for adapter in reversed(started):
-            with contextlib.suppress(Exception):
-                await adapter.stop()
+            try:
+                # A platform that hangs on its way out must not keep unsaved words from the spill.
+                await asyncio.wait_for(adapter.stop(), STOP_TIMEOUT_S)
+            except Exception as exc:
+                log.warning("%s did not stop cleanly: %s", adapter.name, type(exc).__name__)
         await web.stop()
         await _close(settings, kindred)
     return 0
@@ -69,6 +74,13 @@ def _adapters(settings: Settings, kindred: Kindred) -> Wiring:
 
         adapters.append(build_discord(settings, shared))
     return adapters, webhooks
+
+
+def _admin(settings: Settings, kindred: Kindred) -> AdminPage | None:
+    if settings.admin_password is None:
+        return None
+    password = settings.admin_password.get_secret_value()
+    return AdminPage(kindred.store, kindred.jobs.depths, password, settings.flower_url)
 
 
 async def _health(kindred: Kindred, adapters: list[PlatformAdapter]) -> Mapping[str, Any]:

@@ -30,3 +30,18 @@ class InferenceTimeout(InferenceError):
 
 class InvalidInput(KindredError):
     """Input from a person or a file that cannot be used as it is. The message says why."""
+
+
+class JobError(KindredError):
+    """A job could not be run, or ran and failed. The message carries the job's own error text."""
+
+
+class JobTimeout(JobError):
+    """A job ran past its time limit, or its result did not arrive in the time the caller waited."""
+
+
+class QueueUnavailable(JobError):
+    """The job queue cannot be reached, so nothing was queued. Say so and let the person retry."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__("busy, try again shortly" + (f" ({detail})" if detail else ""))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 import numpy as np
@@ -116,3 +116,15 @@ class Stats:
     turns: int
     memories: int
     feedback_events: int
+
+
+@dataclass(frozen=True, slots=True)
+class DayStats:
+    """One UTC day of activity, for the admin page. `reward` is the mean reaction value, if any."""
+
+    day: date
+    users: int  # people who wrote at least one turn that day
+    turns: int
+    memories: int
+    reactions: int
+    reward: float | None

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from bot.core.models import (
     ChatMessage,
+    DayStats,
     Feedback,
     Memory,
     MemoryHit,
@@ -97,6 +98,14 @@ class Store(TurnLog, MemoryIndex, Protocol):
     backend: str
 
     async def stats(self) -> Stats: ...
+
+    async def daily_activity(self, days: int) -> list[DayStats]:
+        """The last `days` UTC days, today included, oldest first; a quiet day counts zeros."""
+        ...
+
+    async def maintain(self) -> list[str]:
+        """Routine upkeep (planner statistics, journal checkpoint). Returns what it did."""
+        ...
 
     async def close(self) -> None: ...
 

@@ -24,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from bot.core.errors import StoreError, StoreUnavailable
 from bot.core.models import (
+    DayStats,
     Feedback,
     Memory,
     MemoryHit,
@@ -36,6 +37,7 @@ from bot.core.models import (
 )
 from bot.store import pg_migrate, pg_search
 from bot.store.pg_rows import MEMORY_COLUMNS, TURN_COLUMNS, memory_from_row, to_utc, turn_from_row
+from bot.store.rows import activity_window, day_stats
 
 DEFAULT_TIMEOUT_S = 5.0
 
@@ -129,6 +131,20 @@ ON CONFLICT (id) DO UPDATE SET active = excluded.active
 _STATS_SQL = """
 SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM turns),
        (SELECT count(*) FROM memories), (SELECT count(*) FROM feedback)
+"""
+
+
+# (kind, UTC day, count, extra) per day since %(since)s; see rows.day_stats.
+_ACTIVITY_SQL = """
+SELECT 't', (created_at AT TIME ZONE 'UTC')::date AS day, count(*),
+       count(DISTINCT user_id) FILTER (WHERE role = 'user')
+  FROM turns WHERE created_at >= (%(since)s::date)::timestamp AT TIME ZONE 'UTC' GROUP BY 2
+UNION ALL
+SELECT 'm', (created_at AT TIME ZONE 'UTC')::date, count(*), NULL
+  FROM memories WHERE created_at >= (%(since)s::date)::timestamp AT TIME ZONE 'UTC' GROUP BY 2
+UNION ALL
+SELECT 'f', (created_at AT TIME ZONE 'UTC')::date, count(*), avg(value)
+  FROM feedback WHERE created_at >= (%(since)s::date)::timestamp AT TIME ZONE 'UTC' GROUP BY 2
 """
 
 
@@ -420,6 +436,23 @@ class PostgresStore:
             memories=memories,
             feedback_events=feedback,
         )
+
+    async def daily_activity(self, days: int) -> list[DayStats]:
+        window = activity_window(days)
+        if not window:
+            return []
+        async with self._connection() as conn:
+            cursor = await conn.execute(_ACTIVITY_SQL, {"since": window[0]})
+            rows = await cursor.fetchall()
+        return day_stats(window, [tuple(row) for row in rows])
+
+    async def maintain(self) -> list[str]:
+        # Autovacuum analyses too, but only after enough rows changed; the HNSW and per-user plans
+        # depend on fresh statistics after a large import.
+        async with self._connection() as conn:
+            await conn.execute("ANALYZE memories")
+            await conn.execute("ANALYZE turns")
+        return ["ANALYZE memories", "ANALYZE turns"]
 
     # -- connections and errors ------------------------------------------------------------
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from bot.core.errors import StoreError, StoreUnavailable
 from bot.core.models import (
+    DayStats,
     Feedback,
     Memory,
     MemoryHit,
@@ -33,7 +34,9 @@ from bot.core.models import (
 )
 from bot.store import migrations
 from bot.store.rows import (
+    activity_window,
     blob_to_matrix,
+    day_stats,
     dump_json,
     from_epoch,
     load_json,
@@ -45,6 +48,18 @@ from bot.store.rows import (
 
 _MEMORY_COLUMNS = "id, user_id, kind, text, speaker, created_at, meta, embedding_model, source_turn_id"
 _TURN_COLUMNS = "id, user_id, chat_id, role, text, created_at, memory_id, used_memory_ids, reply_to"
+# (kind, UTC day, count, extra) per day since the bound time; see rows.day_stats.
+_ACTIVITY_SQL = """
+SELECT 't', date(created_at, 'unixepoch'), count(*),
+       count(DISTINCT CASE WHEN role = 'user' THEN user_id END)
+  FROM turns WHERE created_at >= ? GROUP BY 2
+UNION ALL
+SELECT 'm', date(created_at, 'unixepoch'), count(*), NULL
+  FROM memories WHERE created_at >= ? GROUP BY 2
+UNION ALL
+SELECT 'f', date(created_at, 'unixepoch'), count(*), avg(value)
+  FROM feedback WHERE created_at >= ? GROUP BY 2
+"""
 _UNAVAILABLE_HINTS = ("locked", "readonly", "read-only", "unable to open", "disk i/o", "busy")
 
 
@@ -446,6 +461,25 @@ class SqliteStore:
         )
         users, turns, memories, feedback = rows[0]
         return Stats(self.backend, users, turns, memories, feedback)
+
+    async def daily_activity(self, days: int) -> list[DayStats]:
+        window = activity_window(days)
+        if not window:
+            return []
+        since = to_epoch(datetime.combine(window[0], datetime.min.time(), UTC))
+        rows = await self._read(_ACTIVITY_SQL, (since, since, since))
+        return day_stats(window, [tuple(row) for row in rows])
+
+    async def maintain(self) -> list[str]:
+        async with self._lock:
+            try:
+                # Refresh the planner's statistics, then fold the WAL back into the database file
+                # so that it does not grow without bound under a long-running bot.
+                await self._db.execute("PRAGMA optimize")
+                await self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise _map_error(exc, self._path) from None
+        return ["PRAGMA optimize", "PRAGMA wal_checkpoint(TRUNCATE)"]
 
     async def close(self) -> None:
         await self._db.close()

@@ -12,6 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.web.admin import AdminPage
+
 log = logging.getLogger(__name__)
 
 WebhookHandler = Callable[[Mapping[str, str], bytes], Awaitable[tuple[int, str]]]
@@ -20,8 +22,12 @@ HealthCheck = Callable[[], Awaitable[Mapping[str, Any]]]
 MAX_BODY_BYTES = 1 << 20
 
 
-def build_web_app(*, webhooks: Mapping[str, WebhookHandler], health: HealthCheck) -> web.Application:
+def build_web_app(
+    *, webhooks: Mapping[str, WebhookHandler], health: HealthCheck, admin: AdminPage | None = None
+) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
+    if admin is not None:
+        app.router.add_get("/admin", admin.handle)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"ok": True, **(await health())})

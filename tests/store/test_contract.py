@@ -326,3 +326,34 @@ async def test_concurrent_tasks_write_and_read_without_tripping_over_each_other(
     assert (stats.turns, stats.feedback_events) == (21, 20)
     assert [await store.is_user_active(f"user{n}") for n in range(4)] == [True, False, True, False]
     assert await store.find_message("telegram", "c", "19") is not None
+
+
+async def test_daily_activity_counts_each_utc_day_of_the_window(store: Store) -> None:
+    now = datetime.now(UTC)
+    today = now.date()
+    reply = await store.add_turn(turn("ann", "hello back", role="assistant", at=now))
+    await store.add_turn(turn("ann", "hello", at=now))
+    await store.add_turn(turn("bob", "hi", at=now))
+    await store.add_turn(turn("ann", "two days ago", at=now - timedelta(days=2)))
+    await store.add_turn(turn("ann", "long ago", at=now - timedelta(days=30)))
+    await store.add_memories([memory("cat", "imported today", at=now)])
+    await store.record_feedback(Feedback(reply.id, "ann", "👍", 1.0, now))
+    await store.record_feedback(Feedback(reply.id, "bob", "👎", -1.0, now))
+
+    days = await store.daily_activity(7)
+
+    assert [d.day for d in days] == [today - timedelta(days=back) for back in range(6, -1, -1)]
+    last, two_ago = days[-1], days[-3]
+    assert (last.users, last.turns, last.memories, last.reactions) == (2, 3, 4, 2)
+    assert last.reward == pytest.approx(0.0)
+    assert (two_ago.users, two_ago.turns, two_ago.memories, two_ago.reactions) == (1, 1, 1, 0)
+    assert two_ago.reward is None
+    assert sum(d.turns for d in days) == 4  # the turn 30 days ago is outside the window
+    assert await store.daily_activity(0) == []
+
+
+async def test_maintain_runs_on_a_used_store_and_says_what_it_did(store: Store) -> None:
+    await store.add_turn(turn("ann", "something to analyse"))
+    done = await store.maintain()
+    assert done and all(isinstance(step, str) for step in done)
+    assert (await store.stats()).turns == 1

@@ -1,0 +1,130 @@
+"""`kindred worker`, `kindred beat`, `kindred flower`: Celery's own commands, run with Kindred's
+settings and checks. They start `celery -A workers.app …` as a program (bot/ never imports
+workers/), so a worker's settings are read in the worker process itself."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from typing import Any
+
+from bot.config import Settings
+
+CELERY = [sys.executable, "-m", "celery", "-A", "workers.app"]
+NO_REDIS = "kindred: {command} needs REDIS_URL (redis://HOST:6379/0); without it jobs run in-process"
+NO_FLOWER_AUTH = (
+    "kindred: flower needs KINDRED_FLOWER_USER and KINDRED_FLOWER_PASSWORD (basic auth), "
+    "unless KINDRED_ENV=development"
+)
+BEAT_HELD = (
+    "kindred: another beat is running ({holder}); run exactly one. "
+    "Its lock expires within {ttl} s after it stops."
+)
+LOST_LOCK = "kindred: beat lost its lock to another beat; stopping"
+
+
+def add_commands(commands: Any) -> None:
+    """Register the subcommands on `kindred`'s subparsers."""
+    worker = commands.add_parser("worker", help="run a Celery worker (needs REDIS_URL)")
+    worker.add_argument(
+        "--queues", default="build,default,train", help="comma-separated: gpu, train, build, default"
+    )
+    worker.add_argument("--pool", help="Celery pool; default solo with gpu (a process per GPU), else prefork")
+    worker.add_argument("--concurrency", type=int, help="processes (prefork pool)")
+    commands.add_parser("beat", help="run the one Celery beat (needs REDIS_URL)")
+    flower = commands.add_parser("flower", help="run Flower, Celery's dashboard, with basic auth")
+    flower.add_argument("--port", type=int, help="default KINDRED_FLOWER_PORT (5555)")
+
+
+def worker_command(settings: Settings, args: argparse.Namespace) -> list[str]:
+    queues = [q.strip() for q in args.queues.split(",") if q.strip()]
+    # CUDA must never be initialised before a fork: the GPU worker runs its jobs in its own process.
+    pool = args.pool or ("solo" if "gpu" in queues else "prefork")
+    command = [*CELERY, "worker", "--queues", ",".join(queues), "--pool", pool]
+    command += ["--hostname", f"{queues[0]}@%h", "--loglevel", settings.log_level]
+    if args.concurrency:
+        command += ["--concurrency", str(args.concurrency)]
+    return command
+
+
+def flower_auth(settings: Settings) -> str | None:
+    """user:password for Flower, or None when it may run open (development only)."""
+    if settings.flower_user and settings.flower_password:
+        return f"{settings.flower_user}:{settings.flower_password.get_secret_value()}"
+    return None
+
+
+async def run_worker(settings: Settings, args: argparse.Namespace) -> int:
+    if not settings.redis_url:
+        print(NO_REDIS.format(command="worker"), file=sys.stderr)
+        return 2
+    command = worker_command(settings, args)
+    os.execv(command[0], command)
+
+
+async def run_flower(settings: Settings, args: argparse.Namespace) -> int:
+    if not settings.redis_url:
+        print(NO_REDIS.format(command="flower"), file=sys.stderr)
+        return 2
+    auth = flower_auth(settings)
+    if auth is None and settings.env != "development":
+        print(NO_FLOWER_AUTH, file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    if auth is not None:
+        env["FLOWER_BASIC_AUTH"] = auth  # in the environment, not on a command line `ps` shows
+    port = args.port or settings.flower_port
+    command = [*CELERY, "flower", f"--port={port}"]
+    os.execve(command[0], command, env)
+
+
+async def run_beat(settings: Settings, args: argparse.Namespace) -> int:
+    if not settings.redis_url:
+        print(NO_REDIS.format(command="beat"), file=sys.stderr)
+        return 2
+    import redis
+
+    from bot.jobs.beat_lock import BeatLock
+
+    client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=5)
+    lock = BeatLock(client, settings.beat_lock_ttl_s)
+    try:
+        if not lock.acquire():
+            print(BEAT_HELD.format(holder=lock.holder(), ttl=settings.beat_lock_ttl_s), file=sys.stderr)
+            return 1
+        return await _beat_while_locked(settings, lock)
+    finally:
+        with contextlib.suppress(Exception):
+            lock.release()
+        client.close()
+
+
+async def _beat_while_locked(settings: Settings, lock: Any) -> int:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    schedule = settings.data_dir / "celerybeat-schedule"
+    child = await asyncio.create_subprocess_exec(
+        *CELERY, "beat", "--schedule", str(schedule), "--loglevel", settings.log_level
+    )
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, _forward, child, signal.SIGTERM)
+    renew_every = lock.ttl_s / 3
+    while True:
+        try:
+            return await asyncio.wait_for(child.wait(), renew_every)
+        except TimeoutError:
+            if not await asyncio.to_thread(lock.renew):
+                print(LOST_LOCK, file=sys.stderr)
+                _forward(child, signal.SIGTERM)
+
+
+def _forward(child: asyncio.subprocess.Process, sig: int) -> None:
+    if child.returncode is None:
+        child.send_signal(sig)
+
+
+HANDLERS = {"worker": run_worker, "beat": run_beat, "flower": run_flower}

@@ -1,0 +1,129 @@
+"""Jobs on Celery workers over Redis. Jobs are sent by name: `bot/` never imports `workers/`.
+
+Redis errors are mapped once, here: unreachable → QueueUnavailable ("busy, try again shortly"),
+so an adapter can answer the person and keep nothing it could not queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import redis
+from celery import Celery
+from celery.states import READY_STATES, SUCCESS
+from kombu.exceptions import OperationalError
+
+from bot.core.errors import JobError, JobTimeout, QueueUnavailable
+from bot.core.jobs import QUEUES, JobId, JobPayload, JobRegistry, check_payload
+from bot.jobs.celery_config import CONNECT_TIMEOUT_S, celery_config, visibility_timeout_s
+
+log = logging.getLogger(__name__)
+
+# Errors that mean "Redis is not there right now", from kombu (publishing) and redis-py (results).
+_UNREACHABLE = (OperationalError, redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError)
+# Polling a result: quick at first (most jobs are short), then at most 4 times a second.
+FIRST_POLL_S = 0.02
+LAST_POLL_S = 0.25
+# Kombu's Redis transport keeps a queue's prioritised messages under `queue\x06\x16N` keys.
+_PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
+
+
+def make_app(redis_url: str, registry: JobRegistry, configured_visibility_s: float | None = None) -> Celery:
+    """A Celery app configured for Kindred (no tasks: the submitting side sends them by name)."""
+    app = Celery("kindred", set_as_current=False)
+    timeout = visibility_timeout_s(registry.longest_hard_limit_s(), configured_visibility_s)
+    if timeout <= registry.longest_hard_limit_s():
+        log.warning(
+            "visibility timeout %.0f s is shorter than the longest job (%.0f s): such a job can run twice",
+            timeout,
+            registry.longest_hard_limit_s(),
+        )
+    app.conf.update(celery_config(redis_url, timeout))
+    return app
+
+
+class CeleryJobs:
+    def __init__(self, app: Celery, registry: JobRegistry) -> None:
+        self._app = app
+        self._registry = registry
+
+    @classmethod
+    def connect(cls, redis_url: str, registry: JobRegistry) -> CeleryJobs:
+        """Nothing is contacted yet: a Redis that is down shows in `submit`, not here."""
+        return cls(make_app(redis_url, registry), registry)
+
+    def submit(self, name: str, payload: JobPayload) -> JobId:
+        job = self._registry.get(name)
+        checked = check_payload(payload)
+        try:
+            sent = self._app.send_task(name, args=(checked,), queue=job.spec.queue, retry=False)
+        except Exception as exc:
+            if not _unreachable(exc):
+                raise
+            log.warning("job %s not queued: Redis is unreachable (%s)", name, type(exc).__name__)
+            raise QueueUnavailable("the job queue cannot be reached") from None
+        return JobId(sent.id)
+
+    async def result(self, job_id: JobId, timeout_s: float) -> JobPayload:
+        # Celery's own blocking `get` checks its timeout only once a second, and holds a thread the
+        # whole wait; polling the state holds one for a Redis GET at a time.
+        pending = self._app.AsyncResult(job_id)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        pause = FIRST_POLL_S
+        while True:
+            try:
+                state = await asyncio.to_thread(lambda: pending.state)
+            except _UNREACHABLE as exc:
+                log.warning("no result of job %s: Redis is unreachable (%s)", job_id, type(exc).__name__)
+                raise QueueUnavailable("the job queue cannot be reached") from None
+            if state in READY_STATES:
+                break
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise JobTimeout(f"job {job_id} sent no result within {timeout_s:g} s")
+            await asyncio.sleep(min(pause, remaining))
+            pause = min(pause * 1.5, LAST_POLL_S)
+        value = pending.result
+        if state == SUCCESS and isinstance(value, dict):
+            return value
+        if isinstance(value, JobError):
+            raise value
+        raise JobError(f"job {job_id} ended {state}: {type(value).__name__}: {value}")
+
+    async def depths(self) -> dict[str, int]:
+        return await asyncio.to_thread(self._depths)
+
+    def _depths(self) -> dict[str, int]:
+        url = self._app.conf.broker_url
+        client = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_S)
+        try:
+            with client.pipeline(transaction=False) as pipe:
+                for queue in QUEUES:
+                    for suffix in _PRIORITY_SUFFIXES:
+                        pipe.llen(queue + suffix)
+                lengths: list[Any] = pipe.execute()
+        except _UNREACHABLE:
+            raise QueueUnavailable("the job queue cannot be reached") from None
+        finally:
+            client.close()
+        per = len(_PRIORITY_SUFFIXES)
+        return {queue: sum(lengths[i * per : (i + 1) * per]) for i, queue in enumerate(QUEUES)}
+
+    async def close(self) -> None:
+        self._app.close()
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """True when Redis could not be reached. Celery's result store wraps the connection error
+    in a RuntimeError ("retry limit exceeded"), so the whole chain is searched."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, _UNREACHABLE):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

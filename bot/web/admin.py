@@ -1,0 +1,163 @@
+"""`/admin`: Kindred's own figures next to a link to Flower. Admin only (HTTP basic auth).
+
+Users, turns, memories and reactions per day, the reward trend as an inline SVG chart (no script,
+no CDN), and the jobs waiting per queue. Training runs and builds join it in later issues. The
+page reads through two small callables handed in by the composition root; it knows no store or
+queue implementation.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Protocol
+
+from aiohttp import web
+
+from bot.core.errors import KindredError
+from bot.core.models import DayStats, Stats
+
+log = logging.getLogger(__name__)
+
+QueueDepths = Callable[[], Awaitable[Mapping[str, int]]]
+REALM = 'Basic realm="Kindred admin", charset="UTF-8"'
+CHART_W, CHART_H, PAD = 640, 160, 24
+
+
+class AdminFigures(Protocol):
+    async def stats(self) -> Stats: ...
+
+    async def daily_activity(self, days: int) -> list[DayStats]: ...
+
+
+@dataclass(frozen=True)
+class AdminPage:
+    figures: AdminFigures
+    queue_depths: QueueDepths
+    password: str
+    flower_url: str | None = None
+    days: int = 30
+
+    async def handle(self, request: web.Request) -> web.Response:
+        if not self.authorised(request.headers.get("Authorization", "")):
+            # Neither the header nor the password it carried is ever logged.
+            return web.Response(status=401, text="admin only", headers={"WWW-Authenticate": REALM})
+        stats = await self.figures.stats()
+        days = await self.figures.daily_activity(self.days)
+        try:
+            depths: Mapping[str, int] | None = await self.queue_depths()
+        except KindredError as exc:
+            log.warning("admin: queue depths unavailable: %s", exc)
+            depths = None
+        page = render(stats, days, depths, self.flower_url)
+        return web.Response(text=page, content_type="text/html", headers=_NO_STORE)
+
+    def authorised(self, header: str) -> bool:
+        """Basic auth with any user name and the admin password, compared in constant time."""
+        scheme, _, encoded = header.partition(" ")
+        if scheme.lower() != "basic" or not encoded:
+            return False
+        try:
+            decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        _, _, given = decoded.partition(":")
+        return hmac.compare_digest(given.encode(), self.password.encode())
+
+
+_NO_STORE = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+}
+
+
+def render(
+    stats: Stats, days: Sequence[DayStats], depths: Mapping[str, int] | None, flower: str | None
+) -> str:
+    totals = "".join(
+        f"<div class=card><b>{value:,}</b><span>{label}</span></div>"
+        for label, value in (
+            ("users", stats.users),
+            ("turns", stats.turns),
+            ("memories", stats.memories),
+            ("reactions", stats.feedback_events),
+        )
+    )
+    rows = "".join(
+        f"<tr><td>{d.day.isoformat()}</td><td>{d.users}</td><td>{d.turns}</td><td>{d.memories}</td>"
+        f"<td>{d.reactions}</td><td>{'' if d.reward is None else f'{d.reward:+.2f}'}</td></tr>"
+        for d in reversed(days)
+    )
+    if depths is None:
+        queues = "<p>The job queue cannot be reached.</p>"
+    else:
+        queues = "<table><tr><th>queue</th><th>waiting</th></tr>" + "".join(
+            f"<tr><td>{escape(name)}</td><td>{count}</td></tr>" for name, count in depths.items()
+        ) + "</table>"
+    flower_link = ""
+    if flower:
+        flower_link = f'<p><a href="{escape(flower, quote=True)}">Flower: Celery jobs and workers</a></p>'
+
+    return f"""<!doctype html>
+<html lang=en><head><meta charset=utf-8><title>Kindred admin</title>
+<style>
+body{{font:15px system-ui,sans-serif;margin:2rem;color:#222}} h2{{margin-top:2rem}}
+.cards{{display:flex;gap:1rem}} .card{{border:1px solid #ddd;border-radius:12px;padding:1rem 1.5rem}}
+.card b{{display:block;font-size:1.6rem}} table{{border-collapse:collapse}}
+td,th{{padding:.25rem .75rem;border-bottom:1px solid #eee;text-align:right}}
+</style></head><body>
+<h1>Kindred</h1>
+<div class=cards>{totals}</div>
+<h2>Reward trend (mean reaction per day)</h2>
+{reward_chart(days)}
+<h2>Queues</h2>
+{queues}
+{flower_link}
+<h2>Per day (UTC)</h2>
+<table><tr><th>day</th><th>users</th><th>turns</th><th>memories</th><th>reactions</th><th>reward</th></tr>
+{rows}</table>
+</body></html>
+"""
+
+
+def reward_chart(days: Sequence[DayStats]) -> str:
+    """An inline SVG line of the daily mean reward on a −1…+1 scale; days without reactions are gaps."""
+    if not days:
+        return "<p>No days to show.</p>"
+    step = (CHART_W - 2 * PAD) / max(len(days) - 1, 1)
+
+    def y(value: float) -> float:
+        clipped = max(-1.0, min(1.0, value))
+        return PAD + (1 - (clipped + 1) / 2) * (CHART_H - 2 * PAD)
+
+    segments: list[list[str]] = [[]]
+    for i, day in enumerate(days):
+        if day.reward is None:
+            segments.append([])
+        else:
+            segments[-1].append(f"{PAD + i * step:.1f},{y(day.reward):.1f}")
+    lines = "".join(
+        f'<polyline points="{" ".join(points)}" fill="none" stroke="#FF9AA2" stroke-width="2"/>'
+        for points in segments
+        if len(points) > 1
+    )
+    dots = "".join(
+        f'<circle cx="{PAD + i * step:.1f}" cy="{y(d.reward):.1f}" r="3" fill="#FF9AA2">'
+        f"<title>{d.day.isoformat()}: {d.reward:+.2f} ({d.reactions} reactions)</title></circle>"
+        for i, d in enumerate(days)
+        if d.reward is not None
+    )
+    zero = y(0.0)
+    return (
+        f'<svg role="img" aria-label="reward per day" width="{CHART_W}" height="{CHART_H}" '
+        f'viewBox="0 0 {CHART_W} {CHART_H}" xmlns="http://www.w3.org/2000/svg">'
+        f'<line x1="{PAD}" x2="{CHART_W - PAD}" y1="{zero:.1f}" y2="{zero:.1f}" stroke="#ccc"/>'
+        f'<text x="2" y="{PAD + 4}" font-size="10">+1</text>'
+        f'<text x="2" y="{CHART_H - PAD + 4}" font-size="10">−1</text>'
+        f"{lines}{dots}</svg>"
+    )

@@ -1,0 +1,86 @@
+"""Jobs that exist for the tests: each case of the contract in one small function.
+
+Attempts are counted in a file named by the payload, so that a count survives process boundaries
+(a Celery worker) and retries alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.app import job_registry
+from bot.config import Settings
+from bot.core.errors import StoreUnavailable
+from bot.core.jobs import JobPayload, JobRegistry
+from bot.core.models import NewTurn
+from bot.store.sqlite import SqliteStore
+from tests.support.fakes import HashEmbedder
+
+
+def count_attempt(path: str) -> int:
+    """Append one line to `path`; returns how many lines it now has."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        os.write(fd, b"x\n")
+    finally:
+        os.close(fd)
+    return Path(path).read_bytes().count(b"\n")
+
+
+def sample_registry(settings: Settings) -> JobRegistry:
+    """Kindred's own jobs plus the sample ones."""
+    registry = job_registry(settings)
+    add_sample_jobs(registry)
+    return registry
+
+
+def add_sample_jobs(registry: JobRegistry) -> None:
+    @registry.job("kindred.test.echo", soft_s=10, hard_s=20)
+    async def echo(payload: JobPayload) -> JobPayload:
+        return payload
+
+    @registry.job("kindred.test.add", soft_s=10, hard_s=20, retries=3)
+    async def add(payload: JobPayload) -> JobPayload:
+        count_attempt(payload["counter"])
+        return {"sum": payload["a"] + payload["b"]}  # a poison payload ("b": "x") raises TypeError
+
+    @registry.job("kindred.test.flaky", soft_s=10, hard_s=20, retries=3, retry_delay_s=0.05)
+    async def flaky(payload: JobPayload) -> JobPayload:
+        attempt = count_attempt(payload["counter"])
+        if attempt <= payload["failures"]:
+            raise StoreUnavailable(f"store away on attempt {attempt}")
+        return {"attempts": attempt}
+
+    @registry.job("kindred.test.sleep", soft_s=1, hard_s=10)
+    async def sleep(payload: JobPayload) -> JobPayload:
+        await asyncio.sleep(payload["seconds"])
+        return {"slept": payload["seconds"]}
+
+    @registry.job("kindred.test.write_turn", soft_s=30, hard_s=60)
+    async def write_turn(payload: JobPayload) -> JobPayload:
+        """Store a turn under an idempotency key; the first run then keeps working for a while
+        (the window in which a test kills its worker). A redelivered run must not store it twice."""
+        embedder = HashEmbedder()
+        store = await SqliteStore.open(Path(payload["db"]))
+        try:
+            text = payload["text"]
+            turn = await store.add_turn(
+                NewTurn(
+                    user_id=payload["user"],
+                    chat_id="jobs",
+                    role="user",
+                    text=text,
+                    embedding=embedder.vector(text),
+                    embedding_model=embedder.model_name,
+                    created_at=datetime.now(UTC),
+                    idempotency_key=payload["key"],
+                )
+            )
+        finally:
+            await store.close()
+        if count_attempt(payload["counter"]) == 1:
+            await asyncio.sleep(payload["first_run_holds_s"])
+        return {"turn_id": turn.id}

@@ -1,0 +1,39 @@
+"""The composition root picks the runner: in-process without REDIS_URL, Celery with it."""
+
+from __future__ import annotations
+
+from bot.app import job_registry, load_jobs
+from bot.config import Settings
+from bot.jobs.celery_runner import CeleryJobs
+from bot.jobs.inprocess import InProcessJobs
+
+
+def settings(**values: object) -> Settings:
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+async def test_without_redis_jobs_run_in_this_process() -> None:
+    jobs = load_jobs(settings())
+    try:
+        assert isinstance(jobs, InProcessJobs)
+    finally:
+        await jobs.close()
+
+
+async def test_with_redis_jobs_go_to_celery_and_nothing_is_contacted_yet() -> None:
+    jobs = load_jobs(settings(redis_url="redis://127.0.0.1:1/0"))  # a dead port: no error here
+    try:
+        assert isinstance(jobs, CeleryJobs)
+    finally:
+        await jobs.close()
+
+
+def test_every_job_is_named_by_topic_and_its_visibility_margin_holds() -> None:
+    from bot.jobs.celery_config import visibility_timeout_s
+
+    registry = job_registry(settings())
+    names = [job.spec.name for job in registry]
+    assert names == ["kindred.store.upkeep"]
+    assert all(name.startswith("kindred.") and name.count(".") == 2 for name in names)
+    assert visibility_timeout_s(registry.longest_hard_limit_s(), None) > registry.longest_hard_limit_s()
+    assert visibility_timeout_s(8 * 3600, None) > 8 * 3600  # a nightly training run of 8 h

@@ -1,0 +1,129 @@
+"""What the job queue promises when things go wrong, with real Redis and real worker processes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.core.errors import JobError, QueueUnavailable
+from bot.core.jobs import JobRegistry
+from bot.jobs.celery_runner import CeleryJobs, make_app
+from bot.store.sqlite import SqliteStore
+from tests.jobs.workerproc import TEST_REDIS_DB, RedisServer, Worker, flush, redis_url
+
+# Redelivery waits for the visibility timeout; a short one for these workers only keeps it quick.
+SHORT_VISIBILITY_S = "2"
+
+
+def lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+async def wait_until(check: object, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_job_whose_worker_is_killed_is_redelivered_and_its_effect_happens_once(
+    tmp_path: Path, registry: JobRegistry
+) -> None:
+    url = redis_url(TEST_REDIS_DB + 1)  # its own database: no other worker may take the job
+    flush(url)
+    first = Worker(url, tmp_path / "first", KINDRED_VISIBILITY_TIMEOUT_S=SHORT_VISIBILITY_S)
+    second: Worker | None = None
+    jobs = CeleryJobs.connect(url, registry)
+    db, counter = tmp_path / "turns.db", tmp_path / "runs"
+    payload = {"db": str(db), "user": "ann", "key": "telegram:1:42", "text": "I sleep badly lately"}
+    try:
+        first.wait_ready()
+        job_id = jobs.submit(
+            "kindred.test.write_turn", {**payload, "counter": str(counter), "first_run_holds_s": 30}
+        )
+        await wait_until(lambda: lines(counter) == 1)  # the turn is stored; the job is still running
+        first.kill()  # SIGKILL: no chance to ack, requeue or say goodbye
+
+        second = Worker(url, tmp_path / "second", KINDRED_VISIBILITY_TIMEOUT_S=SHORT_VISIBILITY_S)
+        result = await jobs.result(job_id, 30)
+
+        assert lines(counter) == 2  # redelivered and run again to the end
+        store = await SqliteStore.open(db)
+        try:
+            turns = await store.recent_turns("ann", "jobs", 10)
+        finally:
+            await store.close()
+        assert [(t.id, t.text) for t in turns] == [(result["turn_id"], "I sleep badly lately")]
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
+        await jobs.close()
+        flush(url)
+
+
+async def test_with_redis_gone_submit_says_busy_at_once_and_works_again_when_it_returns(
+    tmp_path: Path, registry: JobRegistry
+) -> None:
+    server = RedisServer(tmp_path / "redis").start()
+    worker = Worker(server.url, tmp_path / "worker")
+    jobs = CeleryJobs.connect(server.url, registry)
+    try:
+        worker.wait_ready()
+        assert await jobs.result(jobs.submit("kindred.test.echo", {"n": 1}), 20) == {"n": 1}
+
+        server.stop()
+        started = time.monotonic()
+        with pytest.raises(QueueUnavailable, match=r"^busy, try again shortly"):
+            jobs.submit("kindred.test.echo", {"n": 2})
+        assert time.monotonic() - started < 3
+
+        server.start()  # same port; the same client and worker carry on
+        assert await jobs.result(jobs.submit("kindred.test.echo", {"n": 3}), 40) == {"n": 3}
+        assert "'n': 2" not in worker.log()  # what could not be queued never ran
+    finally:
+        await jobs.close()
+        worker.kill()
+        server.stop()
+
+
+async def test_redis_on_a_dead_port_is_refused_quickly_with_a_clear_error(registry: JobRegistry) -> None:
+    from tests.jobs.workerproc import free_port
+
+    jobs = CeleryJobs.connect(f"redis://127.0.0.1:{free_port()}/0", registry)
+    try:
+        started = time.monotonic()
+        with pytest.raises(QueueUnavailable, match="busy, try again shortly"):
+            jobs.submit("kindred.test.echo", {"n": 1})
+        with pytest.raises(QueueUnavailable):
+            await jobs.depths()
+        assert time.monotonic() - started < 5
+    finally:
+        await jobs.close()
+
+
+async def test_a_poison_job_fails_once_is_recorded_and_the_queue_moves_on(
+    worker: Worker, session_redis: str, registry: JobRegistry, tmp_path: Path
+) -> None:
+    jobs = CeleryJobs.connect(session_redis, registry)
+    counter = tmp_path / "runs"
+    try:
+        poison = jobs.submit("kindred.test.add", {"a": 1, "b": "not a number", "counter": str(counter)})
+        normal = jobs.submit("kindred.test.add", {"a": 1, "b": 2, "counter": str(tmp_path / "other")})
+        with pytest.raises(JobError, match="TypeError"):
+            await jobs.result(poison, 20)
+        assert await jobs.result(normal, 20) == {"sum": 3}
+
+        recorded = make_app(session_redis, registry).AsyncResult(poison)
+        assert recorded.state == "FAILURE"
+        assert "kindred.test.add failed: TypeError" in str(recorded.result)
+        await asyncio.sleep(0.5)
+        assert lines(counter) == 1  # retries=3, yet it ran once: a bad payload is never retried
+        log = worker.log()
+        assert f"job kindred.test.add ({poison}) failed, attempt 1: kindred.test.add failed: TypeError" in log
+        assert f"({poison}) will be retried" not in log
+    finally:
+        await jobs.close()

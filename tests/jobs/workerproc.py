@@ -1,0 +1,132 @@
+"""Real Celery worker subprocesses for the tests, and the Redis database they share.
+
+Each worker is `celery -A tests.jobs.worker_app worker --pool solo`, its output in a log file the
+tests can read. Whoever starts one stops it (SIGKILL, then wait) in a `finally`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+
+import redis
+
+ROOT = Path(__file__).resolve().parents[2]
+# A Redis database of its own for this test session; KINDRED_TEST_REDIS_DB picks another.
+TEST_REDIS_DB = int(os.environ.get("KINDRED_TEST_REDIS_DB", "13"))
+REDIS_HOST = os.environ.get("KINDRED_TEST_REDIS_HOST", "127.0.0.1:6379")
+READY_TIMEOUT_S = 60
+
+
+def redis_url(db: int = TEST_REDIS_DB) -> str:
+    return f"redis://{REDIS_HOST}/{db}"
+
+
+def flush(url: str) -> None:
+    client = redis.Redis.from_url(url)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+def worker_env(url: str, data_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "DATABASE_URL"))}
+    env.update(
+        {
+            "REDIS_URL": url,
+            "KINDRED_DATA_DIR": str(data_dir),
+            "DATABASE_URL": f"sqlite:///{data_dir / 'worker.db'}",
+            "PYTHONPATH": str(ROOT),
+            "HF_HUB_OFFLINE": "1",
+        }
+    )
+    env.update(extra or {})
+    return env
+
+
+class Worker:
+    def __init__(self, url: str, data_dir: Path, *, queues: str = "default", **env: str) -> None:
+        self.name = f"test-{uuid.uuid4().hex[:8]}@localhost"
+        self.log_path = data_dir / f"{self.name}.log"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        command = [
+            sys.executable, "-m", "celery", "-A", "tests.jobs.worker_app", "worker",
+            "--pool", "solo", "--queues", queues, "--hostname", self.name, "--loglevel", "INFO",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ]  # fmt: skip
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            command, cwd=ROOT, env=worker_env(url, data_dir, env), stdout=self._log, stderr=subprocess.STDOUT
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self) -> Worker:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while " ready." not in self.log():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{self.log()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"worker not ready in {READY_TIMEOUT_S} s:\n{self.log()}")
+            time.sleep(0.1)
+        return self
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        self._log.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class RedisServer:
+    """A private `redis-server` on one port, to stop and start again: Redis going away for real."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.folder = folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        command = [
+            "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", str(self.folder),
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        client.close()
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None

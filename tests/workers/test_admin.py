@@ -1,0 +1,124 @@
+"""/admin through aiohttp's test client: refused without the password, Kindred's figures with it."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from bot.core.errors import QueueUnavailable
+from bot.core.models import Feedback, NewTurn
+from bot.store.sqlite import SqliteStore
+from bot.web.admin import AdminPage
+from bot.web.app import build_web_app
+from tests.support.fakes import HashEmbedder
+
+PASSWORD = "s3cret-admin-pw"
+EMB = HashEmbedder()
+
+
+def basic(user: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+def turn(user: str, text: str, at: datetime, role: str = "user") -> NewTurn:
+    return NewTurn(user, "c", role, text, EMB.vector(text), EMB.model_name, at)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
+    opened = await SqliteStore.open(tmp_path / "kindred.db")
+    now = datetime.now(UTC)
+    for back, value in ((2, -1.0), (1, 0.5), (0, 1.0)):
+        at = now - timedelta(days=back)
+        await opened.add_turn(turn("ann", f"hello {back}", at))
+        reply = await opened.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
+        await opened.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
+    await opened.add_turn(turn("bob", "hi", now))
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def client_for(page: AdminPage) -> TestClient:  # type: ignore[type-arg]
+    async def health() -> dict[str, object]:
+        return {}
+
+    client = TestClient(TestServer(build_web_app(webhooks={}, health=health, admin=page)))
+    await client.start_server()
+    return client
+
+
+async def depths() -> dict[str, int]:
+    return {"gpu": 3, "train": 0, "build": 1, "default": 7}
+
+
+async def test_admin_is_refused_without_the_password(
+    store: SqliteStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    client = await client_for(AdminPage(store, depths, PASSWORD))
+    try:
+        bearer, garbled = {"Authorization": f"Bearer {PASSWORD}"}, {"Authorization": "Basic %"}
+        refused = ({}, basic("admin", "wrong"), bearer, garbled)
+        for headers in refused:
+            response = await client.get("/admin", headers=headers)
+            assert response.status == 401
+            assert response.headers["WWW-Authenticate"].startswith("Basic")
+            assert "turns" not in await response.text()
+    finally:
+        await client.close()
+    assert PASSWORD not in caplog.text
+
+
+async def test_admin_shows_the_figures_chart_queues_and_flower(store: SqliteStore) -> None:
+    page = AdminPage(store, depths, PASSWORD, flower_url="http://localhost:5555", days=7)
+    client = await client_for(page)
+    try:
+        response = await client.get("/admin", headers=basic("anyone", PASSWORD))
+        assert response.status == 200
+        assert response.headers["Cache-Control"] == "no-store"
+        html = await response.text()
+    finally:
+        await client.close()
+    assert "<b>2</b><span>users</span>" in html
+    assert "<b>7</b><span>turns</span>" in html
+    assert "<b>3</b><span>reactions</span>" in html
+    today = datetime.now(UTC).date()
+    # today: 2 people wrote, 3 turns (each stored as a memory), 1 reaction of +1
+    assert f"<tr><td>{today.isoformat()}</td><td>2</td><td>3</td><td>3</td><td>1</td><td>+1.00</td>" in html
+    assert html.count("<circle") == 3 and "<polyline" in html and "<script" not in html
+    assert "<tr><td>gpu</td><td>3</td></tr>" in html and "<tr><td>default</td><td>7</td></tr>" in html
+    assert 'href="http://localhost:5555"' in html
+
+
+async def test_admin_still_shows_figures_when_the_queue_is_unreachable(store: SqliteStore) -> None:
+    async def unreachable() -> dict[str, int]:
+        raise QueueUnavailable("redis down")
+
+    client = await client_for(AdminPage(store, unreachable, PASSWORD))
+    try:
+        response = await client.get("/admin", headers=basic("admin", PASSWORD))
+        html = await response.text()
+    finally:
+        await client.close()
+    assert response.status == 200
+    assert "The job queue cannot be reached." in html and "<b>7</b><span>turns</span>" in html
+
+
+async def test_without_an_admin_page_there_is_no_admin_route() -> None:
+    async def health() -> dict[str, object]:
+        return {}
+
+    client = TestClient(TestServer(build_web_app(webhooks={}, health=health)))
+    await client.start_server()
+    try:
+        assert (await client.get("/admin")).status == 404
+    finally:
+        await client.close()

@@ -1,0 +1,89 @@
+"""docker-compose.yml, checked by docker-compose itself (1.29 works offline, with no engine)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # PyYAML comes with transformers
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = shutil.which("docker-compose")
+REQUIRED = {"POSTGRES_PASSWORD": "x", "KINDRED_FLOWER_USER": "admin", "KINDRED_FLOWER_PASSWORD": "pw"}
+MISSING = "docker-compose is not installed: `apt-get install -y docker-compose` (.ci/run does it)"
+
+
+def compose(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert COMPOSE is not None, MISSING
+    return subprocess.run(
+        [COMPOSE, "--project-directory", str(folder), *args], cwd=folder, capture_output=True, text=True,
+        timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": str(folder)},
+    )  # fmt: skip
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name in ("docker-compose.yml", "Dockerfile"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in REQUIRED.items()))
+    return tmp_path
+
+
+def resolved(project: Path, *profile: str) -> dict[str, Any]:
+    done = compose(project, *profile, "config")
+    assert done.returncode == 0, done.stderr
+    config: dict[str, Any] = yaml.safe_load(done.stdout)
+    return config
+
+
+def test_the_file_is_valid(project: Path) -> None:
+    done = compose(project, "config", "-q")
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_process_is_a_service_with_a_healthcheck(project: Path) -> None:
+    services = resolved(project, "--profile", "gpu")["services"]
+    assert set(services) == {"postgres", "redis", "bot", "worker-gpu", "worker-cpu", "beat", "flower"}
+    assert all("healthcheck" in service for service in services.values())
+    assert services["postgres"]["image"].startswith("pgvector/pgvector:")
+
+
+def test_workers_take_their_queues_and_the_gpu_worker_reserves_a_gpu(project: Path) -> None:
+    services = resolved(project, "--profile", "gpu")["services"]
+    gpu, cpu = services["worker-gpu"], services["worker-cpu"]
+    assert gpu["command"][:5] == ["worker", "--queues", "gpu", "--pool", "solo"]
+    assert gpu["deploy"]["resources"]["reservations"]["devices"] == [
+        {"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}
+    ]
+    assert cpu["command"][:3] == ["worker", "--queues", "build,default,train"]
+    assert services["beat"]["command"] == ["beat"]
+    for name in ("bot", "worker-gpu", "worker-cpu", "beat", "flower"):
+        assert services[name]["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+
+
+def test_flower_cannot_start_without_its_password(project: Path) -> None:
+    (project / ".env").write_text("POSTGRES_PASSWORD=x\nKINDRED_FLOWER_USER=admin\n")
+    done = compose(project, "config", "-q")
+    assert done.returncode != 0
+    assert "KINDRED_FLOWER_PASSWORD" in done.stderr
+
+
+def test_data_lives_in_named_volumes(project: Path) -> None:
+    config = resolved(project)
+    assert set(config["volumes"]) == {"pgdata", "redisdata", "kindred-data"}
+
+
+def test_every_variable_the_file_reads_is_in_env_example() -> None:  # needs no docker-compose
+    used = set(re.findall(r"\$\{([A-Z_][A-Z0-9_]*)", (ROOT / "docker-compose.yml").read_text()))
+    example = (ROOT / ".env.example").read_text()
+    listed = set(re.findall(r"^#? ?([A-Z_][A-Z0-9_]*)=", example, flags=re.MULTILINE))
+    assert used - listed == set()
+    workers = {
+        "KINDRED_JOB_THREADS", "KINDRED_VISIBILITY_TIMEOUT_S", "KINDRED_UPKEEP_CRON",
+        "KINDRED_BEAT_LOCK_TTL_S", "KINDRED_ENV", "KINDRED_FLOWER_PORT", "KINDRED_ADMIN_PASSWORD",
+    }  # fmt: skip
+    assert workers - listed == set()

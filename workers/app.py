@@ -1,0 +1,56 @@
+"""The Celery app. Nothing happens at import: `celery -A workers.app …` asks this module for
+`app`, and only then are the settings read and the app built (`get_app`).
+
+    celery -A workers.app worker --queues gpu --pool solo            # one per GPU
+    celery -A workers.app worker --queues build,default,train        # CPU jobs
+    celery -A workers.app beat                                        # exactly one (see schedule.py)
+
+`kindred worker`, `kindred beat` and `kindred flower` run these with Kindred's settings and checks.
+Configuration (broker, JSON only, late acks, routes, visibility timeout) is
+`bot/jobs/celery_config.py`, shared with the side that submits jobs.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from celery import Celery
+
+from bot.app import job_registry
+from bot.config import Settings, load_settings
+from bot.core.errors import ConfigError
+from bot.core.jobs import JobRegistry
+from bot.jobs.celery_runner import make_app
+from workers.schedule import beat_schedule
+from workers.tasks import kindred_task
+
+
+def build_app(settings: Settings, registry: JobRegistry) -> Celery:
+    """The worker app: Kindred's Celery configuration, every job as a task, beat's schedule."""
+    if not settings.redis_url:
+        raise ConfigError("invalid configuration: REDIS_URL: workers need it (redis://HOST:6379/0)")
+    app = make_app(settings.redis_url, registry, settings.visibility_timeout_s)
+    app.conf.update(
+        timezone="UTC",
+        enable_utc=True,
+        beat_schedule=beat_schedule(settings),
+        beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),
+    )
+    for job in registry:
+        kindred_task(app, job.spec)(job.run)
+    return app
+
+
+@cache
+def get_app() -> Celery:
+    """The process's one app, built on first use from the environment (and `.env`)."""
+    settings = load_settings()
+    return build_app(settings, job_registry(settings))
+
+
+def __getattr__(name: str) -> Any:
+    # `celery -A workers.app` looks up `app`, then `celery`, on this module.
+    if name in ("app", "celery"):
+        return get_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,68 @@
+"""The one decorator that turns a Kindred job into a Celery task, with its time limits and retries.
+
+The task body holds no logic: it runs the job's function under the same attempt policy as the
+in-process runner (`bot.core.jobs.run_attempt`), and maps what comes out onto Celery:
+transient errors are retried with backoff up to the job's `retries`; anything else fails once,
+recorded in the result backend (state FAILURE, the error's text) and in the worker's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from celery import Celery
+from celery.exceptions import SoftTimeLimitExceeded
+
+from bot.core.errors import JobError, JobTimeout
+from bot.core.jobs import Job, JobFunction, JobPayload, JobSpec, describe_failure, run_attempt
+
+log = logging.getLogger(__name__)
+
+
+def kindred_task(app: Celery, spec: JobSpec) -> Callable[[JobFunction], Any]:
+    """Decorator: register the async job function as the Celery task `spec.name`.
+
+    Soft and hard limits are Celery's own on a prefork worker; the soft limit is also applied by
+    `run_attempt`, so it holds on the solo pool (the GPU worker) too, where Celery enforces none.
+    """
+
+    def register(fn: JobFunction) -> Any:
+        job = Job(spec, fn)
+
+        def body(task: Any, payload: JobPayload) -> JobPayload:
+            return run_job(task, job, payload)
+
+        return app.task(
+            body,
+            name=spec.name,
+            bind=True,
+            queue=spec.queue,
+            soft_time_limit=spec.soft_s,
+            time_limit=spec.hard_s,
+            max_retries=spec.retries,
+            acks_late=True,
+            reject_on_worker_lost=True,
+            typing=False,
+        )
+
+    return register
+
+
+def run_job(task: Any, job: Job, payload: JobPayload) -> JobPayload:
+    spec, job_id, attempt = job.spec, task.request.id, task.request.retries
+    try:
+        return asyncio.run(run_attempt(job, payload))
+    except SoftTimeLimitExceeded:
+        error: JobError = JobTimeout(f"{spec.name} ran past its time limit of {spec.soft_s:g} s")
+    except JobError as exc:
+        error = exc
+    except Exception as exc:  # transient: run_attempt let it through so that it may be retried
+        if attempt < spec.retries:
+            log.warning("job %s (%s) will be retried: %s", spec.name, job_id, exc)
+            raise task.retry(exc=exc, countdown=spec.retry_delay(attempt)) from None
+        error = JobError(describe_failure(spec.name, exc))
+    log.error("job %s (%s) failed, attempt %d: %s", spec.name, job_id, attempt + 1, error)
+    raise error
