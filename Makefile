@@ -10,7 +10,7 @@ TORCH ?= torch==2.13.0
 NAME ?= $(or $(USER),friend)
 STAMP := $(VENV)/.kindred-installed
 
-.PHONY: run test lint bench bench-quick clean
+.PHONY: run test lint compose-tool bench bench-quick clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,16 +28,27 @@ lint: $(STAMP)
 	$(BIN)/ruff check bot workers schema tests bench
 	$(BIN)/mypy
 
-test: lint
+test: lint compose-tool
 	$(BIN)/python -m pytest -q
 
+# tests/workers/test_compose.py runs Debian's docker-compose 1.29: it validates the file offline,
+# with no Docker engine. Installed here when missing, so `make test` needs nothing by hand.
+compose-tool:
+	@command -v docker-compose >/dev/null 2>&1 \
+		|| apt-get install -y -qq docker-compose >/dev/null 2>&1 \
+		|| { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq docker-compose >/dev/null; }
+
 bench-quick: $(STAMP)
-	$(BIN)/python bench/memory.py --quick
-	$(BIN)/python bench/recall.py --quick
+	$(BIN)/python -m bench.memory --quick
+	$(BIN)/python -m bench.recall --quick
+	$(BIN)/python -m bench.telegram_load --quick
+	$(BIN)/python -m bench.inference --quick
 
 bench: $(STAMP)
-	$(BIN)/python bench/memory.py
-	$(BIN)/python bench/recall.py
+	$(BIN)/python -m bench.memory
+	$(BIN)/python -m bench.recall
+	$(BIN)/python -m bench.telegram_load
+	$(BIN)/python -m bench.inference
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -77,6 +77,7 @@ class StreamedReply:
         limit: int,
         measure: Callable[[str], int] = len,
         interval_s: float = EDIT_INTERVAL_S,
+        first_delay_s: float = 0.0,
         draft: Callable[[str], Awaitable[None]] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -84,6 +85,8 @@ class StreamedReply:
         self.limit = limit
         self.measure = measure
         self.interval_s = interval_s
+        # A reply finished within this long is shown once, whole: no preview, no edit.
+        self.first_delay_s = first_delay_s
         # A live preview that is not yet a message (Telegram's sendMessageDraft), where there is one.
         self.draft = draft
         self._clock = clock
@@ -91,6 +94,7 @@ class StreamedReply:
         self._shown: list[tuple[str, str]] = []  # (message id, text it shows)
         self._drafted = ""
         self._last_update: float | None = None
+        self._started = clock()
 
     @property
     def message_ids(self) -> list[str]:
@@ -105,6 +109,8 @@ class StreamedReply:
         if not self._text.strip():
             return
         now = self._clock()
+        if self._last_update is None and now - self._started < self.first_delay_s:
+            return
         if self._last_update is not None and now - self._last_update < self.interval_s:
             return
         self._last_update = now

@@ -114,3 +114,18 @@ async def test_whitespace_only_chunks_show_nothing_and_an_empty_reply_shows_an_e
     await reply.add("   ")
     assert surface.calls == []
     assert await reply.finish("  ") == ["1"] and surface.messages["1"] == "…"
+
+
+async def test_a_reply_finished_before_the_first_delay_is_shown_once_whole() -> None:
+    surface, clock = Recorder(), Clock()
+    reply = StreamedReply(surface, limit=100, interval_s=1.0, first_delay_s=0.15, clock=clock)
+    for index, word in enumerate(("quick ", "and ", "done")):
+        clock.now = index * 0.05
+        await reply.add(word)
+    assert surface.calls == []
+    assert await reply.finish("quick and done") == ["1"]
+    assert surface.calls == [("send", "quick and done")]
+    slow = StreamedReply(surface, limit=100, interval_s=1.0, first_delay_s=0.15, clock=clock)
+    clock.now = 10.0
+    await slow.add("slow ")  # 10 s after it began: shown at once
+    assert surface.calls[-1] == ("send", "slow")

@@ -6,7 +6,6 @@ handling them (the handlers in chat.py, commands.py and feedback.py).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import logging
@@ -34,6 +33,7 @@ from bot.adapters.telegram.commands import Commands, bot_commands
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.ordering import PerChatOrder
 from bot.adapters.telegram.transport import AiohttpRequest
+from bot.config import derived_webhook_secret
 from bot.core.errors import ConfigError, KindredError
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class TelegramConfig:
     def secret(self) -> str:
         if self.webhook_secret:
             return self.webhook_secret
-        return hashlib.sha256(b"kindred-telegram-webhook:" + self.token.encode()).hexdigest()
+        return derived_webhook_secret(self.token)
 
     @property
     def webhook_path(self) -> str | None:

@@ -35,6 +35,8 @@ class ChatPolicy:
     # sendMessageDraft previews the reply in private chats; editing a sent message is the fallback.
     drafts: bool = True
     typing_delay_s: float = 1.0
+    # A reply written faster than this is sent whole, once: one Bot API call instead of two or more.
+    first_show_delay_s: float = 0.15
 
 
 def feedback_buttons() -> InlineKeyboardMarkup:
@@ -132,6 +134,7 @@ class ChatHandler:
             limit=MESSAGE_LIMIT,
             measure=utf16_len,
             interval_s=self.policy.edit_interval_s,
+            first_delay_s=self.policy.first_show_delay_s,
             draft=surface.draft if use_draft else None,
         )
         # "typing…" only when the first words are slow to come: a quick reply needs no extra call.
