@@ -1,45 +1,33 @@
-"""The Store on PostgreSQL with pgvector, through a psycopg async connection pool.
+"""The Store on PostgreSQL with pgvector: turns, feedback, memories and search.
 
-Driver and pool errors become Kindred's errors here and nowhere else: a server that cannot be
-reached (refused, gone mid-query, pool timeout) is `StoreUnavailable`, anything else `StoreError`.
-The pool checks each connection before lending it, so after the server comes back the same store
-object reconnects by itself.
+The pool, migrations and the mapping of driver errors are in `pg_pool`; links, active flags, stats
+and upkeep in `pg_people`; the dense and full-text queries in `pg_search`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-import psycopg
-from pgvector.psycopg import register_vector_async
-from psycopg import AsyncConnection
-from psycopg.conninfo import conninfo_to_dict
-from psycopg.types import TypeInfo
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool, PoolClosed
 
-from bot.core.errors import StoreError, StoreUnavailable
+from bot.core.errors import StoreError
 from bot.core.models import (
-    DayStats,
     Feedback,
     Memory,
     MemoryHit,
-    MessageLink,
     NewMemory,
     NewTurn,
-    Stats,
     Turn,
     Vector,
 )
-from bot.store import pg_migrate, pg_search
+from bot.store import pg_search
+from bot.store.pg_people import PostgresPeople
+from bot.store.pg_pool import DEFAULT_TIMEOUT_S
 from bot.store.pg_rows import MEMORY_COLUMNS, TURN_COLUMNS, memory_from_row, to_utc, turn_from_row
-from bot.store.rows import activity_window, day_stats
 
-DEFAULT_TIMEOUT_S = 5.0
+__all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore"]
 
 # One statement, so one round trip: reserve both ids, insert the turn unless its idempotency key is
 # already stored, insert its memory, and create the person or bump their memory count.
@@ -117,128 +105,10 @@ WITH reactions AS (DELETE FROM feedback WHERE user_id = %(user_id)s),
      person AS (UPDATE users SET memory_count = 0 WHERE id = %(user_id)s)
 SELECT count(*) FROM memories_gone
 """
-_LINK_MESSAGE_SQL = """
-INSERT INTO platform_messages (platform, chat_id, message_id, turn_id, user_id)
-VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING
-"""
-_FIND_MESSAGE_SQL = """
-SELECT turn_id, user_id FROM platform_messages WHERE platform = %s AND chat_id = %s AND message_id = %s
-"""
-_SET_ACTIVE_SQL = """
-INSERT INTO users AS u (id, created_at, active) VALUES (%s, now(), %s)
-ON CONFLICT (id) DO UPDATE SET active = excluded.active
-"""
-_STATS_SQL = """
-SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM turns),
-       (SELECT count(*) FROM memories), (SELECT count(*) FROM feedback)
-"""
 
 
-# (kind, UTC day, count, extra) per day since %(since)s; see rows.day_stats.
-_ACTIVITY_SQL = """
-SELECT 't', (created_at AT TIME ZONE 'UTC')::date AS day, count(*),
-       count(DISTINCT user_id) FILTER (WHERE role = 'user')
-  FROM turns WHERE created_at >= (%(since)s::date)::timestamp AT TIME ZONE 'UTC' GROUP BY 2
-UNION ALL
-SELECT 'm', (created_at AT TIME ZONE 'UTC')::date, count(*), NULL
-  FROM memories WHERE created_at >= (%(since)s::date)::timestamp AT TIME ZONE 'UTC' GROUP BY 2
-UNION ALL
-SELECT 'f', (created_at AT TIME ZONE 'UTC')::date, count(*), avg(value)
-  FROM feedback WHERE created_at >= (%(since)s::date)::timestamp AT TIME ZONE 'UTC' GROUP BY 2
-"""
-
-
-class PostgresStore:
+class PostgresStore(PostgresPeople):
     """Kindred's Store on PostgreSQL ≥ 13 with pgvector ≥ 0.8. Build it with `await open(dsn)`."""
-
-    backend = "postgres"
-
-    def __init__(
-        self,
-        pool: AsyncConnectionPool[AsyncConnection[Any]],
-        dsn: str,
-        *,
-        timeout_s: float,
-        exact_scan_max: int,
-    ) -> None:
-        self._pool = pool
-        self._dsn = dsn
-        try:
-            self._password = str(conninfo_to_dict(dsn).get("password") or "")
-        except psycopg.Error:
-            # The parser's message may quote the DSN, password included.
-            raise StoreError("cannot parse the PostgreSQL DSN (not shown: it may hold a password)") from None
-        self._timeout_s = timeout_s
-        self._exact_scan_max = exact_scan_max
-
-    @classmethod
-    async def open(
-        cls,
-        dsn: str,
-        *,
-        min_size: int = 1,
-        max_size: int = 10,
-        migrate: bool = True,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        exact_scan_max: int = pg_search.EXACT_SCAN_MAX,
-    ) -> PostgresStore:
-        """Connect, apply pending migrations unless `migrate=False`, and fill the pool.
-
-        `timeout_s` bounds each wait for a connection. Raises StoreUnavailable if the server cannot
-        be reached within it.
-        """
-        pool: AsyncConnectionPool[AsyncConnection[Any]] = AsyncConnectionPool(
-            dsn,
-            # No server-side prepared statements: a generic plan walks HNSW and filters afterwards.
-            kwargs={"autocommit": True, "prepare_threshold": None},
-            min_size=min_size,
-            max_size=max_size,
-            open=False,
-            configure=_register_vector,
-            check=AsyncConnectionPool.check_connection,
-            timeout=timeout_s,
-            # Short: once background retries give up, the next request reconnects at once.
-            reconnect_timeout=timeout_s,
-            name="kindred-postgres",
-        )
-        store = cls(pool, dsn, timeout_s=timeout_s, exact_scan_max=exact_scan_max)
-        # Migrate before the pool connects, so that every pooled connection knows the vector type.
-        if migrate:
-            await store._apply_migrations()
-        with store._mapped_errors():
-            try:
-                await pool.open(wait=True, timeout=timeout_s)
-            except BaseException:
-                await pool.close()
-                raise
-        return store
-
-    async def close(self) -> None:
-        await self._pool.close()
-
-    # -- migrations -------------------------------------------------------------------------
-
-    async def migrate(self) -> list[int]:
-        """Apply pending migrations, each in its own transaction; return the versions applied."""
-        applied = await self._apply_migrations()
-        # Connections made before the vector type existed have no adapter for it: renew them.
-        await self._pool.drain()
-        return applied
-
-    async def applied_versions(self) -> list[int]:
-        async with self._connection() as conn:
-            return await pg_migrate.applied_versions(conn)
-
-    async def _apply_migrations(self) -> list[int]:
-        with self._mapped_errors():
-            conn = await AsyncConnection.connect(
-                self._dsn,
-                autocommit=True,
-                prepare_threshold=None,
-                connect_timeout=max(2, round(self._timeout_s)),
-            )
-            async with conn:
-                return await pg_migrate.apply_pending(conn)
 
     # -- TurnLog ---------------------------------------------------------------------------
 
@@ -301,28 +171,6 @@ class PostgresStore:
     async def remove_feedback(self, turn_id: int, user_id: str, source: str) -> None:
         async with self._connection() as conn:
             await conn.execute(_REMOVE_FEEDBACK_SQL, (turn_id, user_id, source))
-
-    async def link_message(self, link: MessageLink) -> None:
-        async with self._connection() as conn:
-            await conn.execute(
-                _LINK_MESSAGE_SQL, (link.platform, link.chat_id, link.message_id, link.turn_id, link.user_id)
-            )
-
-    async def find_message(self, platform: str, chat_id: str, message_id: str) -> MessageLink | None:
-        async with self._connection() as conn:
-            cursor = await conn.execute(_FIND_MESSAGE_SQL, (platform, chat_id, message_id))
-            row = await cursor.fetchone()
-        return MessageLink(platform, chat_id, message_id, row[0], row[1]) if row else None
-
-    async def set_user_active(self, user_id: str, active: bool) -> None:
-        async with self._connection() as conn:
-            await conn.execute(_SET_ACTIVE_SQL, (user_id, active))
-
-    async def is_user_active(self, user_id: str) -> bool:
-        async with self._connection() as conn:
-            cursor = await conn.execute("SELECT active FROM users WHERE id = %s", (user_id,))
-            row = await cursor.fetchone()
-        return bool(row[0]) if row else True
 
     # -- MemoryIndex -----------------------------------------------------------------------
 
@@ -423,64 +271,3 @@ class PostgresStore:
             cursor = await conn.execute(_FORGET_ALL_SQL, {"user_id": user_id})
             row = await cursor.fetchone()
             return int(row[0]) if row else 0
-
-    async def stats(self) -> Stats:
-        async with self._connection() as conn:
-            cursor = await conn.execute(_STATS_SQL)
-            row = await cursor.fetchone()
-        users, turns, memories, feedback = row or (0, 0, 0, 0)
-        return Stats(
-            backend=self.backend,
-            users=users,
-            turns=turns,
-            memories=memories,
-            feedback_events=feedback,
-        )
-
-    async def daily_activity(self, days: int) -> list[DayStats]:
-        window = activity_window(days)
-        if not window:
-            return []
-        async with self._connection() as conn:
-            cursor = await conn.execute(_ACTIVITY_SQL, {"since": window[0]})
-            rows = await cursor.fetchall()
-        return day_stats(window, [tuple(row) for row in rows])
-
-    async def maintain(self) -> list[str]:
-        # Autovacuum analyses too, but only after enough rows changed; the HNSW and per-user plans
-        # depend on fresh statistics after a large import.
-        async with self._connection() as conn:
-            await conn.execute("ANALYZE memories")
-            await conn.execute("ANALYZE turns")
-        return ["ANALYZE memories", "ANALYZE turns"]
-
-    # -- connections and errors ------------------------------------------------------------
-
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
-        with self._mapped_errors():
-            async with self._pool.connection() as conn:
-                yield conn
-
-    @contextmanager
-    def _mapped_errors(self) -> Iterator[None]:
-        try:
-            yield
-        except PoolClosed as err:
-            raise StoreError("the PostgreSQL store is closed") from err
-        except psycopg.OperationalError as err:  # refused, lost, shut down, pool timeout
-            raise StoreUnavailable(self._describe(err)) from err
-        except psycopg.Error as err:
-            raise StoreError(self._describe(err)) from err
-
-    def _describe(self, err: Exception) -> str:
-        message = f"PostgreSQL {type(err).__name__}: {err}".strip()
-        if self._password:
-            message = message.replace(self._password, "***")
-        return message
-
-
-async def _register_vector(conn: AsyncConnection[Any]) -> None:
-    # Before the first migration the database has no vector type; migrate() renews the pool after.
-    if await TypeInfo.fetch(conn, "vector") is not None:
-        await register_vector_async(conn)

@@ -3,40 +3,31 @@
 Dense search is exact: it reads one user's vectors through the (user_id, id) index and ranks
 them with numpy. A person's memories number in the thousands, so this stays in single-digit
 milliseconds and never misses a result the way a filtered approximate index can.
+
+The connection, migrations and error mapping are in `sqlite_db`; links, active flags, stats and
+upkeep in `sqlite_people`. This module holds turns, feedback, memories and search.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import aiosqlite
 import numpy as np
 
-from bot.core.errors import StoreError, StoreUnavailable
 from bot.core.models import (
-    DayStats,
     Feedback,
     Memory,
     MemoryHit,
-    MessageLink,
     NewMemory,
     NewTurn,
-    Stats,
     Turn,
     Vector,
 )
-from bot.store import migrations
 from bot.store.rows import (
-    activity_window,
     blob_to_matrix,
-    day_stats,
     dump_json,
     from_epoch,
     load_json,
@@ -45,33 +36,10 @@ from bot.store.rows import (
     user_tag,
     vector_to_blob,
 )
+from bot.store.sqlite_people import SqlitePeople
 
 _MEMORY_COLUMNS = "id, user_id, kind, text, speaker, created_at, meta, embedding_model, source_turn_id"
 _TURN_COLUMNS = "id, user_id, chat_id, role, text, created_at, memory_id, used_memory_ids, reply_to"
-# (kind, UTC day, count, extra) per day since the bound time; see rows.day_stats.
-_ACTIVITY_SQL = """
-SELECT 't', date(created_at, 'unixepoch'), count(*),
-       count(DISTINCT CASE WHEN role = 'user' THEN user_id END)
-  FROM turns WHERE created_at >= ? GROUP BY 2
-UNION ALL
-SELECT 'm', date(created_at, 'unixepoch'), count(*), NULL
-  FROM memories WHERE created_at >= ? GROUP BY 2
-UNION ALL
-SELECT 'f', date(created_at, 'unixepoch'), count(*), avg(value)
-  FROM feedback WHERE created_at >= ? GROUP BY 2
-"""
-_UNAVAILABLE_HINTS = ("locked", "readonly", "read-only", "unable to open", "disk i/o", "busy")
-
-
-def _map_error(exc: sqlite3.Error, path: Path) -> StoreError:
-    message = str(exc)
-    if _read_only(path):
-        return StoreUnavailable(f"SQLite database {path} is read-only ({message})")
-    if isinstance(exc, sqlite3.OperationalError) and any(
-        hint in message.lower() for hint in _UNAVAILABLE_HINTS
-    ):
-        return StoreUnavailable(f"SQLite database {path} is unavailable: {message}")
-    return StoreError(f"SQLite database {path}: {message}")
 
 
 def _fts_match(user_id: str, terms: Sequence[str]) -> str | None:
@@ -82,12 +50,6 @@ def _fts_match(user_id: str, terms: Sequence[str]) -> str | None:
         return None
     either = " OR ".join(f'"{word}"' for word in words)
     return f'user_tag:"{user_tag(user_id)}" AND text:({either})'
-
-
-def _read_only(path: Path) -> bool:
-    """True when the file, or the folder its journal lives in, cannot be written (EROFS too)."""
-    target = path if path.exists() else path.parent
-    return target.exists() and not (os.access(target, os.W_OK) and os.access(path.parent, os.W_OK))
 
 
 def _memory(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
@@ -118,101 +80,8 @@ def _turn(row: sqlite3.Row | tuple[Any, ...]) -> Turn:
     )
 
 
-class SqliteStore:
-    backend = "sqlite"
-
-    def __init__(self, db: aiosqlite.Connection, path: Path, dim: int) -> None:
-        self._db = db
-        self._path = path
-        self._dim = dim
-        # One connection serves every task: a transaction must not interleave with another task's
-        # statements (SQLite: "cannot start a transaction within a transaction"), and a read must
-        # not see another task's write half done.
-        self._lock = asyncio.Lock()
-
-    @classmethod
-    async def open(
-        cls, path: Path, *, busy_timeout_ms: int = 5000, dim: int = 384, migrate: bool = True
-    ) -> SqliteStore:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            db = await aiosqlite.connect(path, timeout=busy_timeout_ms / 1000)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreUnavailable(f"cannot open SQLite database {path}: {exc}") from None
-        store = cls(db, path, dim)
-        try:
-            await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            await db.execute("PRAGMA foreign_keys = ON")
-            # WAL lets readers (the CLI, a benchmark) run while the bot writes.
-            await store._try_wal()
-            if migrate:
-                await store.migrate()
-        except sqlite3.Error as exc:
-            await db.close()
-            raise _map_error(exc, path) from None
-        return store
-
-    async def _try_wal(self) -> None:
-        try:
-            await self._db.execute("PRAGMA journal_mode = WAL")
-            await self._db.execute("PRAGMA synchronous = NORMAL")
-        except sqlite3.OperationalError:
-            pass  # A read-only or locked file keeps its journal mode; writes will say why.
-
-    async def applied_versions(self) -> list[int]:
-        await self._db.execute(migrations.VERSION_TABLE_DDL)
-        async with self._db.execute("SELECT version FROM schema_version ORDER BY version") as cur:
-            return [row[0] for row in await cur.fetchall()]
-
-    async def migrate(self) -> list[int]:
-        """Apply pending migrations, each in its own transaction. Returns the versions applied."""
-        try:
-            applied = set(await self._read_versions())
-        except sqlite3.OperationalError:
-            applied = set()
-        todo = migrations.pending("sqlite", applied)
-        for step in todo:
-            try:
-                # executescript runs the DDL inside our BEGIN; the record goes in parameterised.
-                await self._db.executescript(f"BEGIN IMMEDIATE;\n{migrations.VERSION_TABLE_DDL};\n{step.sql}")
-                await self._db.execute(
-                    "INSERT INTO schema_version(version, name, applied_at) VALUES (?, ?, ?)",
-                    (step.version, step.name, datetime.now(UTC).isoformat()),
-                )
-                await self._db.commit()
-            except sqlite3.Error:
-                if self._db.in_transaction:
-                    await self._db.rollback()
-                raise
-        return [step.version for step in todo]
-
-    async def _read_versions(self) -> list[int]:
-        async with self._db.execute("SELECT version FROM schema_version") as cur:
-            return [row[0] for row in await cur.fetchall()]
-
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._lock:
-            try:
-                await self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._db
-                except BaseException:
-                    await self._db.rollback()
-                    raise
-                await self._db.commit()
-            except sqlite3.Error as exc:
-                if self._db.in_transaction:
-                    await self._db.rollback()
-                raise _map_error(exc, self._path) from None
-
-    async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        async with self._lock:
-            try:
-                # One hop to the connection's thread, not three (execute, fetch, close).
-                return list(await self._db.execute_fetchall(sql, params))
-            except sqlite3.Error as exc:
-                raise _map_error(exc, self._path) from None
+class SqliteStore(SqlitePeople):
+    """Kindred's Store on one SQLite file. Build it with `await SqliteStore.open(path)`."""
 
     async def _ensure_user(
         self, db: aiosqlite.Connection, user_id: str, at: float, *, spoke: bool = False
@@ -331,34 +200,6 @@ class SqliteStore:
                 (turn_id, user_id, source),
             )
 
-    async def link_message(self, link: MessageLink) -> None:
-        async with self._write() as db:
-            await db.execute(
-                "INSERT INTO platform_messages(platform, chat_id, message_id, turn_id, user_id, created_at)"
-                " VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                (link.platform, link.chat_id, link.message_id, link.turn_id, link.user_id, _now()),
-            )
-
-    async def find_message(self, platform: str, chat_id: str, message_id: str) -> MessageLink | None:
-        rows = await self._read(
-            "SELECT turn_id, user_id FROM platform_messages"
-            " WHERE platform = ? AND chat_id = ? AND message_id = ?",
-            (platform, chat_id, message_id),
-        )
-        return MessageLink(platform, chat_id, message_id, rows[0][0], rows[0][1]) if rows else None
-
-    async def set_user_active(self, user_id: str, active: bool) -> None:
-        async with self._write() as db:
-            await db.execute(
-                "INSERT INTO users(id, created_at, active) VALUES (?, ?, ?)"
-                " ON CONFLICT(id) DO UPDATE SET active = excluded.active",
-                (user_id, _now(), active),
-            )
-
-    async def is_user_active(self, user_id: str) -> bool:
-        rows = await self._read("SELECT active FROM users WHERE id = ?", (user_id,))
-        return bool(rows[0][0]) if rows else True
-
     # -- MemoryIndex -----------------------------------------------------------------------
 
     async def add_memories(self, memories: Sequence[NewMemory]) -> list[int]:
@@ -453,37 +294,3 @@ class SqliteStore:
             await db.execute("DELETE FROM turns WHERE user_id = ?", (user_id,))
             await db.execute("UPDATE users SET memory_count = 0 WHERE id = ?", (user_id,))
         return count
-
-    async def stats(self) -> Stats:
-        rows = await self._read(
-            "SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM turns),"
-            " (SELECT count(*) FROM memories), (SELECT count(*) FROM feedback)"
-        )
-        users, turns, memories, feedback = rows[0]
-        return Stats(self.backend, users, turns, memories, feedback)
-
-    async def daily_activity(self, days: int) -> list[DayStats]:
-        window = activity_window(days)
-        if not window:
-            return []
-        since = to_epoch(datetime.combine(window[0], datetime.min.time(), UTC))
-        rows = await self._read(_ACTIVITY_SQL, (since, since, since))
-        return day_stats(window, [tuple(row) for row in rows])
-
-    async def maintain(self) -> list[str]:
-        async with self._lock:
-            try:
-                # Refresh the planner's statistics, then fold the WAL back into the database file
-                # so that it does not grow without bound under a long-running bot.
-                await self._db.execute("PRAGMA optimize")
-                await self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error as exc:
-                raise _map_error(exc, self._path) from None
-        return ["PRAGMA optimize", "PRAGMA wal_checkpoint(TRUNCATE)"]
-
-    async def close(self) -> None:
-        await self._db.close()
-
-
-def _now() -> float:
-    return datetime.now(UTC).timestamp()

@@ -1,0 +1,149 @@
+"""The PostgreSQL store's connection: a psycopg async connection pool, migrations, error mapping.
+
+Driver and pool errors become Kindred's errors here and nowhere else: a server that cannot be
+reached (refused, gone mid-query, pool timeout) is `StoreUnavailable`, anything else `StoreError`.
+The pool checks each connection before lending it, so after the server comes back the same store
+object reconnects by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, Self
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg import AsyncConnection
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.types import TypeInfo
+from psycopg_pool import AsyncConnectionPool, PoolClosed
+
+from bot.core.errors import StoreError, StoreUnavailable
+from bot.store import pg_migrate, pg_search
+
+DEFAULT_TIMEOUT_S = 5.0
+
+
+class PostgresPool:
+    """The connection pool, migrations and error mapping that the PostgreSQL store is built on."""
+
+    backend = "postgres"
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool[AsyncConnection[Any]],
+        dsn: str,
+        *,
+        timeout_s: float,
+        exact_scan_max: int,
+    ) -> None:
+        self._pool = pool
+        self._dsn = dsn
+        try:
+            self._password = str(conninfo_to_dict(dsn).get("password") or "")
+        except psycopg.Error:
+            # The parser's message may quote the DSN, password included.
+            raise StoreError("cannot parse the PostgreSQL DSN (not shown: it may hold a password)") from None
+        self._timeout_s = timeout_s
+        self._exact_scan_max = exact_scan_max
+
+    @classmethod
+    async def open(
+        cls,
+        dsn: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        migrate: bool = True,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        exact_scan_max: int = pg_search.EXACT_SCAN_MAX,
+    ) -> Self:
+        """Connect, apply pending migrations unless `migrate=False`, and fill the pool.
+
+        `timeout_s` bounds each wait for a connection. Raises StoreUnavailable if the server cannot
+        be reached within it.
+        """
+        pool: AsyncConnectionPool[AsyncConnection[Any]] = AsyncConnectionPool(
+            dsn,
+            # No server-side prepared statements: a generic plan walks HNSW and filters afterwards.
+            kwargs={"autocommit": True, "prepare_threshold": None},
+            min_size=min_size,
+            max_size=max_size,
+            open=False,
+            configure=_register_vector,
+            check=AsyncConnectionPool.check_connection,
+            timeout=timeout_s,
+            # Short: once background retries give up, the next request reconnects at once.
+            reconnect_timeout=timeout_s,
+            name="kindred-postgres",
+        )
+        store = cls(pool, dsn, timeout_s=timeout_s, exact_scan_max=exact_scan_max)
+        # Migrate before the pool connects, so that every pooled connection knows the vector type.
+        if migrate:
+            await store._apply_migrations()
+        with store._mapped_errors():
+            try:
+                await pool.open(wait=True, timeout=timeout_s)
+            except BaseException:
+                await pool.close()
+                raise
+        return store
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    # -- migrations -------------------------------------------------------------------------
+
+    async def migrate(self) -> list[int]:
+        """Apply pending migrations, each in its own transaction; return the versions applied."""
+        applied = await self._apply_migrations()
+        # Connections made before the vector type existed have no adapter for it: renew them.
+        await self._pool.drain()
+        return applied
+
+    async def applied_versions(self) -> list[int]:
+        async with self._connection() as conn:
+            return await pg_migrate.applied_versions(conn)
+
+    async def _apply_migrations(self) -> list[int]:
+        with self._mapped_errors():
+            conn = await AsyncConnection.connect(
+                self._dsn,
+                autocommit=True,
+                prepare_threshold=None,
+                connect_timeout=max(2, round(self._timeout_s)),
+            )
+            async with conn:
+                return await pg_migrate.apply_pending(conn)
+
+    # -- connections and errors ------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        with self._mapped_errors():
+            async with self._pool.connection() as conn:
+                yield conn
+
+    @contextmanager
+    def _mapped_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except PoolClosed as err:
+            raise StoreError("the PostgreSQL store is closed") from err
+        except psycopg.OperationalError as err:  # refused, lost, shut down, pool timeout
+            raise StoreUnavailable(self._describe(err)) from err
+        except psycopg.Error as err:
+            raise StoreError(self._describe(err)) from err
+
+    def _describe(self, err: Exception) -> str:
+        message = f"PostgreSQL {type(err).__name__}: {err}".strip()
+        if self._password:
+            message = message.replace(self._password, "***")
+        return message
+
+
+async def _register_vector(conn: AsyncConnection[Any]) -> None:
+    # Before the first migration the database has no vector type; migrate() renews the pool after.
+    if await TypeInfo.fetch(conn, "vector") is not None:
+        await register_vector_async(conn)

@@ -1,0 +1,142 @@
+"""The SQLite store's connection: opening the file, WAL, migrations, one lock, and error mapping.
+
+SQLite errors become Kindred's errors here and nowhere else: a file that is read-only, locked or
+cannot be opened is `StoreUnavailable`, anything else `StoreError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Self
+
+import aiosqlite
+
+from bot.core.errors import StoreError, StoreUnavailable
+from bot.store import migrations
+
+_UNAVAILABLE_HINTS = ("locked", "readonly", "read-only", "unable to open", "disk i/o", "busy")
+
+
+def map_error(exc: sqlite3.Error, path: Path) -> StoreError:
+    message = str(exc)
+    if _read_only(path):
+        return StoreUnavailable(f"SQLite database {path} is read-only ({message})")
+    if isinstance(exc, sqlite3.OperationalError) and any(
+        hint in message.lower() for hint in _UNAVAILABLE_HINTS
+    ):
+        return StoreUnavailable(f"SQLite database {path} is unavailable: {message}")
+    return StoreError(f"SQLite database {path}: {message}")
+
+
+def _read_only(path: Path) -> bool:
+    """True when the file, or the folder its journal lives in, cannot be written (EROFS too)."""
+    target = path if path.exists() else path.parent
+    return target.exists() and not (os.access(target, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+class SqliteDatabase:
+    """One aiosqlite connection shared by every task, with `_write` and `_read` to use it safely."""
+
+    backend = "sqlite"
+
+    def __init__(self, db: aiosqlite.Connection, path: Path, dim: int) -> None:
+        self._db = db
+        self._path = path
+        self._dim = dim
+        # One connection serves every task: a transaction must not interleave with another task's
+        # statements (SQLite: "cannot start a transaction within a transaction"), and a read must
+        # not see another task's write half done.
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def open(
+        cls, path: Path, *, busy_timeout_ms: int = 5000, dim: int = 384, migrate: bool = True
+    ) -> Self:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = await aiosqlite.connect(path, timeout=busy_timeout_ms / 1000)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreUnavailable(f"cannot open SQLite database {path}: {exc}") from None
+        store = cls(db, path, dim)
+        try:
+            await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            await db.execute("PRAGMA foreign_keys = ON")
+            # WAL lets readers (the CLI, a benchmark) run while the bot writes.
+            await store._try_wal()
+            if migrate:
+                await store.migrate()
+        except sqlite3.Error as exc:
+            await db.close()
+            raise map_error(exc, path) from None
+        return store
+
+    async def _try_wal(self) -> None:
+        try:
+            await self._db.execute("PRAGMA journal_mode = WAL")
+            await self._db.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.OperationalError:
+            pass  # A read-only or locked file keeps its journal mode; writes will say why.
+
+    async def applied_versions(self) -> list[int]:
+        await self._db.execute(migrations.VERSION_TABLE_DDL)
+        async with self._db.execute("SELECT version FROM schema_version ORDER BY version") as cur:
+            return [row[0] for row in await cur.fetchall()]
+
+    async def migrate(self) -> list[int]:
+        """Apply pending migrations, each in its own transaction. Returns the versions applied."""
+        try:
+            applied = set(await self._read_versions())
+        except sqlite3.OperationalError:
+            applied = set()
+        todo = migrations.pending("sqlite", applied)
+        for step in todo:
+            try:
+                # executescript runs the DDL inside our BEGIN; the record goes in parameterised.
+                await self._db.executescript(f"BEGIN IMMEDIATE;\n{migrations.VERSION_TABLE_DDL};\n{step.sql}")
+                await self._db.execute(
+                    "INSERT INTO schema_version(version, name, applied_at) VALUES (?, ?, ?)",
+                    (step.version, step.name, datetime.now(UTC).isoformat()),
+                )
+                await self._db.commit()
+            except sqlite3.Error:
+                if self._db.in_transaction:
+                    await self._db.rollback()
+                raise
+        return [step.version for step in todo]
+
+    async def _read_versions(self) -> list[int]:
+        async with self._db.execute("SELECT version FROM schema_version") as cur:
+            return [row[0] for row in await cur.fetchall()]
+
+    @asynccontextmanager
+    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._lock:
+            try:
+                await self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    await self._db.rollback()
+                    raise
+                await self._db.commit()
+            except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    await self._db.rollback()
+                raise map_error(exc, self._path) from None
+
+    async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        async with self._lock:
+            try:
+                # One hop to the connection's thread, not three (execute, fetch, close).
+                return list(await self._db.execute_fetchall(sql, params))
+            except sqlite3.Error as exc:
+                raise map_error(exc, self._path) from None
+
+    async def close(self) -> None:
+        await self._db.close()
