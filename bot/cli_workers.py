@@ -33,8 +33,12 @@ def add_commands(commands: Any) -> None:
     worker.add_argument(
         "--queues", default="build,default,train", help="comma-separated: gpu, train, build, default"
     )
-    worker.add_argument("--pool", help="Celery pool; default solo with gpu (a process per GPU), else prefork")
-    worker.add_argument("--concurrency", type=int, help="processes (prefork pool)")
+    worker.add_argument(
+        "--pool", help="Celery pool; default threads with gpu (one process per GPU), else prefork"
+    )
+    worker.add_argument(
+        "--concurrency", type=int, help="threads (gpu: default the batch size) or processes (prefork)"
+    )
     commands.add_parser("beat", help="run the one Celery beat (needs REDIS_URL)")
     flower = commands.add_parser("flower", help="run Flower, Celery's dashboard, with basic auth")
     flower.add_argument("--port", type=int, help="default KINDRED_FLOWER_PORT (5555)")
@@ -42,12 +46,15 @@ def add_commands(commands: Any) -> None:
 
 def worker_command(settings: Settings, args: argparse.Namespace) -> list[str]:
     queues = [q.strip() for q in args.queues.split(",") if q.strip()]
-    # CUDA must never be initialised before a fork: the GPU worker runs its jobs in its own process.
-    pool = args.pool or ("solo" if "gpu" in queues else "prefork")
+    gpu = "gpu" in queues
+    # The GPU worker is one process (CUDA is never forked; the model is loaded once) with a thread
+    # per reply in flight, so that replies arriving together run as one batch on the device.
+    pool = args.pool or ("threads" if gpu else "prefork")
+    concurrency = args.concurrency or (settings.inference_batch_size if gpu else None)
     command = [*CELERY, "worker", "--queues", ",".join(queues), "--pool", pool]
     command += ["--hostname", f"{queues[0]}@%h", "--loglevel", settings.log_level]
-    if args.concurrency:
-        command += ["--concurrency", str(args.concurrency)]
+    if concurrency:
+        command += ["--concurrency", str(concurrency)]
     return command
 
 

@@ -12,6 +12,7 @@ There is no torch here: `run_batch` is the model's part (see `LocalInference`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections import deque
@@ -23,6 +24,8 @@ from bot.core.errors import InferenceTimeout
 # After the first request wakes the thread, wait this long for the others of the same moment
 # (a burst of chats is submitted from one event-loop turn, a few microseconds apart).
 GATHER_S = 0.005
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True, eq=False)
@@ -38,6 +41,8 @@ class Request:
     queue: asyncio.Queue[str | BaseException | None]
     cancel: threading.Event = field(default_factory=threading.Event)
     timed_out: bool = False
+    # The reply's beginning, already written elsewhere: the model continues after it.
+    prefix: str = ""
 
     def post(self, item: str | BaseException | None) -> None:
         """Hand an item to the loop. None marks the end of the reply."""
@@ -92,6 +97,7 @@ class Batcher:
             time.sleep(self._gather_s)
         try:
             while batch := self._take():
+                log.debug("generating a batch of %d", len(batch))
                 self._run_batch(batch)
         except BaseException:
             # run_batch maps the model's errors itself; this is a bug's last line of defence,

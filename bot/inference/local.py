@@ -136,13 +136,16 @@ class LocalInference:
         *,
         max_tokens: int,
         adapter: str | None = None,
+        continue_from: str = "",
     ) -> AsyncGenerator[str, None]:
         """Yield the reply in text chunks as the model writes them.
 
         `adapter` names a LoRA adapter folder under the adapters directory; its newest version is
-        used. Raises InferenceError for an unknown adapter, and InferenceTimeout once `timeout_s`
-        has passed since the call (time spent waiting for a batch counts). Closing or cancelling
-        the iteration stops this request's row; the rest of its batch goes on.
+        used. `continue_from` is the reply's beginning, written before (by a worker that died):
+        the model continues after it and only the new text is yielded. Raises InferenceError for
+        an unknown adapter, and InferenceTimeout once `timeout_s` has passed since the call (time
+        spent waiting for a batch counts). Closing or cancelling the iteration stops this
+        request's row; the rest of its batch goes on.
         """
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
@@ -156,6 +159,7 @@ class LocalInference:
             timeout_message=self._timeout_message(),
             loop=asyncio.get_running_loop(),
             queue=asyncio.Queue(),
+            prefix=continue_from,
         )
         self._batcher.submit(request)
         try:
@@ -199,6 +203,7 @@ class LocalInference:
             prompt = self._tokenizer.apply_chat_template(
                 request.prompt, add_generation_prompt=True, tokenize=False
             )
+            prompt += request.prefix
             ids = list(self._tokenizer(prompt, add_special_tokens=False)["input_ids"])
             if len(ids) >= self._limit:
                 raise InferenceError(

@@ -40,6 +40,8 @@ async def test_telegram_and_discord_share_one_process_and_one_store(
         served = asyncio.create_task(serve(settings, stop=stop))
         try:
             await telegram.wait_for_call("getUpdates", timeout=120)
+            # The platforms start one after the other; a DM before Discord's READY would be lost.
+            await eventually(lambda: bool(fake.gateway.dispatches("READY")), timeout_s=60, what="READY")
             person = p.user(7_100_000_000_000_000_001, "dana")
             on_discord = await fake.dm(person, "hello from Discord")
             telegram.private_message(ANN, "hello from Telegram")

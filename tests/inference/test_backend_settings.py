@@ -45,7 +45,7 @@ def test_defaults_are_the_local_engine(tmp_path: Path) -> None:
     [
         (
             {"KINDRED_INFERENCE_BACKEND": "vllm"},
-            "KINDRED_INFERENCE_BACKEND: Input should be 'local' or 'openai'",
+            "KINDRED_INFERENCE_BACKEND: Input should be 'local', 'openai' or 'celery'",
         ),
         (
             {"KINDRED_INFERENCE_BACKEND": "openai", "KINDRED_OPENAI_MODEL": "m"},

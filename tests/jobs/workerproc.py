@@ -52,13 +52,25 @@ def worker_env(url: str, data_dir: Path, extra: Mapping[str, str] | None = None)
 
 
 class Worker:
-    def __init__(self, url: str, data_dir: Path, *, queues: str = "default", **env: str) -> None:
+    def __init__(
+        self,
+        url: str,
+        data_dir: Path,
+        *,
+        queues: str = "default",
+        app: str = "tests.jobs.worker_app",
+        pool: str = "solo",
+        concurrency: int = 1,
+        loglevel: str = "INFO",
+        **env: str,
+    ) -> None:
         self.name = f"test-{uuid.uuid4().hex[:8]}@localhost"
         self.log_path = data_dir / f"{self.name}.log"
         data_dir.mkdir(parents=True, exist_ok=True)
         command = [
-            sys.executable, "-m", "celery", "-A", "tests.jobs.worker_app", "worker",
-            "--pool", "solo", "--queues", queues, "--hostname", self.name, "--loglevel", "INFO",
+            sys.executable, "-m", "celery", "-A", app, "worker",
+            "--pool", pool, "--concurrency", str(concurrency), "--queues", queues,
+            "--hostname", self.name, "--loglevel", loglevel,
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
         self._log = self.log_path.open("wb")

@@ -55,7 +55,7 @@ def test_every_process_is_a_service_with_a_healthcheck(project: Path) -> None:
 def test_workers_take_their_queues_and_the_gpu_worker_reserves_a_gpu(project: Path) -> None:
     services = resolved(project, "--profile", "gpu")["services"]
     gpu, cpu = services["worker-gpu"], services["worker-cpu"]
-    assert gpu["command"][:5] == ["worker", "--queues", "gpu", "--pool", "solo"]
+    assert gpu["command"][:5] == ["worker", "--queues", "gpu", "--pool", "threads"]
     assert gpu["deploy"]["resources"]["reservations"]["devices"] == [
         {"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}
     ]

@@ -1,0 +1,116 @@
+"""Helpers for the remote-inference tests: GPU workers on the tiny model, a console chat wired
+through `load_inference` with KINDRED_INFERENCE_BACKEND=celery, and a look into reply streams."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+
+from bot.adapters.console import CHAT_ID, ConsoleChat, ConsoleIO
+from bot.app import load_inference, policy
+from bot.config import Settings
+from bot.core.conversation import Conversation
+from bot.core.models import Turn
+from bot.inference.reply_stream import Entry, parse_entry
+from bot.store.sqlite import SqliteStore
+from tests.jobs.workerproc import Worker
+from tests.support.fakes import HashEmbedder
+
+APP = "tests.workers.inference_worker_app"
+USER = "ann"
+
+
+def gpu_worker(
+    url: str,
+    folder: Path,
+    model: Path,
+    *,
+    pace_s: float = 0.0,
+    pool: str = "solo",
+    threads: int = 1,
+    **env: str,
+) -> Worker:
+    """A worker on the `gpu` queue (CPU torch) serving the tiny model: solo, or `threads` threads."""
+    extra = {"KINDRED_MODEL": str(model), "KINDRED_DEVICE": "cpu", "KINDRED_TEST_REPLY_PACE_S": str(pace_s)}
+    loglevel = "DEBUG" if pool == "threads" else "INFO"  # DEBUG shows the batch sizes
+    return Worker(
+        url, folder, queues="gpu", app=APP, pool=pool, concurrency=threads, loglevel=loglevel, **extra, **env
+    )
+
+
+def chat_settings(
+    url: str, folder: Path, model: Path, *, wait_s: float = 60.0, max_tokens: int = 24
+) -> Settings:
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        redis_url=url,
+        data_dir=folder,
+        database_url=f"sqlite:///{folder / 'chat.db'}",
+        model=str(model),
+        inference_backend="celery",
+        inference_wait_s=wait_s,
+        # Generous: on a shared 2-core machine a worker's start and model load can take a while.
+        generation_timeout_s=120.0,
+        max_new_tokens=max_tokens,
+    )
+
+
+@dataclass
+class Chat:
+    """A console chat over a pipe: what the person would read is `out`."""
+
+    console: ConsoleChat
+    conversation: Conversation
+    store: SqliteStore
+    out: io.StringIO
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Chat:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        store = await SqliteStore.open(settings.sqlite_path)
+        conversation = Conversation(store, HashEmbedder(), load_inference(settings), policy(settings))
+        out = io.StringIO()
+        console = ConsoleChat(conversation, USER, ConsoleIO(lambda: "", out, io.StringIO(), False))
+        return cls(console, conversation, store, out)
+
+    async def turns(self) -> list[Turn]:
+        return await self.store.recent_turns(USER, CHAT_ID, 20)
+
+    async def close(self) -> None:
+        close = getattr(self.conversation.inference, "close", None)
+        if close is not None:
+            await close()
+        await self.store.close()
+
+
+def reply_streams(url: str) -> list[str]:
+    client = redis.Redis.from_url(url)
+    try:
+        return sorted(key.decode() for key in client.scan_iter("kindred:reply:*"))
+    finally:
+        client.close()
+
+
+def entries(url: str, key: str) -> list[Entry]:
+    client = redis.Redis.from_url(url)
+    try:
+        return [parse_entry(fields) for _, fields in client.xrange(key)]
+    finally:
+        client.close()
+
+
+def chunks(found: list[Entry]) -> list[Entry]:
+    return [entry for entry in found if entry.kind == "chunk"]
+
+
+async def wait_until(check: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)

@@ -1,0 +1,108 @@
+"""The reply stream's guarantees on a real Redis, without workers: one writer at a time, a
+reader's cancel stops the writer, a redelivered run continues where the last one stopped."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from bot.core.models import ChatMessage
+from bot.inference.reply_stream import ReplyKeys
+from bot.inference.serving import CANCELLED, SUPERSEDED, WRITTEN, EngineCache, ReplyWriter, serve
+from tests.jobs.workerproc import TEST_REDIS_DB, redis_url
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[aioredis.Redis]:
+    found = aioredis.Redis.from_url(redis_url(TEST_REDIS_DB + 2))
+    yield found
+    await found.aclose()
+
+
+def fresh_keys() -> ReplyKeys:
+    return ReplyKeys(f"test-{uuid.uuid4().hex}")
+
+
+async def test_a_run_that_lost_the_request_can_no_longer_write(client: aioredis.Redis) -> None:
+    keys = fresh_keys()
+    first, second = ReplyWriter(client, keys, 60), ReplyWriter(client, keys, 60)
+    assert await first.take_over() is not None
+    assert await first.write("chunk", 0, "Hel") == WRITTEN
+    taken = await second.take_over()
+    assert taken is not None and (taken.text, taken.chunks, taken.finished) == ("Hel", 1, False)
+    assert await first.write("chunk", 1, "lo") == SUPERSEDED  # fenced out: no interleaving
+    assert await second.write("chunk", 1, "lo!") == WRITTEN
+    assert await second.write("end", 2) == WRITTEN
+    again = await ReplyWriter(client, keys, 60).take_over()
+    assert again is not None and again.finished and again.text == "Hello!"
+    assert 0 < await client.ttl(keys.stream) <= 60 and 0 < await client.ttl(keys.owner) <= 60
+
+
+async def test_a_cancelled_request_is_neither_written_nor_taken(client: aioredis.Redis) -> None:
+    keys = fresh_keys()
+    writer = ReplyWriter(client, keys, 60)
+    assert await writer.take_over() is not None
+    await client.set(keys.cancel, "1", ex=60)
+    assert await writer.write("chunk", 0, "x") == CANCELLED
+    assert await ReplyWriter(client, keys, 60).take_over() is None
+
+
+class RecordingEngine:
+    """Stands in for LocalInference: records what it was asked and answers with fixed chunks."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None, continue_from: str
+    ) -> AsyncGenerator[str, None]:
+        self.calls.append({"max_tokens": max_tokens, "continue_from": continue_from, "adapter": adapter})
+        for word in (" and", " on."):
+            yield word
+
+
+async def test_a_redelivered_run_continues_after_what_was_written(client: aioredis.Redis) -> None:
+    keys = fresh_keys()
+    dead = ReplyWriter(client, keys, 60)
+    await dead.take_over()
+    for seq, text in enumerate(["Once", " upon", " a time"]):
+        assert await dead.write("chunk", seq, text) == WRITTEN
+    engine = RecordingEngine()
+    payload = {
+        "request_id": keys.request_id,
+        "messages": [{"role": "user", "content": "a story"}],
+        "max_tokens": 10,
+        "adapter": None,
+        "expires_at": 0,  # long past: a request already under way is continued all the same
+    }
+    result = await serve(payload, EngineCache(lambda: engine), client)  # type: ignore[arg-type, return-value]
+    assert result["status"] == "done" and result["chunks"] == 5
+    assert engine.calls == [{"max_tokens": 6, "continue_from": "Once upon a time", "adapter": None}]
+    raw = await client.xrange(keys.stream)
+    kinds = [(f[b"k"].decode(), int(f[b"seq"]), f[b"t"].decode()) for _, f in raw]
+    assert kinds[3:] == [("start", 3, ""), ("chunk", 3, " and"), ("chunk", 4, " on."), ("end", 5, "")]
+
+    # Delivered once more after it finished: nothing is generated or written again.
+    assert (await serve(payload, EngineCache(lambda: engine), client))["status"] == "done"  # type: ignore[arg-type, return-value]
+    assert len(engine.calls) == 1 and len(await client.xrange(keys.stream)) == len(raw)
+
+
+async def test_a_request_nobody_waits_for_any_more_is_dropped(client: aioredis.Redis) -> None:
+    keys = fresh_keys()
+    engine = RecordingEngine()
+    payload = {
+        "request_id": keys.request_id,
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_tokens": 10,
+        "adapter": None,
+        "expires_at": 0,
+    }
+    result = await serve(payload, EngineCache(lambda: engine), client)  # type: ignore[arg-type, return-value]
+    assert result["status"] == "expired" and engine.calls == []
