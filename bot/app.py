@@ -12,11 +12,13 @@ from bot.config import Settings, id_set
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.jobs import JobPayload, JobRegistry, Jobs
+from bot.core.errors import ConfigError
+from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.ratelimit import RateLimiter
 
 if TYPE_CHECKING:
+    from bot.inference.local import LocalInference
     from bot.store.postgres import PostgresStore
     from bot.store.sqlite import SqliteStore
 
@@ -80,7 +82,8 @@ def resolve_device(setting: str) -> str:
 
 
 def load_inference(settings: Settings) -> Inference:
-    """The configured backend: the local engine (loads the model; blocks) or an OpenAI-compatible server."""
+    """The configured backend: the local engine (loads the model; blocks), an OpenAI-compatible
+    server, or GPU workers over Celery (`celery`: loads only the tokenizer)."""
     _quiet_model_loading()
     from bot.inference.model_files import prepare_model
 
@@ -103,7 +106,28 @@ def load_inference(settings: Settings) -> Inference:
             load_lora=settings.load_lora,
             lora_root=settings.openai_lora_root,
         )
+    if settings.inference_backend == "celery":
+        from bot.inference.remote import RemoteInference
+
+        if not settings.redis_url:
+            raise ConfigError(
+                "invalid configuration: REDIS_URL: is required when KINDRED_INFERENCE_BACKEND=celery"
+            )
+        return RemoteInference.connect(
+            load_jobs(settings),
+            settings.redis_url,
+            prepare_model(settings.model, settings.data_dir),
+            wait_s=settings.inference_wait_s,
+            timeout_s=settings.generation_timeout_s,
+        )
+    return load_local_inference(settings)
+
+
+def load_local_inference(settings: Settings) -> LocalInference:
+    """The local engine (transformers, this process): loads the model, which blocks a while."""
+    _quiet_model_loading()
     from bot.inference.local import LocalInference
+    from bot.inference.model_files import prepare_model
 
     model_dir = prepare_model(settings.model, settings.data_dir)
     return LocalInference.load(
@@ -116,6 +140,12 @@ def load_inference(settings: Settings) -> Inference:
 
 
 def policy(settings: Settings) -> ConversationPolicy:
+    from datetime import timedelta
+
+    from bot.core.reward import RewardWeights
+    from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
+
+    half_lives = dict(settings.memory_half_life_days)
     return ConversationPolicy(
         persona=settings.persona,
         max_new_tokens=settings.max_new_tokens,
@@ -124,6 +154,19 @@ def policy(settings: Settings) -> ConversationPolicy:
         memory_token_budget=settings.memory_token_budget,
         max_message_chars=settings.max_message_chars,
         reactions=settings.reactions,
+        scoring=Scoring(
+            half_life_days=half_lives,
+            default_half_life_days=half_lives.get("turn", TURN_HALF_LIFE_DAYS),
+            assistant_weight=settings.memory_assistant_weight,
+            mix=settings.memory_weight_mix,
+            favoured_reward=settings.memory_favoured_reward,
+        ),
+        reward=RewardWeights(
+            alpha=settings.reward_alpha,
+            beta=settings.reward_beta,
+            gamma=settings.reward_gamma,
+            session_gap=timedelta(minutes=settings.session_gap_minutes),
+        ),
     )
 
 
@@ -151,7 +194,38 @@ def job_registry(settings: Settings) -> JobRegistry:
         finally:
             await store.close()
 
+    registry.add(generate_job(settings))
     return registry
+
+
+# The first request on a GPU worker also loads the model; a big one can take minutes.
+MODEL_LOAD_ALLOWANCE_S = 300.0
+
+
+def generate_job(settings: Settings, *, pace_s: float = 0.0) -> Job:
+    """`kindred.inference.generate`, run by GPU workers for KINDRED_INFERENCE_BACKEND=celery.
+
+    The model is loaded by the worker's first such job, once per process. `pace_s` waits after
+    each chunk written; tests use it to catch a reply half-way."""
+    from bot.inference.serving import EngineCache
+
+    engines = EngineCache(lambda: load_local_inference(settings))
+
+    async def generate(payload: JobPayload) -> JobPayload:
+        import redis.asyncio as aioredis
+
+        from bot.inference.serving import serve
+
+        if not settings.redis_url:
+            raise ConfigError("invalid configuration: REDIS_URL: inference workers need it")
+        client = aioredis.Redis.from_url(settings.redis_url, socket_connect_timeout=5.0)
+        try:
+            return await serve(payload, engines, client, pace_s=pace_s)
+        finally:
+            await client.aclose()
+
+    soft_s = settings.generation_timeout_s + MODEL_LOAD_ALLOWANCE_S
+    return Job(JobSpec("kindred.inference.generate", soft_s=soft_s, hard_s=soft_s + 60), generate)
 
 
 def load_jobs(settings: Settings, registry: JobRegistry | None = None) -> Jobs:

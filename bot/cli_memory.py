@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Coroutine
@@ -12,6 +13,8 @@ from bot.config import Settings
 from bot.core import memory_ops
 from bot.core.errors import InvalidInput
 from bot.core.memory_file import export_record, parse_lines
+from bot.core.recall import Recalled
+from bot.core.reward import reply_reward
 
 
 def _print_json(value: dict[str, Any]) -> None:
@@ -47,7 +50,7 @@ async def import_file(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def search(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import load_embedder, open_store
+    from bot.app import load_embedder, open_store, policy
 
     if args.queries is not None:
         try:
@@ -64,27 +67,76 @@ async def search(settings: Settings, args: argparse.Namespace) -> int:
     store = await open_store(settings)
     embedder = load_embedder(settings)
     try:
-        results = await memory_ops.search(store, embedder, args.user, queries, args.k)
+        scoring = policy(settings).scoring
+        results = await memory_ops.search(store, embedder, args.user, queries, args.k, scoring=scoring)
     finally:
         await store.close()
     for result in results:
         memory = result.recalled.memory
         if args.json:
-            _print_json(
-                {
-                    "query_index": result.query_index,
-                    "id": memory.id,
-                    "text": memory.text,
-                    "score": round(result.recalled.score, 6),
-                    "timestamp": memory.created_at.isoformat(),
-                    "meta": dict(memory.meta),
-                }
-            )
+            row = {
+                "query_index": result.query_index,
+                "id": memory.id,
+                "text": memory.text,
+                "score": round(result.recalled.score, 6),
+                "timestamp": memory.created_at.isoformat(),
+                "meta": dict(memory.meta),
+            }
+            _print_json(row | ({"kind": memory.kind, "why": _why(result.recalled)} if args.explain else {}))
         else:
             print(
                 f"[{result.query_index}] #{memory.id} {result.recalled.score:.4f} "
                 f"{memory.created_at:%Y-%m-%d} {memory.text}"
             )
+            if args.explain and result.recalled.why is not None:
+                print(f"    {memory.kind}: {result.recalled.why.render()}")
+    return 0
+
+
+def _why(recalled: Recalled) -> dict[str, Any] | None:
+    why = recalled.why
+    if why is None:
+        return None
+    parts = dataclasses.asdict(why)
+    return {name: round(value, 6) if isinstance(value, float) else value for name, value in parts.items()}
+
+
+async def why(settings: Settings, args: argparse.Namespace) -> int:
+    """`kindred memory why --turn ID`: one reply's reward, every part, and its memories' credit."""
+    from bot.app import open_store, policy
+
+    store = await open_store(settings)
+    try:
+        reward = await reply_reward(store, args.turn, policy(settings).reward)
+    finally:
+        await store.close()
+    if reward is None:
+        print(f"kindred: there is no turn #{args.turn}", file=sys.stderr)
+        return 1
+    if not args.json:
+        print(reward.render())
+        return 0
+    weights = reward.weights
+    _print_json(
+        {
+            "turn_id": reward.turn_id,
+            "user": reward.user_id,
+            "reward": round(reward.total, 6),
+            "components": {
+                "tool_uses": reward.tool_uses,
+                "turns_followed": reward.turns_followed,
+                "proactive_successes": reward.proactive_successes,
+                "reaction": round(reward.reaction, 6),
+                "reactions": reward.reactions,
+            },
+            "weights": {"alpha": weights.alpha, "beta": weights.beta, "gamma": weights.gamma},
+            "memories": [
+                {"id": m.memory_id, "share": round(m.share, 6), "credit": round(m.credit, 6),
+                 "total": round(m.total, 6), "text": m.text}
+                for m in reward.memories
+            ],
+        }
+    )
     return 0
 
 
@@ -137,4 +189,5 @@ HANDLERS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any,
     "list": list_memories,
     "forget": forget,
     "export": export,
+    "why": why,
 }

@@ -100,8 +100,11 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
 
     # -- inference backends --
-    # "local": transformers in this process (KINDRED_MODEL); "openai": an OpenAI-compatible server.
-    inference_backend: Literal["local", "openai"] = "local"
+    # "local": transformers in this process (KINDRED_MODEL); "openai": an OpenAI-compatible server;
+    # "celery": GPU workers (`kindred worker --queues gpu`) over Redis (REDIS_URL).
+    inference_backend: Literal["local", "openai", "celery"] = "local"
+    # celery: seconds to wait for a GPU worker to take a request before saying none answered.
+    inference_wait_s: float = Field(default=60.0, gt=0)
     # Rows the local engine runs together in one generate.
     inference_batch_size: int = Field(default=16, ge=1, le=256)
     # LoRA adapters, one folder per name; unset: <data dir>/adapters.
@@ -142,6 +145,36 @@ class Settings(BaseSettings):
     def adapters_path(self) -> Path:
         return self.adapters_dir if self.adapters_dir is not None else self.data_dir / "adapters"
     # -- end inference backends --
+
+    # -- memory --
+    # The reward of a reply: R = α·tool uses + β·turns that followed + γ·proactive successes + reaction.
+    reward_alpha: float = 1.0
+    reward_beta: float = 0.1
+    reward_gamma: float = 1.0
+    # A pause longer than this ends the session whose turns count towards β.
+    session_gap_minutes: float = Field(default=30.0, gt=0)
+    # How fast each kind of memory fades, as a half-life in days (JSON); 0: it never fades.
+    # A kind not named here fades like a turn.
+    # The defaults are bot.core.scoring.DEFAULT_HALF_LIVES (a test keeps the two the same).
+    memory_half_life_days: dict[str, float] = Field(
+        default_factory=lambda: {
+            "preference": 0.0, "fact": 0.0, "event": 21.0, "turn": 120.0, "imported": 120.0,
+        }
+    )
+    # How much the assistant's own words count beside the person's (1: alike, 0: never recalled first).
+    memory_assistant_weight: float = Field(default=0.85, ge=0, le=1)
+    # How far reward, age and verification move a memory: relevance × (1 + mix·(w − ½)).
+    memory_weight_mix: float = Field(default=0.2, ge=0, le=2)
+    # A memory whose normalised reward is above this is kept in context first.
+    memory_favoured_reward: float = Field(default=0.7, ge=0, le=1)
+
+    @field_validator("memory_half_life_days")
+    @classmethod
+    def _half_lives(cls, value: dict[str, float]) -> dict[str, float]:
+        if any(days < 0 for days in value.values()):
+            raise ValueError("half-lives must be 0 (never fades) or more days")
+        return value
+    # -- end memory --
 
     # -- workers --
     # Jobs go to Celery workers when REDIS_URL is set; otherwise they run on this many threads here.

@@ -19,11 +19,14 @@ from bot.core.events import (
     ReplyEvent,
     UserMessage,
 )
+from bot.core.kinds import classify
 from bot.core.models import Feedback, MessageLink, NewTurn, Turn, Vector
 from bot.core.outbox import Outbox, Pending, RemoveFeedback, apply
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.prompt import build_messages
 from bot.core.recall import Recalled, fit_budget, hybrid_search
+from bot.core.reward import RewardWeights
+from bot.core.scoring import Scoring, shares
 from bot.core.text import clean_message
 
 log = logging.getLogger(__name__)
@@ -46,6 +49,8 @@ class ConversationPolicy:
     memory_token_budget: int = 400
     max_message_chars: int = 100_000
     reactions: Mapping[str, float] = field(default_factory=dict)
+    scoring: Scoring = field(default_factory=Scoring)
+    reward: RewardWeights = field(default_factory=RewardWeights)
 
 
 class Conversation:
@@ -85,6 +90,7 @@ class Conversation:
             idempotency_key=key,
             # Which chat a memory came from: a shared chat may recall only its own.
             meta={"chat_id": message.chat_id},
+            memory_kind=classify(text),
         )
         stored, recent = await self._save_and_load_history(user_turn)
         recalled = await self._recall(message, text, vector, recent, stored)
@@ -106,24 +112,29 @@ class Conversation:
             yield Refusal(MODEL_FAILED.format(reason=exc))
             return
         reply = "".join(parts).strip()
-        memory_ids = tuple(item.memory.id for item in recalled)
-        reply_turn = await self._save(
-            NewTurn(
-                user_id=message.user_id,
-                chat_id=message.chat_id,
-                role="assistant",
-                text=reply or "…",
-                embedding=(await self.embedder.embed([reply[:EMBED_CHARS] or "…"]))[0],
-                embedding_model=self.embedder.model_name,
-                created_at=self._clock(),
-                used_memory_ids=memory_ids,
-                reply_to=stored.id if stored else None,
-                idempotency_key=f"{key}:reply",
-                meta={"chat_id": message.chat_id},
-            )
-        )
+        reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored))
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
+        memory_ids = tuple(item.memory.id for item in recalled)
         yield ReplyDone(reply, reply_turn.id if reply_turn else None, memory_ids, notice)
+
+    async def _reply_turn(
+        self, message: UserMessage, key: str, reply: str, recalled: Sequence[Recalled], stored: Turn | None
+    ) -> NewTurn:
+        """The reply as a turn to store, with the memories its prompt used and each one's share."""
+        return NewTurn(
+            user_id=message.user_id,
+            chat_id=message.chat_id,
+            role="assistant",
+            text=reply or "…",
+            embedding=(await self.embedder.embed([reply[:EMBED_CHARS] or "…"]))[0],
+            embedding_model=self.embedder.model_name,
+            created_at=self._clock(),
+            used_memory_ids=tuple(item.memory.id for item in recalled),
+            memory_shares=shares([item.score for item in recalled]),
+            reply_to=stored.id if stored else None,
+            idempotency_key=f"{key}:reply",
+            meta={"chat_id": message.chat_id},
+        )
 
     async def handle_reaction(self, reaction: Reaction) -> float | None:
         """Record (or undo) a reaction. Returns its value, or None for an emoji with no meaning."""
@@ -209,7 +220,15 @@ class Conversation:
         k = self.policy.memory_top_k
         try:
             found = await hybrid_search(
-                self.store, message.user_id, text, vector, k if message.private else k * 4, exclude=exclude
+                self.store,
+                message.user_id,
+                text,
+                vector,
+                k if message.private else k * 4,
+                exclude=exclude,
+                scoring=self.policy.scoring,
+                # Age is counted to when the person wrote, so a replayed or queued message weighs alike.
+                now=message.sent_at,
             )
         except StoreUnavailable:
             return []

@@ -28,6 +28,13 @@ class InferenceTimeout(InferenceError):
     """Generation ran past its time limit."""
 
 
+class InferenceUnavailable(InferenceError):
+    """The inference queue (Redis) cannot be reached, so nothing was asked. Let the person retry."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__("busy, try again shortly" + (f" ({detail})" if detail else ""))
+
+
 class InvalidInput(KindredError):
     """Input from a person or a file that cannot be used as it is. The message says why."""
 

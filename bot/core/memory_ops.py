@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 
 from bot.core.memory_file import ImportItem
 from bot.core.models import Memory, NewMemory
-from bot.core.ports import Embedder, MemoryIndex
+from bot.core.ports import Embedder, MemoryIndex, RecallIndex
 from bot.core.recall import Recalled, hybrid_search
+from bot.core.scoring import SHIPPED, Scoring
 
 IMPORT_BATCH = 256
 EXPORT_PAGE = 1000
@@ -51,12 +52,19 @@ async def import_items(
 
 
 async def search(
-    index: MemoryIndex, embedder: Embedder, user_id: str, queries: Sequence[str], k: int
+    index: RecallIndex,
+    embedder: Embedder,
+    user_id: str,
+    queries: Sequence[str],
+    k: int,
+    *,
+    scoring: Scoring | None = SHIPPED,
 ) -> list[SearchResult]:
+    """Each query's top k, ranked as a reply's prompt would rank them now; `recalled.why` says why."""
     vectors = await embedder.embed([query[:EMBED_CHARS] for query in queries])
     results: list[SearchResult] = []
     for number, (query, vector) in enumerate(zip(queries, vectors, strict=True)):
-        found = await hybrid_search(index, user_id, query, vector, k)
+        found = await hybrid_search(index, user_id, query, vector, k, scoring=scoring)
         results += [SearchResult(number, rank, item) for rank, item in enumerate(found)]
     return results
 

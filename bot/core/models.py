@@ -12,6 +12,8 @@ import numpy.typing as npt
 
 Vector = npt.NDArray[np.float32]
 Role = Literal["system", "user", "assistant"]
+# Implicit reward signals a reply can earn besides reactions (their sources come with later issues).
+Signal = Literal["tool_use", "proactive_success"]
 JSONObject = Mapping[str, Any]
 
 
@@ -37,6 +39,11 @@ class NewTurn:
     # A retry that repeats the same key returns the first stored turn instead of a second one.
     idempotency_key: str | None = None
     meta: JSONObject = field(default_factory=dict)
+    # The kind its memory is stored as (core/kinds.py): "turn", or "preference", "fact", "event".
+    memory_kind: str = "turn"
+    # Each used memory's share of the prompt's retrieval score, in `used_memory_ids` order; a
+    # reaction to this reply credits the memories in these proportions. Empty: no credit.
+    memory_shares: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,3 +135,32 @@ class DayStats:
     memories: int
     reactions: int
     reward: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class UsedMemory:
+    """A memory a reply's prompt used, and its share of that prompt's retrieval score."""
+
+    memory_id: int
+    share: float
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRecord:
+    """What the store holds about one reply, as it is now: the raw parts of its reward.
+
+    Nothing here is a running total. Reactions are the current feedback rows, so an undone or
+    changed reaction is simply a different record; the core weighs the parts (core/reward.py).
+    """
+
+    turn_id: int
+    user_id: str
+    chat_id: str
+    created_at: datetime
+    reactions: tuple[float, ...]  # the value of each current feedback row on this reply
+    tool_uses: int
+    proactive_successes: int
+    # When each of the person's later turns in the same chat was written, oldest first (a few).
+    later_turns: tuple[datetime, ...]
+    memories: tuple[UsedMemory, ...]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 from typing import Protocol
 
 from bot.core.models import (
@@ -14,6 +15,8 @@ from bot.core.models import (
     MessageLink,
     NewMemory,
     NewTurn,
+    ReplyRecord,
+    Signal,
     Stats,
     Turn,
     Vector,
@@ -94,7 +97,28 @@ class MemoryIndex(Protocol):
         ...
 
 
-class Store(TurnLog, MemoryIndex, Protocol):
+class RewardLog(Protocol):
+    """What replies earned, derived from the current rows each time it is asked."""
+
+    async def memory_rewards(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, float]:
+        """r(m) of each of this user's memories that has any: the sum over the replies that used
+        it of its share × the reply's mean current reaction value. Absent ids have none."""
+        ...
+
+    async def reply_record(self, turn_id: int, later_limit: int) -> ReplyRecord | None:
+        """The parts of one reply's reward (at most `later_limit` later turns), or None."""
+        ...
+
+    async def record_signal(self, turn_id: int, signal: Signal, key: str, at: datetime) -> None:
+        """Count one implicit signal for a reply. Idempotent on (turn, signal, key)."""
+        ...
+
+
+class RecallIndex(MemoryIndex, RewardLog, Protocol):
+    """What recall reads: the memories, and the reward they earned."""
+
+
+class Store(TurnLog, MemoryIndex, RewardLog, Protocol):
     backend: str
 
     async def stats(self) -> Stats: ...

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from bot.core.models import Memory, MemoryHit, Vector
-from bot.core.ports import MemoryIndex
+from bot.core.ports import MemoryIndex, RecallIndex, RewardLog
+from bot.core.scoring import SHIPPED, Scoring, Why, explain, score
 from bot.core.text import query_terms
 
 # Reciprocal-rank fusion constant: 60 is the value from Cormack et al. and works unchanged for
@@ -32,6 +34,12 @@ MAX_MEMORY_CHARS = 400
 class Recalled:
     memory: Memory
     score: float
+    # The parts of `score` (core/scoring.py); None when only relevance ranked it.
+    why: Why | None = None
+
+    @property
+    def favoured(self) -> bool:
+        return self.why is not None and self.why.favoured
 
 
 def fuse(ranked_lists: Sequence[Sequence[MemoryHit]], k: int) -> list[Recalled]:
@@ -48,7 +56,7 @@ def fuse(ranked_lists: Sequence[Sequence[MemoryHit]], k: int) -> list[Recalled]:
 
 
 async def hybrid_search(
-    index: MemoryIndex,
+    index: RecallIndex,
     user_id: str,
     query: str,
     vector: Vector,
@@ -56,8 +64,12 @@ async def hybrid_search(
     *,
     exclude: Collection[int] = (),
     lexical: bool = True,
+    scoring: Scoring | None = SHIPPED,
+    now: datetime | None = None,
 ) -> list[Recalled]:
-    """Dense plus lexical search over one user's memories, fused. `lexical=False`: dense only."""
+    """Dense plus lexical search over one user's memories, fused, then weighed by reward, age and
+    verification as of `now` (default: the present). `lexical=False`: dense only;
+    `scoring=None`: relevance alone. Each result says why it was chosen (`Recalled.why`)."""
     if k <= 0:
         return []
     fetch = (k + len(exclude)) * OVERFETCH
@@ -68,7 +80,27 @@ async def hybrid_search(
     )
     dense = [hit for hit in dense if hit.memory.id not in exclude]
     words = [hit for hit in words if hit.memory.id not in exclude][:LEXICAL_DEPTH]
-    return fuse([dense, words], k)
+    if scoring is None:
+        return fuse([dense, words], k)
+    # Every candidate is weighed, so reward and age can bring in one that relevance ranked past k.
+    fused = fuse([dense, words], len(dense) + len(words))
+    return (await weigh(index, user_id, fused, scoring, now or datetime.now(UTC)))[:k]
+
+
+async def weigh(
+    rewards: RewardLog, user_id: str, fused: Sequence[Recalled], scoring: Scoring, now: datetime
+) -> list[Recalled]:
+    """Fused results scored by relevance, reward, decay and verification, best first."""
+    if not fused:
+        return []
+    credit = await rewards.memory_rewards(user_id, [item.memory.id for item in fused])
+    weighed = []
+    for item in fused:
+        why = explain(item.memory, item.score, credit.get(item.memory.id, 0.0), now, scoring)
+        weighed.append(Recalled(item.memory, score(why, scoring), why))
+    # Equal scores: a favoured memory first, then the newer one.
+    weighed.sort(key=lambda r: (-r.score, not r.favoured, -r.memory.id))
+    return weighed
 
 
 async def _rare_word_search(index: MemoryIndex, user_id: str, query: str, fetch: int) -> list[MemoryHit]:
@@ -91,13 +123,15 @@ def memory_line(memory: Memory) -> str:
 def fit_budget(
     recalled: Sequence[Recalled], budget_tokens: int, count_tokens: Callable[[str], int]
 ) -> list[Recalled]:
-    """The best memories whose lines fit in `budget_tokens`, in the order given."""
-    chosen: list[Recalled] = []
+    """The best memories whose lines fit in `budget_tokens`, in the order given. Favoured memories
+    (reward above the threshold) get room first, so a tight budget drops an unrated one instead."""
+    costs = [count_tokens(memory_line(item.memory)) + 1 for item in recalled]
+    kept: set[int] = set()
     used = 0
-    for item in recalled:
-        cost = count_tokens(memory_line(item.memory)) + 1
-        if used + cost > budget_tokens:
-            continue
-        chosen.append(item)
-        used += cost
-    return chosen
+    for favoured_pass in (True, False):
+        for index, item in enumerate(recalled):
+            if item.favoured != favoured_pass or used + costs[index] > budget_tokens:
+                continue
+            kept.add(index)
+            used += costs[index]
+    return [item for index, item in enumerate(recalled) if index in kept]

@@ -12,6 +12,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TERMS = 32
 
+# "lately" and "recently" say when, not what, and the stemmer reads "lately" as "late".
 _STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further had
@@ -21,7 +22,7 @@ _STOPWORDS = frozenset(
     they this those through to too under until up very was we were what when where which while who
     whom why will with would you your yours yourself yourselves i'm im ive dont please tell remember
     know think like get got really also don didn doesn isn wasn aren weren won wouldn couldn
-    shouldn haven hasn hadn ll ve re""".split()
+    shouldn haven hasn hadn ll ve re lately recently""".split()
 )
 
 

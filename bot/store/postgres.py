@@ -23,8 +23,8 @@ from bot.core.models import (
     Vector,
 )
 from bot.store import pg_search
-from bot.store.pg_people import PostgresPeople
 from bot.store.pg_pool import DEFAULT_TIMEOUT_S
+from bot.store.pg_reward import PostgresRewards
 from bot.store.pg_rows import MEMORY_COLUMNS, TURN_COLUMNS, memory_from_row, to_utc, turn_from_row
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore"]
@@ -48,9 +48,13 @@ WITH ids AS (
 ), memory AS (
     INSERT INTO memories (id, user_id, kind, text, speaker, created_at, meta, embedding,
                           embedding_model, source_turn_id)
-    SELECT memory_id, %(user_id)s::text, 'turn', %(text)s::text, %(role)s::text,
+    SELECT memory_id, %(user_id)s::text, %(kind)s::text, %(text)s::text, %(role)s::text,
            %(created_at)s::timestamptz, %(meta)s::jsonb, %(embedding)s::vector, %(model)s::text, id
     FROM turn
+), shares AS (
+    INSERT INTO reply_memories (turn_id, memory_id, share)
+    SELECT turn.id, used.memory_id, used.share
+    FROM turn, unnest(%(share_ids)s::bigint[], %(shares)s::float8[]) AS used(memory_id, share)
 ), person AS (
     INSERT INTO users AS u (id, created_at, memory_count)
     SELECT %(user_id)s::text, %(created_at)s::timestamptz, count(*) FROM turn
@@ -91,7 +95,8 @@ _LIST_MEMORIES_SQL = f"""
 SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.user_id = %s ORDER BY m.id LIMIT %s OFFSET %s
 """
 _FORGET_SQL = """
-WITH gone AS (DELETE FROM memories WHERE id = %(id)s AND user_id = %(user_id)s RETURNING user_id)
+WITH gone AS (DELETE FROM memories WHERE id = %(id)s AND user_id = %(user_id)s RETURNING id, user_id),
+     credit AS (DELETE FROM reply_memories WHERE memory_id IN (SELECT id FROM gone))
 UPDATE users SET memory_count = memory_count - 1 WHERE id IN (SELECT user_id FROM gone)
 RETURNING id
 """
@@ -107,7 +112,7 @@ SELECT count(*) FROM memories_gone
 """
 
 
-class PostgresStore(PostgresPeople):
+class PostgresStore(PostgresRewards):
     """Kindred's Store on PostgreSQL ≥ 13 with pgvector ≥ 0.8. Build it with `await open(dsn)`."""
 
     # -- TurnLog ---------------------------------------------------------------------------
@@ -125,6 +130,10 @@ class PostgresStore(PostgresPeople):
             "meta": Jsonb(dict(turn.meta)),
             "embedding": turn.embedding,
             "model": turn.embedding_model,
+            "kind": turn.memory_kind,
+            # No shares (a user turn, an older caller): nothing for a reaction to credit.
+            "share_ids": list(turn.used_memory_ids[: len(turn.memory_shares)]),
+            "shares": list(turn.memory_shares[: len(turn.used_memory_ids)]),
         }
         async with self._connection() as conn:
             cursor = await conn.execute(_ADD_TURN_SQL, params)

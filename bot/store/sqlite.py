@@ -36,9 +36,10 @@ from bot.store.rows import (
     user_tag,
     vector_to_blob,
 )
-from bot.store.sqlite_people import SqlitePeople
+from bot.store.sqlite_reward import SqliteRewards
 
 _MEMORY_COLUMNS = "id, user_id, kind, text, speaker, created_at, meta, embedding_model, source_turn_id"
+_INSERT_SHARE_SQL = "INSERT INTO reply_memories(turn_id, memory_id, share) VALUES (?,?,?)"
 _TURN_COLUMNS = "id, user_id, chat_id, role, text, created_at, memory_id, used_memory_ids, reply_to"
 
 
@@ -80,7 +81,26 @@ def _turn(row: sqlite3.Row | tuple[Any, ...]) -> Turn:
     )
 
 
-class SqliteStore(SqlitePeople):
+def _turn_memory(turn: NewTurn) -> NewMemory:
+    """The memory a turn is stored as."""
+    return NewMemory(
+        user_id=turn.user_id,
+        text=turn.text,
+        speaker=turn.role,
+        created_at=turn.created_at,
+        embedding=turn.embedding,
+        embedding_model=turn.embedding_model,
+        kind=turn.memory_kind,
+        meta=turn.meta,
+    )
+
+
+def _credited(turn: NewTurn) -> list[tuple[int, float]]:
+    """(memory id, share) of each used memory that has a share."""
+    return list(zip(turn.used_memory_ids, turn.memory_shares, strict=False))
+
+
+class SqliteStore(SqliteRewards):
     """Kindred's Store on one SQLite file. Build it with `await SqliteStore.open(path)`."""
 
     async def _ensure_user(
@@ -144,18 +164,10 @@ class SqliteStore(SqlitePeople):
             )
             turn_id = cur.lastrowid
             assert turn_id is not None
-            memory = NewMemory(
-                user_id=turn.user_id,
-                text=turn.text,
-                speaker=turn.role,
-                created_at=turn.created_at,
-                embedding=turn.embedding,
-                embedding_model=turn.embedding_model,
-                kind="turn",
-                meta=turn.meta,
-            )
-            memory_id = await self._insert_memory(db, memory, turn_id)
+            memory_id = await self._insert_memory(db, _turn_memory(turn), turn_id)
             await db.execute("UPDATE turns SET memory_id = ? WHERE id = ?", (memory_id, turn_id))
+            # No shares (a user turn, an older caller): nothing for a reaction to credit.
+            await db.executemany(_INSERT_SHARE_SQL, [(turn_id, mid, share) for mid, share in _credited(turn)])
         return Turn(
             id=turn_id,
             memory_id=memory_id,
@@ -283,6 +295,7 @@ class SqliteStore(SqlitePeople):
             gone = cur.rowcount > 0
             if gone:
                 await db.execute("UPDATE users SET memory_count = memory_count - 1 WHERE id = ?", (user_id,))
+                await db.execute("DELETE FROM reply_memories WHERE memory_id = ?", (memory_id,))
         return gone
 
     async def forget_all(self, user_id: str) -> int:

@@ -160,7 +160,7 @@ def test_stats_json_names_the_backend(capsys: pytest.CaptureFixture[str], kindre
 
 def test_migrate_is_recorded_and_idempotent(capsys: pytest.CaptureFixture[str], kindred_env: str) -> None:
     code, out, _ = run(capsys, "migrate")
-    assert code == 0 and out.startswith(kindred_env) and "applied 1, 2; schema version 2" in out
+    assert code == 0 and out.startswith(kindred_env) and "applied 1, 2, 3; schema version 3" in out
     assert "nothing to apply" in run(capsys, "migrate")[1]
 
 

@@ -1,0 +1,63 @@
+"""Which kind of memory a person's statement is, by rules: preference, fact, event or plain turn.
+
+The kind sets how fast a memory fades (core/scoring.py): what someone likes and who they are stays,
+what happened yesterday fades in weeks. Rules catch the plain forms that even a small model misses
+("I like …", "my X is …", "yesterday …"); model-based extraction (phase 2 of [memory]) adds the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Kind = Literal["preference", "fact", "event", "turn"]
+
+# Past this, a message is a story or a paste, not one statement about the person.
+MAX_STATEMENT_CHARS = 280
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# A time anchor makes a statement an event: it happened, or will, at a time.
+_EVENT = re.compile(
+    rf"""\b(?:
+        yesterday|tomorrow|tonight|today|this\s+(?:morning|afternoon|evening|weekend)
+      | (?:last|next|this)\s+(?:week|weekend|month|year|night|{_DAYS})
+      | \d+\s+(?:days?|weeks?|months?|years?)\s+ago | a\s+(?:week|month|year)\s+ago
+      | on\s+(?:{_DAYS}) | on\s+the\s+\d{{1,2}}(?:st|nd|rd|th)?
+      | (?:on|in)\s+(?:{_MONTHS})\b | \d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b
+      | \d{{4}}-\d{{2}}-\d{{2}} | \d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?
+    )\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_PREFERENCE = re.compile(
+    r"""\bi\s+(?:really\s+|absolutely\s+|just\s+|do\s+not\s+|don'?t\s+)?
+          (?:like|love|adore|enjoy|prefer|hate|dislike|detest|can'?t\s+stand)\b
+      | \bmy\s+(?:favou?rite|least\s+favou?rite)\b | \bi'?m\s+(?:a\s+)?(?:big\s+)?fan\s+of\b
+      | \bi'?m\s+not\s+(?:a\s+)?fan\s+of\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_FACT = re.compile(
+    r"""\bi(?:'m|\s+am)\s+(?:very\s+|quite\s+|really\s+)?(?:sensitive|allergic|intolerant)\b
+      | \bi(?:'m|\s+am)\s+(?!\w+ing\b)(?:a|an|not|from|married|single|vegan|vegetarian|\d+)\b
+      | \bmy\s+[\w']+(?:\s+\w+)?\s+(?:is|are|was)\b
+      | \bi\s+(?:live|work|grew\s+up)\s+(?:in|at|as|for)\b | \bi\s+have\s+(?:a|an|two|three|\d+)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def classify(text: str) -> Kind:
+    """The kind of one message a person wrote. Questions and long messages are plain turns."""
+    statement = text.strip()
+    if not statement or len(statement) > MAX_STATEMENT_CHARS or statement.endswith("?"):
+        return "turn"
+    statement = statement.replace("\u2019", "'")
+    if _EVENT.search(statement):
+        return "event"
+    if _PREFERENCE.search(statement):
+        return "preference"
+    if _FACT.search(statement):
+        return "fact"
+    return "turn"
