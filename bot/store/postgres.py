@@ -69,6 +69,8 @@ _TURN_BY_KEY_SQL = f"SELECT {TURN_COLUMNS} FROM turns t WHERE t.idempotency_key 
 _RECENT_TURNS_SQL = f"""
 SELECT * FROM (
     SELECT {TURN_COLUMNS} FROM turns t WHERE t.user_id = %s AND t.chat_id = %s
+      -- A turn whose memory was forgotten is forgotten as history too.
+      AND EXISTS (SELECT 1 FROM memories m WHERE m.id = t.memory_id)
     ORDER BY t.id DESC LIMIT %s
 ) recent ORDER BY id
 """

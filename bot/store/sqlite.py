@@ -184,7 +184,10 @@ class SqliteStore(SqliteRewards):
         if limit <= 0:
             return []
         rows = await self._read(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE user_id = ? AND chat_id = ? ORDER BY id DESC LIMIT ?",
+            # A turn whose memory was forgotten is forgotten as history too.
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE user_id = ? AND chat_id = ?"
+            " AND EXISTS (SELECT 1 FROM memories m WHERE m.id = turns.memory_id)"
+            " ORDER BY id DESC LIMIT ?",
             (user_id, chat_id, limit),
         )
         return [_turn(row) for row in reversed(rows)]

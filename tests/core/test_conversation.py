@@ -253,3 +253,13 @@ async def test_additive_reactions_keep_the_meaningful_one(store: SqliteStore) ->
     assert (await store.stats()).feedback_events == 1
     assert (await conv.handle_message_reaction(event(None, removed="👍"))).status == "removed"
     assert (await store.stats()).feedback_events == 0
+
+
+async def test_a_forgotten_message_never_reaches_the_next_prompt(store: SqliteStore) -> None:
+    model = ScriptedInference()
+    conv = make(store, model)
+    await say(conv, "my PIN is 4711")
+    (secret,) = [m for m in await store.list_memories("ann", 10) if "4711" in m.text]
+    assert await store.forget("ann", secret.id)
+    await say(conv, "what did I tell you?")
+    assert all("4711" not in message.content for message in model.prompts[-1])

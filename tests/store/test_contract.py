@@ -357,3 +357,10 @@ async def test_maintain_runs_on_a_used_store_and_says_what_it_did(store: Store) 
     done = await store.maintain()
     assert done and all(isinstance(step, str) for step in done)
     assert (await store.stats()).turns == 1
+
+
+async def test_a_forgotten_turn_leaves_the_chat_history_too(store: Store) -> None:
+    secret = await store.add_turn(turn("ann", "my PIN is 4711", key="a"))
+    await store.add_turn(turn("ann", "what a day", key="b"))
+    assert await store.forget("ann", secret.memory_id)
+    assert [t.text for t in await store.recent_turns("ann", "c1", 10)] == ["what a day"]
