@@ -12,7 +12,7 @@ from typing import Any
 from bot.config import Settings
 from bot.core import memory_ops
 from bot.core.errors import InvalidInput
-from bot.core.memory_file import export_record, parse_lines
+from bot.core.memory_file import export_record, listing_record, parse_lines
 from bot.core.recall import Recalled
 from bot.core.reward import reply_reward
 
@@ -147,7 +147,7 @@ async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
     try:
         async for memory in memory_ops.all_memories(store, args.user):
             if args.json:
-                _print_json({"id": memory.id, "kind": memory.kind, **export_record(memory)})
+                _print_json(listing_record(memory))
             else:
                 when = f"{memory.created_at:%Y-%m-%d %H:%M}"
                 print(f"#{memory.id} {when} {memory.speaker or '-'}: {memory.text}")

@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from bot.adapters.base import PlatformAdapter
@@ -32,7 +33,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int
     stop = stop or _stop_on_signals()
     kindred = await build(settings)
     adapters, webhooks = _adapters(settings, kindred)
-    health = lambda: _health(kindred, adapters)  # noqa: E731
+    health = partial(_health, kindred, adapters)
     web = WebServer(build_web_app(webhooks=webhooks, health=health, admin=_admin(settings, kindred)))
     started: list[PlatformAdapter] = []
     try:

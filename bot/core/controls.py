@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from bot.core import memory_ops
 from bot.core.errors import StoreUnavailable
-from bot.core.memory_file import export_record
+from bot.core.memory_file import listing_record
 from bot.core.models import Memory
 from bot.core.ports import Store
 
@@ -154,7 +154,7 @@ class Controls:
     async def export_jsonl(self, user_id: str) -> bytes:
         """Every memory as the JSONL that `kindred memory import` reads back."""
         lines = [
-            json.dumps({"id": memory.id, "kind": memory.kind, **export_record(memory)}, ensure_ascii=False)
+            json.dumps(listing_record(memory), ensure_ascii=False)
             async for memory in memory_ops.all_memories(self.store, user_id)
         ]
         return ("\n".join(lines) + "\n" if lines else "").encode("utf-8")

@@ -114,8 +114,7 @@ class Conversation:
         reply = "".join(parts).strip()
         reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored))
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
-        memory_ids = tuple(item.memory.id for item in recalled)
-        yield ReplyDone(reply, reply_turn.id if reply_turn else None, memory_ids, notice)
+        yield ReplyDone(reply, reply_turn.id if reply_turn else None, reply_turn_memories(recalled), notice)
 
     async def _reply_turn(
         self, message: UserMessage, key: str, reply: str, recalled: Sequence[Recalled], stored: Turn | None
@@ -129,7 +128,7 @@ class Conversation:
             embedding=(await self.embedder.embed([reply[:EMBED_CHARS] or "…"]))[0],
             embedding_model=self.embedder.model_name,
             created_at=self._clock(),
-            used_memory_ids=tuple(item.memory.id for item in recalled),
+            used_memory_ids=reply_turn_memories(recalled),
             memory_shares=shares([item.score for item in recalled]),
             reply_to=stored.id if stored else None,
             idempotency_key=f"{key}:reply",
@@ -173,27 +172,24 @@ class Conversation:
             link = self._pending_link(event)
         if link is None:
             return ReactionResult("unknown")
-        if event.additive and self._value(event.emoji or event.removed_emoji or "") is None:
+        emoji = event.emoji
+        if event.additive and self._value(emoji or event.removed_emoji or "") is None:
             # One more (or one fewer) emoji without meaning leaves the meaningful one in place.
             return ReactionResult("ignored")
-        reaction = Reaction(
-            event.user_id, link.turn_id, event.emoji or "", event.sent_at, event.source, event.emoji is None
-        )
-        value = await self.handle_reaction(reaction)
-        if event.emoji is None:
-            return ReactionResult("removed")
-        if value is None:
-            # Telegram: the new set holds nothing meaningful, so the earlier reaction is gone.
+        if emoji is None or self._value(emoji) is None:
+            # Taken away, or (Telegram: the whole new set) replaced by nothing meaningful.
             await self._write(RemoveFeedback(link.turn_id, event.user_id, event.source))
-            return ReactionResult("ignored")
-        return ReactionResult("recorded", value)
+            return ReactionResult("removed" if emoji is None else "ignored")
+        reaction = Reaction(event.user_id, link.turn_id, emoji, event.sent_at, event.source)
+        value = await self.handle_reaction(reaction)
+        return ReactionResult("recorded", value or 0.0)
 
     def _pending_link(self, event: MessageReaction) -> MessageLink | None:
         for item in self.outbox.pending():
-            if (
-                isinstance(item, MessageLink)
-                and (item.platform, item.chat_id, item.message_id)
-                == (event.platform, event.chat_id, event.message_id)
+            if isinstance(item, MessageLink) and (item.platform, item.chat_id, item.message_id) == (
+                event.platform,
+                event.chat_id,
+                event.message_id,
             ):
                 return item
         return None
@@ -217,24 +213,22 @@ class Conversation:
         exclude = {turn.memory_id for turn in recent}
         if stored is not None:
             exclude.add(stored.memory_id)
-        k = self.policy.memory_top_k
         try:
             found = await hybrid_search(
                 self.store,
                 message.user_id,
                 text,
                 vector,
-                k if message.private else k * 4,
+                self.policy.memory_top_k,
                 exclude=exclude,
+                # Others read this reply: what the person said elsewhere (a DM) must not surface here.
+                only_chat=None if message.private else message.chat_id,
                 scoring=self.policy.scoring,
                 # Age is counted to when the person wrote, so a replayed or queued message weighs alike.
                 now=message.sent_at,
             )
         except StoreUnavailable:
             return []
-        if not message.private:
-            # Others read this reply: what the person said elsewhere (a DM) must not surface here.
-            found = [item for item in found if item.memory.meta.get("chat_id") == message.chat_id][:k]
         return fit_budget(found, self.policy.memory_token_budget, self.inference.count_tokens)
 
     async def _save(self, turn: NewTurn) -> Turn | None:
@@ -264,3 +258,7 @@ class Conversation:
     async def flush(self) -> int:
         """Retry pending writes. Returns how many reached the store."""
         return await self.outbox.flush(self.store) if len(self.outbox) else 0
+
+
+def reply_turn_memories(recalled: Sequence[Recalled]) -> tuple[int, ...]:
+    return tuple(item.memory.id for item in recalled)

@@ -110,3 +110,8 @@ def export_record(memory: Memory) -> dict[str, Any]:
         "timestamp": memory.created_at.isoformat(),
         "meta": dict(memory.meta),
     }
+
+
+def listing_record(memory: Memory) -> dict[str, Any]:
+    """An export record with the memory's id and kind: what `memory list --json` and /export give."""
+    return {"id": memory.id, "kind": memory.kind, **export_record(memory)}

@@ -63,23 +63,33 @@ async def hybrid_search(
     k: int,
     *,
     exclude: Collection[int] = (),
+    only_chat: str | None = None,
     lexical: bool = True,
     scoring: Scoring | None = SHIPPED,
     now: datetime | None = None,
 ) -> list[Recalled]:
     """Dense plus lexical search over one user's memories, fused, then weighed by reward, age and
-    verification as of `now` (default: the present). `lexical=False`: dense only;
-    `scoring=None`: relevance alone. Each result says why it was chosen (`Recalled.why`)."""
+    verification as of `now` (default: the present). `only_chat`: only memories from that chat
+    (`meta.chat_id`). `lexical=False`: dense only; `scoring=None`: relevance alone. Each result
+    says why it was chosen (`Recalled.why`)."""
     if k <= 0:
         return []
     fetch = (k + len(exclude)) * OVERFETCH
+    if only_chat is not None:
+        fetch *= OVERFETCH  # one chat's memories are a slice of the person's: look further for k
+
+    def wanted(hit: MemoryHit) -> bool:
+        return hit.memory.id not in exclude and (
+            only_chat is None or hit.memory.meta.get("chat_id") == only_chat
+        )
+
     # Dense search needs nothing from the lexical side, so the two run side by side.
     dense, words = await asyncio.gather(
         index.dense_search(user_id, vector, fetch),
         _rare_word_search(index, user_id, query, fetch) if lexical else _nothing(),
     )
-    dense = [hit for hit in dense if hit.memory.id not in exclude]
-    words = [hit for hit in words if hit.memory.id not in exclude][:LEXICAL_DEPTH]
+    dense = [hit for hit in dense if wanted(hit)]
+    words = [hit for hit in words if wanted(hit)][:LEXICAL_DEPTH]
     if scoring is None:
         return fuse([dense, words], k)
     # Every candidate is weighed, so reward and age can bring in one that relevance ranked past k.

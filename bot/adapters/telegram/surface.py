@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.error import BadRequest, Forbidden
@@ -34,53 +36,53 @@ class TelegramSurface:
         self.final_markup: InlineKeyboardMarkup | None = None
         self.marked: set[str] = set()
 
-    async def send(self, text: str, markup: InlineKeyboardMarkup | None = None) -> str:
-        try:
+    async def send(self, text: str) -> str:
+        with _refusals_mapped():
             message = await self.bot.send_message(
                 self.chat_id,
                 text,
                 reply_to_message_id=self.reply_to,
                 allow_sending_without_reply=True,
                 message_thread_id=self.thread_id,
-                reply_markup=markup or self.final_markup,
+                reply_markup=self.final_markup,
             )
-        except Forbidden as exc:
-            raise Unreachable(str(exc)) from None
         # Only the first piece answers the person's message; the rest follow it.
         self.reply_to = None
-        if markup or self.final_markup:
+        if self.final_markup:
             self.marked.add(str(message.message_id))
         return str(message.message_id)
 
     async def edit(self, message_id: str, text: str) -> None:
-        try:
+        with _refusals_mapped(unchanged_is_fine=True):
             await self.bot.edit_message_text(
                 text, chat_id=self.chat_id, message_id=int(message_id), reply_markup=self.final_markup
             )
             if self.final_markup:
                 self.marked.add(message_id)
-        except BadRequest as exc:
-            if "not modified" not in str(exc).lower():
-                raise
-        except Forbidden as exc:
-            raise Unreachable(str(exc)) from None
 
     async def draft(self, text: str) -> None:
         try:
-            await self.bot.send_message_draft(
-                self.chat_id, self._draft_id, text, message_thread_id=self.thread_id
-            )
+            with _refusals_mapped():
+                await self.bot.send_message_draft(
+                    self.chat_id, self._draft_id, text, message_thread_id=self.thread_id
+                )
         except BadRequest as exc:
             # A draft is only a preview: losing one costs nothing, the final message still comes.
             log.info("draft not shown: %s", exc)
-        except Forbidden as exc:
-            raise Unreachable(str(exc)) from None
 
     async def add_buttons(self, message_id: str, markup: InlineKeyboardMarkup) -> None:
-        try:
+        with _refusals_mapped(unchanged_is_fine=True):
             await self.bot.edit_message_reply_markup(self.chat_id, int(message_id), reply_markup=markup)
-        except BadRequest as exc:
-            if "not modified" not in str(exc).lower():
-                raise
-        except Forbidden as exc:
-            raise Unreachable(str(exc)) from None
+
+
+@contextmanager
+def _refusals_mapped(*, unchanged_is_fine: bool = False) -> Iterator[None]:
+    """Forbidden (blocked, removed from the chat) becomes Unreachable; with `unchanged_is_fine`,
+    Telegram's "message is not modified" means the text already shows, which is success."""
+    try:
+        yield
+    except BadRequest as exc:
+        if not (unchanged_is_fine and "not modified" in str(exc).lower()):
+            raise
+    except Forbidden as exc:
+        raise Unreachable(str(exc)) from None
