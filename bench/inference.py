@@ -175,13 +175,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     log(f"loading {args.model} on {args.device}")
     engine = load_engine(args, levels, data_dir)
     report["settings"] = {**facts(engine, args), "max_tokens": max_tokens, "rounds": rounds, "levels": levels}
-    await run_level(engine, 1, 1, 4)  # warm-up: first-call allocations and kernels
     results: dict[str, Any] = {}
-    for concurrency in levels:
-        log(f"concurrency {concurrency}: {concurrency * rounds} requests of {max_tokens} tokens")
-        level = await run_level(engine, concurrency, rounds, max_tokens)
-        results[str(concurrency)] = summary(level, concurrency)
-        log(f"  {results[str(concurrency)]['tokens_per_s']} tokens/s")
+    try:
+        await run_level(engine, 1, 1, 4)  # warm-up: first-call allocations and kernels
+        for concurrency in levels:
+            log(f"concurrency {concurrency}: {concurrency * rounds} requests of {max_tokens} tokens")
+            level = await run_level(engine, concurrency, rounds, max_tokens)
+            results[str(concurrency)] = summary(level, concurrency)
+            log(f"  {results[str(concurrency)]['tokens_per_s']} tokens/s")
+    finally:
+        await engine.close()  # the generation thread must end before the interpreter does
     report["results"] = results
     report["checks"] = checks(results)
     return report

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.core.errors import InferenceTimeout
+from bot.core.errors import InferenceError, InferenceTimeout
 
 # After the first request wakes the thread, wait this long for the others of the same moment
 # (a burst of chats is submitted from one event-loop turn, a few microseconds apart).
@@ -78,15 +78,40 @@ class Batcher:
         self._lock = threading.Lock()
         self._waiting: deque[Request] = deque()
         self._working = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
 
     def submit(self, request: Request) -> None:
         """Put a request in line; start the worker thread if none is running."""
         with self._lock:
+            if self._closed:
+                raise InferenceError("the local model is shut down")
             self._waiting.append(request)
             if self._working:
                 return
             self._working = True
-        threading.Thread(target=self._work, name=self._thread_name, daemon=True).start()
+            self._thread = threading.Thread(target=self._work, name=self._thread_name, daemon=True)
+            self._thread.start()
+
+    def close(self, timeout_s: float) -> bool:
+        """Refuse new requests, stop the waiting ones and wait up to `timeout_s` for the running
+        batch to end. True when the thread is gone.
+
+        Why wait: a daemon thread still inside torch when the interpreter exits is unwound by
+        pthread_exit through C++ frames that forbid it, and the process aborts ("terminate called
+        without an active exception") after all its work is done.
+        """
+        with self._lock:
+            self._closed = True
+            waiting, self._waiting = list(self._waiting), deque()
+            thread = self._thread
+        for request in waiting:
+            request.cancel.set()
+            request.post(InferenceError("the local model is shut down"))
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout_s)
+        return not thread.is_alive()
 
     def waiting(self) -> int:
         with self._lock:

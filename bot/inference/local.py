@@ -11,6 +11,7 @@ different LoRA adapters (`lora.py`); peft runs them in one batch (`adapter_names
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -28,6 +29,8 @@ DEFAULT_MAX_CONTEXT = 2048
 # takes more (see bench/inference.py).
 DEFAULT_MAX_BATCH = 16
 THREAD_NAME = "kindred-generate"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +179,11 @@ class LocalInference:
                 yield item
         finally:
             request.cancel.set()
+
+    async def close(self, timeout_s: float = 30.0) -> None:
+        """Stop taking requests and wait for the batch in progress to end (see `Batcher.close`)."""
+        if not await asyncio.to_thread(self._batcher.close, timeout_s):
+            log.warning("the generation thread is still running after %g s", timeout_s)
 
     def _timeout_message(self) -> str:
         return (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.errors import InferenceTimeout
+from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage
 from bot.inference.batching import Request
 from bot.inference.local import THREAD_NAME, LocalInference, Sampling
@@ -122,3 +122,16 @@ async def test_event_loop_keeps_running_during_a_batch(engine: LocalInference) -
     work = asyncio.gather(*(text_of(engine.stream(p, max_tokens=150)) for p in PROMPTS * 2))
     _, beat = await heartbeat_during(work)
     beat.assert_never_blocked()
+
+
+async def test_close_waits_for_the_running_batch_and_refuses_new_requests(engine: LocalInference) -> None:
+    """A process that exits with the generation thread still inside torch aborts (see
+    Batcher.close), so closing must leave no generation thread behind."""
+    running = engine.stream(PROMPTS[3], max_tokens=LONG_REPLY)
+    assert await running.__anext__()
+    assert generation_threads()
+    await running.aclose()
+    await engine.close()
+    assert not generation_threads()
+    with pytest.raises(InferenceError, match="shut down"):
+        await text_of(engine.stream(PROMPTS[0], max_tokens=4))
