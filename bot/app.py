@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,10 +13,12 @@ from bot.config import Settings, id_set
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.errors import ConfigError
+from bot.core.errors import ConfigError, JobError, QueueUnavailable
 from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
+from bot.core.models import Turn
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.ratelimit import RateLimiter
+from bot.memory_jobs import EXTRACT_JOB, Models, add_memory_jobs
 
 if TYPE_CHECKING:
     from bot.inference.local import LocalInference
@@ -175,16 +178,18 @@ def services(kindred: Kindred) -> Services:
     settings = kindred.settings
     return Services(
         conversation=kindred.conversation,
-        controls=Controls(kindred.store, settings.persona),
+        controls=Controls(kindred.store, settings.persona, embedder=kindred.embedder),
         limiter=RateLimiter(settings.user_messages_per_minute, settings.user_message_burst),
         access=Access(id_set(settings.allowed_ids), id_set(settings.admin_ids) or frozenset()),
     )
 
 
-def job_registry(settings: Settings) -> JobRegistry:
-    """Every job Kindred runs, defined once for both runners. Memory consolidation and decay join
-    with the [memory] issue, nightly training and check-ins later."""
+def job_registry(settings: Settings, models: Models | None = None) -> JobRegistry:
+    """Every job Kindred runs, defined once for both runners: store upkeep, memory extraction and
+    upkeep, inference on GPU workers; nightly training and check-ins join later. `models`: the
+    embedder and model this process already loaded (in-process jobs), else loaded on first use."""
     registry = JobRegistry()
+    models = models or Models(lambda: load_embedder(settings), lambda: load_inference(settings))
 
     @registry.job("kindred.store.upkeep", soft_s=600, hard_s=900, retries=2, retry_delay_s=30)
     async def store_upkeep(payload: JobPayload) -> JobPayload:
@@ -194,6 +199,7 @@ def job_registry(settings: Settings) -> JobRegistry:
         finally:
             await store.close()
 
+    add_memory_jobs(registry, settings, open_store, models)
     registry.add(generate_job(settings))
     return registry
 
@@ -265,5 +271,22 @@ async def build(settings: Settings) -> Kindred:
     store = await open_store(settings)
     embedder = load_embedder(settings)
     inference = load_inference(settings)
-    conversation = Conversation(store, embedder, inference, policy(settings))
-    return Kindred(settings, store, embedder, conversation, load_jobs(settings))
+    models = Models(lambda: embedder, lambda: inference) if not settings.redis_url else None
+    jobs = load_jobs(settings, job_registry(settings, models))
+    conversation = Conversation(
+        store, embedder, inference, policy(settings), after_turn=extraction_submitter(jobs)
+    )
+    return Kindred(settings, store, embedder, conversation, jobs)
+
+
+def extraction_submitter(jobs: Jobs) -> Callable[[Turn], None]:
+    """What the conversation calls once a person's turn is stored: queue its extraction."""
+
+    def submit(turn: Turn) -> None:
+        try:
+            jobs.submit(EXTRACT_JOB, {"user_id": turn.user_id, "memory_id": turn.memory_id})
+        except (JobError, QueueUnavailable) as exc:
+            # The reply goes on; the turn is stored and recallable, only not yet distilled.
+            log.warning("memory extraction not queued: %s", exc)
+
+    return submit

@@ -159,6 +159,7 @@ class Settings(BaseSettings):
     memory_half_life_days: dict[str, float] = Field(
         default_factory=lambda: {
             "preference": 0.0, "fact": 0.0, "event": 21.0, "turn": 120.0, "imported": 120.0,
+            "summary": 120.0,
         }
     )
     # How much the assistant's own words count beside the person's (1: alike, 0: never recalled first).
@@ -167,6 +168,16 @@ class Settings(BaseSettings):
     memory_weight_mix: float = Field(default=0.2, ge=0, le=2)
     # A memory whose normalised reward is above this is kept in context first.
     memory_favoured_reward: float = Field(default=0.7, ge=0, le=1)
+
+    # After each exchange a job extracts lasting statements; the model adds candidates to the
+    # rules' when this is on (its output is validated; off: rules only, no model time spent).
+    memory_extraction_model: bool = True
+    # Consolidation: sessions older than this many days become summaries; past `memory_budget`
+    # recallable memories a person's covered raw turns are archived, oldest first.
+    memory_consolidate_after_days: float = Field(default=14.0, gt=0)
+    memory_budget: int = Field(default=5000, ge=10)
+    # Beat's memory upkeep (checks, consolidation), a UTC crontab.
+    memory_upkeep_cron: str = "41 3 * * *"
 
     @field_validator("memory_half_life_days")
     @classmethod

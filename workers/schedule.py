@@ -1,8 +1,9 @@
 """Beat's one schedule: every periodic job, its time from the settings (UTC crontabs).
 
 Now: store upkeep (`kindred.store.upkeep`, KINDRED_UPKEEP_CRON): SQLite `PRAGMA optimize` and a
-WAL checkpoint, or PostgreSQL `ANALYZE`. Still to come, each with its own issue and setting:
-memory consolidation and decay ([memory]), nightly LoRA training ([learning]), proactive
+WAL checkpoint, or PostgreSQL `ANALYZE`; memory upkeep (`kindred.memory.upkeep`,
+KINDRED_MEMORY_UPKEEP_CRON): external checks and consolidation for every person. Still to come,
+each with its own issue and setting: nightly LoRA training ([learning]), proactive
 check-ins. They are not scheduled before they exist.
 
 Run exactly one beat: two would send every periodic job twice. `kindred beat` holds a Redis
@@ -20,6 +21,7 @@ from bot.core.errors import ConfigError
 from bot.core.jobs import queue_for
 
 UPKEEP_JOB = "kindred.store.upkeep"
+MEMORY_UPKEEP_JOB = "kindred.memory.upkeep"
 
 
 def cron(expression: str, setting: str) -> crontab:
@@ -42,5 +44,11 @@ def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
             "schedule": cron(settings.upkeep_cron, "KINDRED_UPKEEP_CRON"),
             "args": ({},),
             "options": {"queue": queue_for(UPKEEP_JOB)},
+        },
+        "memory-upkeep": {
+            "task": MEMORY_UPKEEP_JOB,
+            "schedule": cron(settings.memory_upkeep_cron, "KINDRED_MEMORY_UPKEEP_CRON"),
+            "args": ({},),
+            "options": {"queue": queue_for(MEMORY_UPKEEP_JOB)},
         },
     }

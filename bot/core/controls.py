@@ -11,15 +11,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.core import memory_ops
-from bot.core.errors import StoreUnavailable
+from bot.core import curation, memory_ops
+from bot.core.errors import InvalidInput, StoreUnavailable
 from bot.core.memory_file import listing_record
-from bot.core.models import Memory
-from bot.core.ports import Store
+from bot.core.models import Memory, Revision
+from bot.core.ports import Embedder, Store
+from bot.core.text import clean_message
 
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 5
+MAX_CORRECTION_CHARS = 500
+FOOTER = "Forget one with /forget ID, confirm it with /confirm ID, fix it with /correct ID new text."
 # A memory line in a chat list: enough to recognise it, short enough for a phone screen.
 LINE_CHARS = 160
 
@@ -47,6 +50,8 @@ COMMANDS = (
     CommandInfo("help", "what I can do"),
     CommandInfo("memories", "what I remember about you"),
     CommandInfo("forget", "forget one memory (/forget ID) or all of them"),
+    CommandInfo("confirm", "confirm a memory is right (/confirm ID)"),
+    CommandInfo("correct", "correct a memory (/correct ID what is true now)"),
     CommandInfo("export", "everything I keep about you, as a file"),
     CommandInfo("persona", "who I am"),
     CommandInfo("privacy", "what I keep and why"),
@@ -72,7 +77,7 @@ class MemoryPage:
             return "I don't remember anything about you yet." if self.page == 1 else "No more memories."
         lines = [f"Memories, page {self.page} (newest first):"]
         lines += [memory_line(memory, self.now) for memory in self.memories]
-        lines.append("Forget one with /forget ID.")
+        lines.append(FOOTER)
         return "\n".join(lines)
 
 
@@ -80,7 +85,23 @@ def memory_line(memory: Memory, now: datetime) -> str:
     text = " ".join(memory.text.split())
     if len(text) > LINE_CHARS:
         text = text[: LINE_CHARS - 1] + "…"
-    return f"#{memory.id} · {memory.kind} · {age(memory.created_at, now)} · {text}"
+    return f"#{memory.id} · {memory.kind} · {age(memory.created_at, now)} · {standing(memory)}{text}"
+
+
+def standing(memory: Memory) -> str:
+    """What a person should know about a memory besides its text: replaced, past, confirmed."""
+    marks = {
+        "superseded": f"replaced by #{memory.superseded_by}" if memory.superseded_by else "replaced",
+        "merged": f"same as #{memory.superseded_by}" if memory.superseded_by else "merged",
+        "archived": "summarised",
+        "past": "past",
+    }
+    found = [marks[memory.status]] if memory.status in marks else []
+    if memory.verification > 0:
+        found.append("confirmed")
+    if memory.pinned:
+        found.append("kept")
+    return f"[{', '.join(found)}] " if found else ""
 
 
 def age(then: datetime, now: datetime) -> str:
@@ -124,8 +145,10 @@ class Controls:
         *,
         page_size: int = PAGE_SIZE,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
+        self.embedder = embedder
         self.persona = persona
         self.page_size = page_size
         self._clock = clock
@@ -146,6 +169,39 @@ class Controls:
         if await self.store.forget(user_id, memory_id):
             return f"Forgotten: memory #{memory_id}. It will not come up again."
         return f"I have no memory #{memory_id} of yours. /memories lists them."
+
+    async def confirm(self, user_id: str, argument: str) -> str:
+        """The person says a memory is right: it counts as verified (v = 1) from now on."""
+        memory_id = whole_number(argument.strip().lstrip("#"))
+        if memory_id is None:
+            return "Tell me which memory: /confirm ID (the number from /memories)."
+        revision = Revision(verification=1.0, updated_at=self._clock())
+        if await self.store.revise_memory(user_id, memory_id, revision):
+            return f"Thanks, memory #{memory_id} is confirmed. I'll rely on it."
+        return f"I have no memory #{memory_id} of yours. /memories lists them."
+
+    async def correct(self, user_id: str, argument: str) -> str:
+        """The person says what is true instead: a new, confirmed memory replaces the old one."""
+        number, _, text = argument.strip().partition(" ")
+        memory_id = whole_number(number.lstrip("#"))
+        text = " ".join(text.split())
+        if memory_id is None or not text:
+            return "Tell me which memory and what is true now: /correct ID new text."
+        if len(text) > MAX_CORRECTION_CHARS:
+            return f"Please keep a correction under {MAX_CORRECTION_CHARS} characters."
+        try:
+            text = clean_message(text, MAX_CORRECTION_CHARS)  # controls and lone surrogates out
+        except InvalidInput as exc:
+            return str(exc)
+        found = await self.store.get_memories(user_id, [memory_id])
+        if not found:
+            return f"I have no memory #{memory_id} of yours. /memories lists them."
+        if not found[0].recallable and found[0].superseded_by is not None:
+            return f"Memory #{memory_id} was already replaced by #{found[0].superseded_by}; correct that one."
+        if self.embedder is None:
+            return "I can't take corrections here right now; /forget the memory and tell me again."
+        new_id = await curation.replace(self.store, self.embedder, found[0], text, self._clock())
+        return f"Corrected: #{new_id} now says “{text}”, and #{memory_id} will not come up again."
 
     async def forget_all(self, user_id: str) -> str:
         count = await self.store.forget_all(user_id)

@@ -62,8 +62,12 @@ class Conversation:
         policy: ConversationPolicy,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        after_turn: Callable[[Turn], None] | None = None,
     ) -> None:
         self.store = store
+        # Called once a person's turn and the reply to it are stored: queues memory extraction.
+        # It must not block or raise; the reply is already on its way.
+        self._after_turn = after_turn
         self.embedder = embedder
         self.inference = inference
         self.policy = policy
@@ -113,6 +117,8 @@ class Conversation:
             return
         reply = "".join(parts).strip()
         reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored))
+        if stored is not None and self._after_turn is not None:
+            self._after_turn(stored)
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
         yield ReplyDone(reply, reply_turn.id if reply_turn else None, reply_turn_memories(recalled), notice)
 

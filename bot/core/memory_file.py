@@ -113,5 +113,15 @@ def export_record(memory: Memory) -> dict[str, Any]:
 
 
 def listing_record(memory: Memory) -> dict[str, Any]:
-    """An export record with the memory's id and kind: what `memory list --json` and /export give."""
-    return {"id": memory.id, "kind": memory.kind, **export_record(memory)}
+    """An export record with the memory's id, kind and curation state: what `memory list --json`
+    and /export give. Import reads only the export keys, so the extra ones round-trip harmlessly."""
+    return {
+        "id": memory.id,
+        "kind": memory.kind,
+        **export_record(memory),
+        "status": memory.status,
+        "superseded_by": memory.superseded_by,
+        "verification": memory.verification,
+        "weight": memory.weight,
+        "pinned": memory.pinned,
+    }

@@ -82,6 +82,41 @@ class Memory:
     embedding_model: str
     meta: JSONObject = field(default_factory=dict)
     source_turn_id: int | None = None
+    # Curation (schema 0004). `status`: see MemoryStatus. `superseded_by`: the memory that replaced
+    # this one (a contradiction, a correction, or the older twin a near-duplicate folded into).
+    status: str = "active"
+    superseded_by: int | None = None
+    verification: float = 0.0  # v(m), −1…1: confirmed by the person or an external check
+    weight: float = 1.0  # consolidation lowers it for raw turns a summary covers
+    pinned: bool = False  # the person asked to remember it: consolidation never touches it
+    updated_at: datetime | None = None
+
+    @property
+    def recallable(self) -> bool:
+        return self.status in RECALLABLE
+
+
+# active: recalled as usual. past: an event whose date has gone by; still recalled, shown as past.
+# superseded: contradicted or corrected. merged: a near-duplicate folded into `superseded_by`.
+# archived: a raw turn a summary covers, dropped from recall when the person is over budget.
+MemoryStatus = Literal["active", "past", "superseded", "merged", "archived"]
+RECALLABLE: frozenset[str] = frozenset({"active", "past"})
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """A change to one memory; None leaves a field as it is. `embedding` goes with a new `text`."""
+
+    text: str | None = None
+    embedding: Vector | None = None
+    kind: str | None = None
+    status: str | None = None
+    superseded_by: int | None = None
+    verification: float | None = None
+    weight: float | None = None
+    pinned: bool | None = None
+    meta: JSONObject | None = None  # replaces the whole object
+    updated_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

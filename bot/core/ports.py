@@ -16,6 +16,7 @@ from bot.core.models import (
     NewMemory,
     NewTurn,
     ReplyRecord,
+    Revision,
     Signal,
     Stats,
     Turn,
@@ -97,6 +98,40 @@ class MemoryIndex(Protocol):
         ...
 
 
+class MemoryCuration(Protocol):
+    """What extraction, contradiction, checks and consolidation change about memories.
+
+    Search (`MemoryIndex.dense_search`, `lexical_search`, `rare_terms`) sees only recallable
+    memories (status active or past); listing, counting and export see every one.
+    """
+
+    async def get_memories(self, user_id: str, memory_ids: Sequence[int]) -> list[Memory]:
+        """This user's memories among `memory_ids`, in id order; others' and missing ids are skipped."""
+        ...
+
+    async def revise_memory(self, user_id: str, memory_id: int, revision: Revision) -> bool:
+        """Apply one revision (a new text is re-indexed for both searches). False: no such memory."""
+        ...
+
+    async def link_sources(self, memory_id: int, turn_ids: Sequence[int]) -> None:
+        """Record the turns a memory came from. Linking a pair again is a no-op."""
+        ...
+
+    async def memory_sources(self, memory_id: int) -> list[int]:
+        """The turns a memory came from, ascending: its own turn, and every linked one."""
+        ...
+
+    async def memories_between(
+        self, user_id: str, start: datetime, end: datetime, *, statuses: Sequence[str], limit: int
+    ) -> list[Memory]:
+        """This user's memories created in [start, end) with one of `statuses`, oldest first."""
+        ...
+
+    async def people(self, after: str | None, limit: int) -> list[str]:
+        """User ids that have memories, ascending, after `after`: for jobs that visit everyone."""
+        ...
+
+
 class RewardLog(Protocol):
     """What replies earned, derived from the current rows each time it is asked."""
 
@@ -118,7 +153,7 @@ class RecallIndex(MemoryIndex, RewardLog, Protocol):
     """What recall reads: the memories, and the reward they earned."""
 
 
-class Store(TurnLog, MemoryIndex, RewardLog, Protocol):
+class Store(TurnLog, MemoryIndex, MemoryCuration, RewardLog, Protocol):
     backend: str
 
     async def stats(self) -> Stats: ...

@@ -127,6 +127,8 @@ async def _nothing() -> list[MemoryHit]:
 def memory_line(memory: Memory) -> str:
     text = memory.text if len(memory.text) <= MAX_MEMORY_CHARS else memory.text[:MAX_MEMORY_CHARS] + "…"
     who = {"user": "they said", "assistant": "you said"}.get(memory.speaker or "", "noted")
+    if memory.status == "past":
+        who += " (this has passed)"
     return f"- {memory.created_at:%Y-%m-%d}, {who}: {text}"
 
 

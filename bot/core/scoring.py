@@ -1,7 +1,7 @@
 """What a recalled memory is worth: its relevance, weighed by reward, age and verification.
 
     score(q, m) = relevance(q, m) · speaker(m) · (1 + mix · (w(m) − ½))
-    w(m)        = r̂(m) · e^(−λ_kind · age) + v(m)
+    w(m)        = (r̂(m) · e^(−λ_kind · age) + v(m)) · c(m)
     r̂(m)        = (1 + tanh(r(m) / REWARD_SCALE)) / 2
 
 - relevance: the reciprocal-rank fusion of dense and lexical search (core/recall.py).
@@ -9,7 +9,8 @@
   r̂(m) maps it into (0, 1), ½ for a memory nobody rated. So a fresh, unrated memory has w = ½ and
   keeps its relevance unchanged; decay and reward move it from there.
 - λ_kind = ln 2 / half-life of the memory's kind; a half-life of 0 means no decay.
-- v(m): verification, from `meta["verification"]` (−1…1), which confirmation will set (phase 2).
+- v(m): verification (−1…1): 1 once the person confirmed the memory (/confirm) or corrected it.
+- c(m): consolidation's weight, 1 unless a summary covers this raw turn (core/consolidation.py).
 - speaker: the assistant's own words count less than the person's.
 
 The factor is bounded (at most ±mix/2 for unverified memories), so relevance stays first: reward and
@@ -43,6 +44,7 @@ DEFAULT_HALF_LIVES: Mapping[str, float] = MappingProxyType({
     # Raw turns and imported lines: in between.
     "turn": TURN_HALF_LIFE_DAYS,
     "imported": TURN_HALF_LIFE_DAYS,
+    "summary": TURN_HALF_LIFE_DAYS,
 })
 
 
@@ -98,10 +100,7 @@ def decay(memory: Memory, now: datetime, scoring: Scoring) -> float:
 
 
 def verification(memory: Memory) -> float:
-    value = memory.meta.get("verification", 0.0)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0.0
-    return min(max(float(value), -1.0), 1.0)
+    return min(max(memory.verification, -1.0), 1.0)
 
 
 def explain(memory: Memory, relevance: float, reward: float, now: datetime, scoring: Scoring) -> Why:
@@ -115,7 +114,7 @@ def explain(memory: Memory, relevance: float, reward: float, now: datetime, scor
         reward_norm=reward_norm,
         decay=fade,
         verification=verified,
-        weight=reward_norm * fade + verified,
+        weight=(reward_norm * fade + verified) * memory.weight,
         favoured=reward_norm > scoring.favoured_reward,
     )
 

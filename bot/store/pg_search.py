@@ -19,6 +19,9 @@ Not chosen: a partial HNSW index per user (DDL for each new person, thousands of
 planner must match each predicate), and partitioning by user (hash partitions still mix many people
 per partition, so the filter problem stays; one partition per person does not scale in count). Both
 pay off only once one table outgrows a machine (DESIGN.md, "Past one machine").
+
+Every path returns recallable memories only (status active or past): the filter sits inside the
+fence on the exact path, and is one more condition the iterative HNSW scan keeps walking past.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from psycopg import AsyncConnection
 
 from bot.core.models import MemoryHit, Vector
 from bot.store.pg_rows import MEMORY_COLUMNS, memory_from_row
+from bot.store.rows import recallable
 
 # Measured on 2 cores: an exact scan of 10k rows (~12 ms) costs what the HNSW walk's fixed part does.
 EXACT_SCAN_MAX = 10_000
@@ -43,7 +47,8 @@ HNSW_MAX_SCAN_TUPLES = 100_000
 
 _EXACT_SQL = f"""
 WITH scored AS MATERIALIZED (
-    SELECT id, embedding <=> %(vector)s AS distance FROM memories WHERE user_id = %(user_id)s
+    SELECT id, embedding <=> %(vector)s AS distance FROM memories
+    WHERE user_id = %(user_id)s AND {recallable()}
 ), nearest AS (
     SELECT id, distance FROM scored ORDER BY distance, id LIMIT %(k)s
 )
@@ -65,7 +70,7 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
 _HNSW_SQL = f"""
 WITH nearest AS MATERIALIZED (
     SELECT id, embedding <=> %(vector)s AS distance FROM memories
-    WHERE user_id || '' = %(user_id)s
+    WHERE user_id || '' = %(user_id)s AND {recallable()}
     ORDER BY embedding <=> %(vector)s
     LIMIT %(k)s
 )
@@ -77,7 +82,7 @@ ORDER BY n.distance, n.id
 _LEXICAL_SQL = f"""
 SELECT {MEMORY_COLUMNS}, ts_rank_cd(m.tsv, q.query) AS rank
 FROM memories m, websearch_to_tsquery('english', %(query)s) AS q(query)
-WHERE m.user_id = %(user_id)s AND m.tsv @@ q.query
+WHERE m.user_id = %(user_id)s AND m.tsv @@ q.query AND {recallable("m.status")}
 ORDER BY rank DESC, m.id DESC
 LIMIT %(k)s
 """
@@ -128,7 +133,7 @@ async def lexical(conn: AsyncConnection[Any], user_id: str, terms: Sequence[str]
 
 
 # One round trip: the person's limit, then every term's count, each stopping past the limit.
-_RARE_TERMS_SQL = """
+_RARE_TERMS_SQL = f"""
 WITH lim AS (
     SELECT greatest(%(floor)s, floor(%(share)s * memory_count)::int) AS most
     FROM users WHERE id = %(user_id)s
@@ -138,6 +143,7 @@ WHERE (
     SELECT count(*) FROM (
         SELECT 1 FROM memories
         WHERE user_id = %(user_id)s AND tsv @@ websearch_to_tsquery('english', q.query)
+          AND {recallable()}
         LIMIT lim.most + 1
     ) AS found
 ) BETWEEN 1 AND lim.most

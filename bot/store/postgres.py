@@ -1,7 +1,8 @@
 """The Store on PostgreSQL with pgvector: turns, feedback, memories and search.
 
 The pool, migrations and the mapping of driver errors are in `pg_pool`; links, active flags, stats
-and upkeep in `pg_people`; the dense and full-text queries in `pg_search`.
+and upkeep in `pg_people`; the dense and full-text queries in `pg_search`; revising memories in
+`pg_curation`. Search sees only recallable memories (rows.recallable).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from bot.core.models import (
     Vector,
 )
 from bot.store import pg_search
+from bot.store.pg_curation import PostgresCuration
 from bot.store.pg_pool import DEFAULT_TIMEOUT_S
-from bot.store.pg_reward import PostgresRewards
 from bot.store.pg_rows import MEMORY_COLUMNS, TURN_COLUMNS, memory_from_row, to_utc, turn_from_row
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore"]
@@ -114,7 +115,7 @@ SELECT count(*) FROM memories_gone
 """
 
 
-class PostgresStore(PostgresRewards):
+class PostgresStore(PostgresCuration):
     """Kindred's Store on PostgreSQL ≥ 13 with pgvector ≥ 0.8. Build it with `await open(dsn)`."""
 
     # -- TurnLog ---------------------------------------------------------------------------

@@ -5,11 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
-from bot.core.models import DayStats, JSONObject, Vector
+from bot.core.models import RECALLABLE, DayStats, JSONObject, MemoryStatus, Revision, Vector
+
+_STATUSES = frozenset(get_args(MemoryStatus))
+# Plain literals, not parameters: the planner sees a fixed filter it can use with an index.
+_RECALLABLE_LIST = ", ".join(f"'{status}'" for status in sorted(RECALLABLE))
 
 
 def user_tag(user_id: str) -> str:
@@ -49,6 +53,37 @@ def unit(vector: Vector) -> Vector:
     vec = np.asarray(vector, dtype=np.float32)
     norm = float(np.linalg.norm(vec))
     return vec / norm if norm > 0 else vec
+
+
+def recallable(column: str = "status") -> str:
+    """The SQL condition (same in both dialects) that keeps only memories search may return."""
+    return f"{column} IN ({_RECALLABLE_LIST})"
+
+
+def revision_changes(revision: Revision) -> dict[str, Any]:
+    """The columns a revision sets, with their values as the core gives them (each store converts
+    times, vectors, JSON and booleans). Column names come from here only, never from a caller.
+
+    Raises ValueError for a new text without its embedding, or a status no memory can have.
+    """
+    if revision.text is not None and revision.embedding is None:
+        raise ValueError("a revised text needs its new embedding, or search would find the old words' vector")
+    if revision.status is not None and revision.status not in _STATUSES:
+        raise ValueError(f"unknown memory status {revision.status!r}")
+    changes: dict[str, Any] = {
+        "text": revision.text,
+        # Unit length, as every stored vector is: cosine similarity is then a dot product.
+        "embedding": None if revision.embedding is None else unit(revision.embedding),
+        "kind": revision.kind,
+        "status": revision.status,
+        "superseded_by": revision.superseded_by,
+        "verification": revision.verification,
+        "weight": revision.weight,
+        "pinned": revision.pinned,
+        "meta": revision.meta,
+        "updated_at": revision.updated_at,
+    }
+    return {column: value for column, value in changes.items() if value is not None}
 
 
 def activity_window(days: int, today: date | None = None) -> list[date]:

@@ -5,7 +5,8 @@ them with numpy. A person's memories number in the thousands, so this stays in s
 milliseconds and never misses a result the way a filtered approximate index can.
 
 The connection, migrations and error mapping are in `sqlite_db`; links, active flags, stats and
-upkeep in `sqlite_people`. This module holds turns, feedback, memories and search.
+upkeep in `sqlite_people`; revising memories in `sqlite_curation`. This module holds turns,
+feedback, memories and search. Search sees only recallable memories (rows.recallable).
 """
 
 from __future__ import annotations
@@ -31,14 +32,15 @@ from bot.store.rows import (
     dump_json,
     from_epoch,
     load_json,
+    recallable,
     to_epoch,
     unit,
     user_tag,
     vector_to_blob,
 )
-from bot.store.sqlite_reward import SqliteRewards
+from bot.store.sqlite_curation import SqliteCuration
+from bot.store.sqlite_rows import M_MEMORY_COLUMNS, MEMORY_COLUMNS, memory_from_row
 
-_MEMORY_COLUMNS = "id, user_id, kind, text, speaker, created_at, meta, embedding_model, source_turn_id"
 _INSERT_SHARE_SQL = "INSERT INTO reply_memories(turn_id, memory_id, share) VALUES (?,?,?)"
 _TURN_COLUMNS = "id, user_id, chat_id, role, text, created_at, memory_id, used_memory_ids, reply_to"
 
@@ -51,20 +53,6 @@ def _fts_match(user_id: str, terms: Sequence[str]) -> str | None:
         return None
     either = " OR ".join(f'"{word}"' for word in words)
     return f'user_tag:"{user_tag(user_id)}" AND text:({either})'
-
-
-def _memory(row: sqlite3.Row | tuple[Any, ...]) -> Memory:
-    return Memory(
-        id=row[0],
-        user_id=row[1],
-        kind=row[2],
-        text=row[3],
-        speaker=row[4],
-        created_at=from_epoch(row[5]),
-        meta=load_json(row[6]),
-        embedding_model=row[7],
-        source_turn_id=row[8],
-    )
 
 
 def _turn(row: sqlite3.Row | tuple[Any, ...]) -> Turn:
@@ -100,7 +88,7 @@ def _credited(turn: NewTurn) -> list[tuple[int, float]]:
     return list(zip(turn.used_memory_ids, turn.memory_shares, strict=False))
 
 
-class SqliteStore(SqliteRewards):
+class SqliteStore(SqliteCuration):
     """Kindred's Store on one SQLite file. Build it with `await SqliteStore.open(path)`."""
 
     async def _ensure_user(
@@ -230,7 +218,9 @@ class SqliteStore(SqliteRewards):
     async def dense_search(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
         if k <= 0:
             return []
-        rows = await self._read("SELECT id, embedding FROM memories WHERE user_id = ?", (user_id,))
+        rows = await self._read(
+            f"SELECT id, embedding FROM memories WHERE user_id = ? AND {recallable()}", (user_id,)
+        )
         if not rows:
             return []
         matrix = blob_to_matrix([row[1] for row in rows], self._dim)
@@ -247,21 +237,21 @@ class SqliteStore(SqliteRewards):
         if not ids:
             return {}
         marks = ",".join("?" for _ in ids)
-        rows = await self._read(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
-        return {row[0]: _memory(row) for row in rows}
+        rows = await self._read(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
+        return {row[0]: memory_from_row(row) for row in rows}
 
     async def lexical_search(self, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
         query = _fts_match(user_id, terms)
         if query is None or k <= 0:
             return []
         rows = await self._read(
-            f"SELECT {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))},"
-            " bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
+            f"SELECT {M_MEMORY_COLUMNS}, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts"
             " JOIN memories m ON m.id = memories_fts.rowid"
-            " WHERE memories_fts MATCH ? AND m.user_id = ? ORDER BY rank LIMIT ?",
+            f" WHERE memories_fts MATCH ? AND m.user_id = ? AND {recallable('m.status')}"
+            " ORDER BY rank LIMIT ?",
             (query, user_id, k),
         )
-        return [MemoryHit(_memory(row), -float(row[9])) for row in rows]
+        return [MemoryHit(memory_from_row(row), -float(row[-1])) for row in rows]
 
     async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
         rows = await self._read("SELECT memory_count FROM users WHERE id = ?", (user_id,))
@@ -274,7 +264,9 @@ class SqliteStore(SqliteRewards):
             if query is None:
                 continue
             found = await self._read(
-                "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+                "SELECT count(*) FROM (SELECT 1 FROM memories_fts"
+                " JOIN memories m ON m.id = memories_fts.rowid"
+                f" WHERE memories_fts MATCH ? AND {recallable('m.status')} LIMIT ?)",
                 (query, most + 1),
             )
             if 0 < found[0][0] <= most:
@@ -283,10 +275,10 @@ class SqliteStore(SqliteRewards):
 
     async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
         rows = await self._read(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = ? ORDER BY id LIMIT ? OFFSET ?",
             (user_id, limit, offset),
         )
-        return [_memory(row) for row in rows]
+        return [memory_from_row(row) for row in rows]
 
     async def memory_count(self, user_id: str) -> int:
         rows = await self._read("SELECT memory_count FROM users WHERE id = ?", (user_id,))

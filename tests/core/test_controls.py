@@ -12,7 +12,7 @@ import pytest
 from bot.core.access import Access
 from bot.core.controls import Controls, age
 from bot.core.memory_file import parse_lines
-from bot.core.models import NewMemory
+from bot.core.models import NewMemory, NewTurn, Revision
 from bot.core.ratelimit import RateLimiter, slow_down
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder
@@ -113,3 +113,96 @@ def test_access_lists_people_places_and_admins() -> None:
     assert not private.may_talk("telegram:2", "telegram-chat:-200")
     assert private.may_talk("discord:9") and private.is_admin("discord:9")
     assert not private.is_admin("telegram:1")
+
+
+async def test_confirm_marks_a_memory_verified(store: SqliteStore) -> None:
+    ids = await remember(store, "ann", 2)
+    [bobs] = await remember(store, "bob", 1)
+    controls = Controls(store, "persona", clock=lambda: NOW)
+    assert f"memory #{ids[0]} is confirmed" in await controls.confirm("ann", f"#{ids[0]}")
+    [confirmed, other] = await store.get_memories("ann", ids)
+    assert (confirmed.verification, confirmed.updated_at, other.verification) == (1.0, NOW, 0.0)
+    assert "[confirmed]" in (await controls.memories_page("ann", 1)).render()
+    assert "confirmed" in await controls.confirm("ann", str(ids[0])), "confirming twice is fine"
+    assert "no memory" in await controls.confirm("ann", str(bobs)), "never another person's memory"
+    assert (await store.get_memories("bob", [bobs]))[0].verification == 0.0
+    assert "no memory #999999" in await controls.confirm("ann", "999999")
+    for bad in ("", "abc", "-3", "#", "1.5", "²", "1" * 40):
+        assert "/confirm ID" in await controls.confirm("ann", bad), bad
+
+
+async def test_correct_replaces_a_memory_with_a_confirmed_one(store: SqliteStore) -> None:
+    old_text = "I live in Lisbon with my two cats"
+    (old,) = await store.add_memories(
+        [
+            NewMemory(
+                "ann",
+                old_text,
+                "user",
+                NOW - timedelta(days=3),
+                EMB.vector(old_text),
+                "h",
+                "fact",
+                {"chat_id": "c1"},
+            )
+        ]
+    )
+    later = NOW + timedelta(hours=1)
+    controls = Controls(store, "persona", clock=lambda: later, embedder=EMB)
+
+    answer = await controls.correct("ann", f"#{old}   I live in   Berlin with my two cats")
+
+    [new] = [m for m in await store.list_memories("ann", 10) if m.id != old]
+    said = "I live in Berlin with my two cats"
+    assert answer == f"Corrected: #{new.id} now says “{said}”, and #{old} will not come up again."
+    assert (new.text, new.kind, new.speaker, new.verification) == (
+        "I live in Berlin with my two cats", "fact", "user", 1.0,
+    )  # fmt: skip
+    assert new.meta == {"chat_id": "c1", "corrects": old} and new.created_at == later
+    [replaced] = await store.get_memories("ann", [old])
+    assert (replaced.status, replaced.superseded_by, replaced.text) == ("superseded", new.id, old_text)
+    dense = [h.memory.id for h in await store.dense_search("ann", EMB.vector(old_text), 10)]
+    assert dense == [new.id], "the old one is out of dense search"
+    assert [h.memory.id for h in await store.lexical_search("ann", ["lisbon"], 10)] == []
+    assert [h.memory.id for h in await store.lexical_search("ann", ["berlin"], 10)] == [new.id]
+    assert f"[replaced by #{new.id}]" in (await controls.memories_page("ann", 1)).render()
+
+
+async def test_correct_answers_every_kind_of_bad_argument(store: SqliteStore) -> None:
+    [mine] = await remember(store, "ann", 1)
+    [bobs] = await remember(store, "bob", 1)
+    controls = Controls(store, "persona", embedder=EMB)
+    for bad in ("", "abc", "abc new text", f"{mine}", f"#{mine}   ", "-3 new text", "  "):
+        assert "/correct ID new text" in await controls.correct("ann", bad), bad
+    too_long = await controls.correct("ann", f"{mine} " + "x" * 501)
+    assert "under 500 characters" in too_long
+    assert "Corrected" in await controls.correct("ann", f"{mine} " + "y" * 500), "500 is allowed"
+    assert "no memory" in await controls.correct("ann", f"{bobs} I am Bob now")
+    assert "no memory #999999" in await controls.correct("ann", "999999 new text")
+    [bob] = await store.list_memories("bob", 5)
+    assert (bob.text, bob.status) == ("fact number 0", "active"), "another person's memory is untouched"
+    [other] = await remember(store, "cy", 1)
+    no_embedder = await Controls(store, "persona").correct("cy", f"{other} new text")
+    assert "can't take corrections" in no_embedder
+    assert (await store.get_memories("cy", [other]))[0].status == "active"
+
+
+async def test_a_correction_keeps_the_pin_and_the_sources(store: SqliteStore) -> None:
+    turn = await store.add_turn(
+        NewTurn(
+            "ann",
+            "c1",
+            "user",
+            "my locker is 12",
+            EMB.vector("my locker is 12"),
+            "h",
+            NOW,
+            memory_kind="fact",
+        )
+    )
+    assert await store.revise_memory("ann", turn.memory_id, Revision(pinned=True))
+    controls = Controls(store, "persona", clock=lambda: NOW, embedder=EMB)
+    assert "Corrected" in await controls.correct("ann", f"{turn.memory_id} my locker is 21")
+    [new] = [m for m in await store.list_memories("ann", 10) if m.id != turn.memory_id]
+    assert new.pinned and new.verification == 1.0
+    assert await store.memory_sources(new.id) == [turn.id]

@@ -22,9 +22,11 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.memory_file import ImportItem
 from bot.core.memory_ops import import_items
+from bot.core.models import Turn
 from bot.core.ports import Store
 from bot.core.prompt import MEMORY_HEADER
 from bot.core.recall import Recalled, hybrid_search
+from bot.core.remember import remember_turn
 from bot.inference.embedder import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference
 
@@ -46,16 +48,26 @@ class Person:
         self.store = store
         self.embedder = embedder
         self.model = ScriptedInference("Nice to hear from you.")
+        self.stored: list[Turn] = []
+        self.now = T0
         self.conversation = Conversation(
             store,
             embedder,
             self.model,
             ConversationPolicy(persona="You are a test companion.", reactions=DEFAULT_REACTIONS, **policy),  # type: ignore[arg-type]
+            after_turn=self.stored.append,
+            clock=lambda: self.now,  # the reply is written when the message is: simulated time
         )
 
     async def say(self, text: str, at: datetime) -> ReplyDone:
+        """Say `text` at `at`, then run the extraction job for it as a worker would (rules only:
+        these scenarios must hold with the 135M model's candidates all rejected)."""
+        self.now = at
         events = [e async for e in self.conversation.handle_message(UserMessage(USER, "c1", text, at))]
         assert isinstance(events[-1], ReplyDone) and events[-1].turn_id is not None
+        for turn in self.stored:
+            await remember_turn(self.store, self.embedder, USER, turn.memory_id, at)
+        self.stored.clear()
         return events[-1]
 
     async def react(self, done: ReplyDone, emoji: str, at: datetime) -> None:
@@ -201,3 +213,53 @@ async def test_forget_removes_a_memory_from_both_search_paths_and_the_prompt(
     assert await any_store.lexical_search(USER, ["4471", "locker"], 50) == []
     await person.say("what is my locker code 4471", T0 + timedelta(days=1))
     assert not any("4471" in line for line in person.recalled_lines())
+
+
+async def test_luigis_closed_down_and_is_no_longer_suggested(
+    any_store: Store, minilm: SentenceTransformerEmbedder
+) -> None:
+    person = Person(any_store, minilm, recent_turns=0)
+    await person.say("Let's meet at Luigi's, my favourite", T0)
+    person.model.reply = "Luigi's sounds perfect, enjoy the pasta!"
+    await person.say("We had dinner at Luigi's on the corner, the pasta was great", T0 + timedelta(days=3))
+    person.model.reply = "Nice to hear from you."
+    await person.say("Where should we go for dinner on Friday?", T0 + timedelta(days=20))
+    assert any("Luigi" in line for line in person.recalled_lines()), "before: Luigi's is a suggestion"
+
+    await person.say("Luigi's closed down last month", T0 + timedelta(days=120))
+    await person.say("Where should we go for dinner on Friday?", T0 + timedelta(days=121))
+
+    lines = person.recalled_lines()
+    suggestions = [line for line in lines if "Luigi" in line and "closed" not in line]
+    assert suggestions == [], lines
+    [vector] = await minilm.embed(["dinner at Luigi's"])
+    dense = [hit.memory for hit in await any_store.dense_search(USER, vector, 50)]
+    lexical = [hit.memory for hit in await any_store.lexical_search(USER, ["luigi"], 50)]
+    assert all("closed" in m.text for m in dense + lexical if "Luigi" in m.text), "only the news remains"
+    old = [
+        m for m in await any_store.list_memories(USER, 100) if "Luigi" in m.text and "closed" not in m.text
+    ]
+    news = next(m for m in await any_store.list_memories(USER, 100) if "closed down" in m.text)
+    assert len(old) == 3 and {m.status for m in old} == {"superseded"}, "both statements and the reply"
+    assert {m.superseded_by for m in old} == {news.id}, "each links to what replaced it"
+
+
+async def test_a_near_duplicate_statement_updates_the_old_memory_instead_of_adding_a_twin(
+    any_store: Store, minilm: SentenceTransformerEmbedder
+) -> None:
+    person = Person(any_store, minilm, recent_turns=0)
+    await person.say("I'm allergic to peanuts", T0)
+    await person.say("Work was busy today, lots of meetings", T0 + timedelta(days=1))
+    await person.say("I am allergic to peanuts.", T0 + timedelta(days=40))
+
+    statements = [m for m in await any_store.list_memories(USER, 100) if "allergic" in m.text]
+    recallable = [m for m in statements if m.recallable]
+    assert len(recallable) == 1, statements
+    kept = recallable[0]
+    assert kept.text == "I am allergic to peanuts." and kept.kind == "fact", "the newer wording"
+    twin = next(m for m in statements if m.id != kept.id)
+    assert twin.status == "merged" and twin.superseded_by == kept.id
+    assert len(await any_store.memory_sources(kept.id)) == 2, "both turns are its sources"
+    [vector] = await minilm.embed(["do I have any food allergies?"])
+    found = [hit.memory.id for hit in await any_store.dense_search(USER, vector, 10)]
+    assert kept.id in found and twin.id not in found

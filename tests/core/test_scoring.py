@@ -3,6 +3,7 @@ and the rules that give a person's statement its kind."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -84,8 +85,10 @@ def test_a_fresh_unrated_memory_keeps_its_relevance_and_the_rest_move_it() -> No
     assert loved.favoured and score(loved, SHIPPED) > score(fresh, SHIPPED)
     said_by_bot = explain(aged("turn", 0, speaker="assistant"), 0.016, 0.0, NOW, SHIPPED)
     assert score(said_by_bot, SHIPPED) == pytest.approx(0.016 * SHIPPED.assistant_weight)
-    verified = explain(aged("turn", 0, meta={"verification": 5}), 0.016, 0.0, NOW, SHIPPED)
+    verified = explain(replace(aged("turn", 0), verification=1.0), 0.016, 0.0, NOW, SHIPPED)
     assert verified.verification == 1.0 and score(verified, SHIPPED) > score(fresh, SHIPPED)
+    covered = explain(replace(aged("turn", 0), weight=0.5), 0.016, 0.0, NOW, SHIPPED)
+    assert covered.weight == 0.25 and score(covered, SHIPPED) < score(fresh, SHIPPED), "a summary covers it"
     # Bounded: no reward lifts a memory past one that is much more relevant.
     assert score(loved, SHIPPED) < score(fresh, SHIPPED) * (1 + SHIPPED.mix)
     assert "relevance 0.0160" in loved.render() and "favoured" in loved.render()

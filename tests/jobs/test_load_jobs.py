@@ -33,7 +33,12 @@ def test_every_job_is_named_by_topic_and_its_visibility_margin_holds() -> None:
 
     registry = job_registry(settings())
     names = [job.spec.name for job in registry]
-    assert names == ["kindred.store.upkeep", "kindred.inference.generate"]
+    assert names == [
+        "kindred.store.upkeep",
+        "kindred.memory.extract",
+        "kindred.memory.upkeep",
+        "kindred.inference.generate",
+    ]
     assert registry.get("kindred.inference.generate").spec.queue == "gpu"
     assert all(name.startswith("kindred.") and name.count(".") == 2 for name in names)
     assert visibility_timeout_s(registry.longest_hard_limit_s(), None) > registry.longest_hard_limit_s()

@@ -42,6 +42,14 @@ def test_the_schedule_runs_store_upkeep_at_the_configured_time() -> None:
     assert (schedule.minute, schedule.hour, schedule.day_of_week) == ({5}, {3}, {1})
 
 
+def test_the_schedule_runs_memory_upkeep_at_its_own_time() -> None:
+    entry = beat_schedule(settings(memory_upkeep_cron="30 2 * * *"))["memory-upkeep"]
+    assert entry["task"] == "kindred.memory.upkeep" and entry["options"] == {"queue": "default"}
+    assert (entry["schedule"].minute, entry["schedule"].hour) == ({30}, {2})
+    with pytest.raises(ConfigError, match="KINDRED_MEMORY_UPKEEP_CRON"):
+        beat_schedule(settings(memory_upkeep_cron="nightly"))
+
+
 @pytest.mark.parametrize("bad", ["5 3 * *", "61 3 * * *", "every night"])
 def test_a_bad_crontab_names_its_setting(bad: str) -> None:
     with pytest.raises(ConfigError, match="KINDRED_UPKEEP_CRON"):

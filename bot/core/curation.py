@@ -1,0 +1,54 @@
+"""Revising memories: one replaces another, the person confirms or corrects one.
+
+Nothing is deleted here. A replaced memory keeps its text and its link to what replaced it
+(`superseded_by`), so /memories and /export can show what happened; search no longer sees it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from bot.core.models import Memory, NewMemory, Revision
+from bot.core.ports import Embedder, MemoryCuration, MemoryIndex
+
+EMBED_CHARS = 2000
+
+
+class CurationStore(MemoryIndex, MemoryCuration, Protocol):
+    """What revising memories needs of the store."""
+
+
+async def supersede(
+    store: MemoryCuration,
+    user_id: str,
+    old_ids: Sequence[int],
+    new_id: int,
+    now: datetime,
+    *,
+    status: str = "superseded",
+) -> list[int]:
+    """Mark each old memory as replaced by `new_id` (status superseded, or merged for a twin).
+    Returns the ids that changed."""
+    changed: list[int] = []
+    for old_id in old_ids:
+        if old_id == new_id:
+            continue
+        revision = Revision(status=status, superseded_by=new_id, updated_at=now)
+        if await store.revise_memory(user_id, old_id, revision):
+            changed.append(old_id)
+    return changed
+
+
+async def replace(store: CurationStore, embedder: Embedder, old: Memory, text: str, now: datetime) -> int:
+    """A confirmed memory with `text` takes the place of `old` (a correction). Returns its id."""
+    vector = (await embedder.embed([text[:EMBED_CHARS]]))[0]
+    meta = {**old.meta, "corrects": old.id}
+    (new_id,) = await store.add_memories(
+        [NewMemory(old.user_id, text, "user", now, vector, embedder.model_name, old.kind, meta)]
+    )
+    await store.revise_memory(old.user_id, new_id, Revision(verification=1.0, pinned=old.pinned))
+    await store.link_sources(new_id, await store.memory_sources(old.id))
+    await supersede(store, old.user_id, [old.id], new_id, now)
+    return new_id

@@ -1,0 +1,119 @@
+"""The memory jobs, part of the composition root (`bot/app.py` registers them).
+
+- `kindred.memory.extract` {user_id, memory_id}: after an exchange, the person's turn becomes
+  lasting memories (core/remember.py). Submitted by the conversation, never awaited by it.
+- `kindred.memory.upkeep` {}: beat's nightly run over everyone: external checks (core/checks.py),
+  then consolidation (core/consolidation.py).
+
+Each job opens its own store connection: a job may run on another thread's event loop or in a
+Celery worker, where the conversation's connection does not exist. Models are loaded once per
+process (`Models`), or handed over by `bot.app.build` when jobs run in the same process.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import TypeVar
+
+from bot.config import Settings
+from bot.core.checks import run_checks
+from bot.core.consolidation import ConsolidationPolicy, consolidate
+from bot.core.errors import JobError
+from bot.core.jobs import JobPayload, JobRegistry
+from bot.core.ports import Embedder, Inference, Store
+from bot.core.remember import remember_turn
+
+log = logging.getLogger(__name__)
+
+EXTRACT_JOB = "kindred.memory.extract"
+UPKEEP_JOB = "kindred.memory.upkeep"
+PEOPLE_PAGE = 200
+T = TypeVar("T")
+
+
+class Models:
+    """The embedder and the model for extraction, loaded on first use, once per process."""
+
+    def __init__(
+        self,
+        load_embedder: Callable[[], Embedder],
+        load_inference: Callable[[], Inference],
+        *,
+        embedder: Embedder | None = None,
+        inference: Inference | None = None,
+    ) -> None:
+        self._loaders = {"embedder": load_embedder, "inference": load_inference}
+        self._loaded: dict[str, object] = {}
+        if embedder is not None:
+            self._loaded["embedder"] = embedder
+        if inference is not None:
+            self._loaded["inference"] = inference
+        self._lock = threading.Lock()
+
+    def _get(self, name: str, kind: type[T]) -> T:
+        with self._lock:  # two jobs' threads must not load the same model twice
+            if name not in self._loaded:
+                self._loaded[name] = self._loaders[name]()
+            return self._loaded[name]  # type: ignore[return-value]
+
+    def embedder(self) -> Embedder:
+        return self._get("embedder", object)  # type: ignore[return-value]
+
+    def inference(self) -> Inference:
+        return self._get("inference", object)  # type: ignore[return-value]
+
+
+def add_memory_jobs(
+    registry: JobRegistry, settings: Settings, open_store: Callable[[Settings], object], models: Models
+) -> None:
+    """Register the memory jobs. `open_store` is `bot.app.open_store` (passed in: no import cycle)."""
+
+    async def store() -> Store:
+        return await open_store(settings)  # type: ignore[misc, no-any-return]
+
+    extract_s = settings.generation_timeout_s + 60  # one model call, plus embedding and writes
+
+    @registry.job(EXTRACT_JOB, soft_s=extract_s, hard_s=extract_s + 60, retries=2, retry_delay_s=5)
+    async def extract(payload: JobPayload) -> JobPayload:
+        user_id, memory_id = payload.get("user_id"), payload.get("memory_id")
+        if not isinstance(user_id, str) or not isinstance(memory_id, int) or isinstance(memory_id, bool):
+            raise JobError(f"{EXTRACT_JOB} needs user_id (text) and memory_id (a whole number)")
+        inference = models.inference() if settings.memory_extraction_model else None
+        opened = await store()
+        try:
+            done = await remember_turn(
+                opened, models.embedder(), user_id, memory_id, datetime.now(UTC), inference=inference
+            )
+        finally:
+            await opened.close()
+        return done.as_payload()
+
+    policy = ConsolidationPolicy(
+        older_than=timedelta(days=settings.memory_consolidate_after_days),
+        session_gap=timedelta(minutes=settings.session_gap_minutes),
+        budget=settings.memory_budget,
+    )
+
+    @registry.job(UPKEEP_JOB, soft_s=3 * 3600, hard_s=3 * 3600 + 300, retries=1, retry_delay_s=60)
+    async def upkeep(payload: JobPayload) -> JobPayload:
+        opened = await store()
+        totals = {"people": 0, "past": 0, "summaries": 0, "covered": 0, "archived": 0}
+        now = datetime.now(UTC)
+        try:
+            after: str | None = None
+            while people := await opened.people(after, PEOPLE_PAGE):
+                for user_id in people:
+                    checked = await run_checks(opened, user_id, now)
+                    done = await consolidate(opened, models.embedder(), user_id, now, policy)
+                    totals["people"] += 1
+                    totals["past"] += checked.get("event_date_passed", 0)
+                    for key, value in done.as_payload().items():
+                        totals[key] += value
+                after = people[-1]
+        finally:
+            await opened.close()
+        log.info("memory upkeep: %s", totals)
+        return dict(totals)

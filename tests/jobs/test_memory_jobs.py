@@ -1,0 +1,131 @@
+"""The memory jobs as the product runs them: a stored turn queues `kindred.memory.extract` on the
+in-process runner (real threads, a real SQLite file, the real MiniLM), and `kindred.memory.upkeep`
+runs the checks and consolidation for everyone. The Celery runner runs the same registry (its
+contract suite is tests/jobs/test_contract.py)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.app import extraction_submitter, job_registry, open_store
+from bot.config import Settings
+from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.errors import JobError
+from bot.core.events import ReplyDone, UserMessage
+from bot.core.ports import Store
+from bot.inference.embedder import SentenceTransformerEmbedder
+from bot.jobs.inprocess import InProcessJobs
+from bot.memory_jobs import EXTRACT_JOB, UPKEEP_JOB, Models
+from tests.support.fakes import ScriptedInference
+
+
+@pytest.fixture(scope="module")
+async def minilm() -> AsyncIterator[SentenceTransformerEmbedder]:
+    loaded = SentenceTransformerEmbedder.load()
+    yield loaded
+    await loaded.close()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(_env_file=None, data_dir=tmp_path, memory_extraction_model=False)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def store(settings: Settings) -> AsyncIterator[Store]:
+    opened = await open_store(settings)
+    yield opened
+    await opened.close()
+
+
+def runner(settings: Settings, embedder: SentenceTransformerEmbedder) -> InProcessJobs:
+    models = Models(lambda: embedder, lambda: ScriptedInference("[]"))
+    return InProcessJobs(job_registry(settings, models), workers=2)
+
+
+async def wait_for(condition: object, store: Store, within_s: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + within_s
+    while asyncio.get_running_loop().time() < deadline:
+        if await condition(store):  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the job's effect did not appear in time")
+
+
+async def test_a_stored_turn_is_extracted_by_a_job_off_the_reply_path(
+    settings: Settings, store: Store, minilm: SentenceTransformerEmbedder
+) -> None:
+    jobs = runner(settings, minilm)
+    conversation = Conversation(
+        store, minilm, ScriptedInference("Lovely!"), ConversationPolicy(persona="p"),
+        after_turn=extraction_submitter(jobs),
+    )  # fmt: skip
+    message = UserMessage(
+        "ann", "c1", "We got a puppy today. My sister Ana is a nurse in Porto.", datetime.now(UTC)
+    )
+    events = [event async for event in conversation.handle_message(message)]
+    assert isinstance(events[-1], ReplyDone)
+
+    async def extracted(s: Store) -> bool:
+        return any(m.text == "My sister Ana is a nurse in Porto." for m in await s.list_memories("ann", 20))
+
+    await wait_for(extracted, store)
+    sister = next(m for m in await store.list_memories("ann", 20) if m.text.startswith("My sister"))
+    turn_memory = next(m for m in await store.list_memories("ann", 20) if m.text.startswith("We got"))
+    assert sister.kind == "fact" and turn_memory.source_turn_id in await store.memory_sources(sister.id)
+    await jobs.close()
+
+
+async def test_a_bad_extraction_payload_fails_once_with_a_clear_error(
+    settings: Settings, minilm: SentenceTransformerEmbedder
+) -> None:
+    jobs = runner(settings, minilm)
+    job = jobs.submit(EXTRACT_JOB, {"user_id": "ann", "memory_id": "seven"})
+    with pytest.raises(JobError, match="memory_id"):
+        await jobs.result(job, 30)
+    await jobs.close()
+
+
+async def test_nightly_upkeep_marks_past_events_and_consolidates_old_sessions(
+    settings: Settings, store: Store, minilm: SentenceTransformerEmbedder
+) -> None:
+    conversation = Conversation(
+        store, minilm, ScriptedInference("Tell me more."), ConversationPolicy(persona="p")
+    )
+    long_ago = datetime.now(UTC) - timedelta(days=60)
+    for minute, text in enumerate(["Morning! The train was packed", "I read half of my novel on it",
+                                   "Work was slow, I fixed two bugs"]):  # fmt: skip
+        message = UserMessage("bo", "c1", text, long_ago + timedelta(minutes=minute))
+        [event async for event in conversation.handle_message(message)]
+    jobs = runner(settings, minilm)
+    extracted = jobs.submit(EXTRACT_JOB, {"user_id": "bo", "memory_id": 1})
+    await jobs.result(extracted, 30)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date()
+    stated = UserMessage(
+        "bo", "c2", f"My exam is on {yesterday.isoformat()}", datetime.now(UTC) - timedelta(days=3)
+    )
+    [event async for event in conversation.handle_message(stated)]
+    exam = next(m for m in await store.list_memories("bo", 50) if "exam" in m.text)
+    await jobs.result(jobs.submit(EXTRACT_JOB, {"user_id": "bo", "memory_id": exam.id}), 30)
+
+    result = await jobs.result(jobs.submit(UPKEEP_JOB, {}), 120)
+
+    assert result["people"] == 1 and result["past"] == 1 and result["summaries"] == 1
+    memories = await store.list_memories("bo", 50)
+    assert next(m for m in memories if "exam" in m.text).status == "past"
+    summary = next(m for m in memories if m.kind == "summary")
+    assert "novel" in summary.text and "train" in summary.text
+    covered = [m for m in memories if m.created_at < long_ago + timedelta(hours=1) and m.kind == "turn"]
+    assert covered and all(m.weight == 0.5 for m in covered)
+    again = await jobs.result(jobs.submit(UPKEEP_JOB, {}), 120)
+    assert again["summaries"] == 0, "a consolidated session is not summarised twice"
+    await jobs.close()
