@@ -97,11 +97,24 @@ WHERE u.id = %s AND c.oid = 'memories'::regclass
 _LIST_MEMORIES_SQL = f"""
 SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.user_id = %s ORDER BY m.id LIMIT %s OFFSET %s
 """
+# Forgetting a turn's memory also forgets what was derived from that turn (extracted statements,
+# the memory a twin was merged into, summaries covering it): its words must not stay behind.
 _FORGET_SQL = """
-WITH gone AS (DELETE FROM memories WHERE id = %(id)s AND user_id = %(user_id)s RETURNING id, user_id),
-     credit AS (DELETE FROM reply_memories WHERE memory_id IN (SELECT id FROM gone))
-UPDATE users SET memory_count = memory_count - 1 WHERE id IN (SELECT user_id FROM gone)
-RETURNING id
+WITH target AS (
+    SELECT id, source_turn_id FROM memories WHERE id = %(id)s AND user_id = %(user_id)s
+), doomed AS (
+    SELECT id FROM target
+    UNION
+    SELECT s.memory_id FROM memory_sources s
+    JOIN target t ON s.turn_id = t.source_turn_id
+    JOIN memories m ON m.id = s.memory_id AND m.user_id = %(user_id)s
+), gone AS (DELETE FROM memories WHERE id IN (SELECT id FROM doomed) RETURNING id),
+     credit AS (DELETE FROM reply_memories WHERE memory_id IN (SELECT id FROM gone)),
+     person AS (
+        UPDATE users SET memory_count = memory_count - (SELECT count(*) FROM gone)
+        WHERE id = %(user_id)s AND EXISTS (SELECT 1 FROM gone)
+     )
+SELECT id FROM gone WHERE id = %(id)s
 """
 # Reactions this person gave anywhere; others' reactions to their turns go with the turns (cascade).
 # The users row stays, with a zero count, as in the SQLite store.

@@ -286,12 +286,25 @@ class SqliteStore(SqliteCuration):
 
     async def forget(self, user_id: str, memory_id: int) -> bool:
         async with self._write() as db:
-            cur = await db.execute("DELETE FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id))
-            gone = cur.rowcount > 0
-            if gone:
-                await db.execute("UPDATE users SET memory_count = memory_count - 1 WHERE id = ?", (user_id,))
-                await db.execute("DELETE FROM reply_memories WHERE memory_id = ?", (memory_id,))
-        return gone
+            found = list(await db.execute_fetchall(
+                "SELECT source_turn_id FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
+            ))  # fmt: skip
+            if not found:
+                return False
+            # What was derived from this memory's turn goes with it (see PostgresStore.forget).
+            derived = await db.execute_fetchall(
+                "SELECT s.memory_id FROM memory_sources s JOIN memories m ON m.id = s.memory_id"
+                " WHERE s.turn_id = ? AND m.user_id = ?",
+                (found[0][0], user_id),
+            )
+            doomed = {memory_id, *(int(row[0]) for row in derived)}
+            for doomed_id in doomed:
+                await db.execute("DELETE FROM memories WHERE id = ?", (doomed_id,))
+                await db.execute("DELETE FROM reply_memories WHERE memory_id = ?", (doomed_id,))
+            await db.execute(
+                "UPDATE users SET memory_count = memory_count - ? WHERE id = ?", (len(doomed), user_id)
+            )
+        return True
 
     async def forget_all(self, user_id: str) -> int:
         async with self._write() as db:

@@ -233,3 +233,22 @@ async def test_get_memories_gives_only_this_persons_in_id_order(store: Store) ->
     assert [m.text for m in found] == ["tea", "hiking"]
     assert await store.get_memories("ann", []) == []
     assert await store.get_memories("nobody", [a]) == []
+
+
+async def test_forgetting_a_turn_forgets_what_was_derived_from_it(store: Store) -> None:
+    """Extracted statements and summaries repeat a turn's words: they go when it goes."""
+    told = await store.add_turn(turn("ann", "I moved flats. My PIN is 5521."))
+    other = await store.add_turn(turn("ann", "Unrelated words"))
+    derived = await store.add_memories([memory("ann", "My PIN is 5521.")])
+    await store.link_sources(derived[0], [told.id])
+    kept = await store.add_memories([memory("ann", "Unrelated summary")])
+    await store.link_sources(kept[0], [other.id])
+    before = await store.memory_count("ann")
+
+    assert await store.forget("ann", told.memory_id)
+
+    ids = {m.id for m in await store.list_memories("ann", 50)}
+    assert told.memory_id not in ids and derived[0] not in ids
+    assert kept[0] in ids and other.memory_id in ids
+    assert await store.memory_count("ann") == before - 2
+    assert await store.lexical_search("ann", ["5521"], 10) == []
