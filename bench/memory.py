@@ -8,7 +8,11 @@ For each backend and size: bulk-load memories spread over many users (random uni
 - write: embed one turn and store it with `add_turn`, timed together (and the store part alone);
 - on PostgreSQL, recall@10 of the HNSW path (`dense_search_index`) against `dense_search_exact`,
   for ordinary users and for one heavy user whose searches really take the index path. The heavy
-  user's memories carry real embeddings: random vectors have no neighbourhoods, HNSW's worst case.
+  user's memories carry real embeddings: random vectors have no neighbourhoods, HNSW's worst case;
+- extraction: `remember_turn` per stored user turn, rules only (statements, near-duplicates,
+  contradictions), and once, on a fresh SQLite store, with the bundled model (SmolLM2-135M on the
+  CPU) as well. It runs as the `kindred.memory.extract` job after the reply is stored: its cost is
+  off the reply's path, and is not part of `write`.
 
 Some queries run more than ten times in a row, so that a switch to a generic plan (prepared statements)
 would show up in `full_results_ratio`: the share of searches that returned min(k, the user's memories).
@@ -25,14 +29,19 @@ import asyncio
 import json
 import os
 import random
+import tempfile
 import time
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from bench import memory_phases as phases
 from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
 from bench.memory_phases import Plan
 from bot.core.ports import Embedder
+
+if TYPE_CHECKING:
+    from bot.inference.local import LocalInference
 
 DEFAULT_SIZES = (10_000, 100_000)
 QUICK_SIZES = (10_000,)
@@ -48,6 +57,9 @@ BULK_VECTORS = {
               f"(sigma {phases.POOL_NOISE} per dimension)",
 }
 TARGETS = {"search_p95_ms": 10.0, "write_p95_ms": 50.0, "index_recall_at_10": 0.95}
+MODEL_TURNS, QUICK_MODEL_TURNS = 12, 3  # user turns extracted with the model: ~4 s each on 2 cores
+OFF_REPLY_PATH = ("remember_turn runs as the kindred.memory.extract job after the reply is stored: "
+                  "not on the reply's path, not part of write")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -61,6 +73,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bulk-vectors", choices=("random", "pooled"), default="random",
                         help="random: fast; pooled: realistic neighbourhoods for the index recall")
     parser.add_argument("--quick", action="store_true", help="10k only, fewer queries: under 2 minutes")
+    parser.add_argument("--extraction-model", default="bundled",
+                        help="model for the extraction timing: bundled (SmolLM2-135M), a model directory, "
+                             "or none to time the rules alone")
+    parser.add_argument("--model-turns", type=int, help="user turns extracted with the model "
+                        f"(default {MODEL_TURNS}, quick {QUICK_MODEL_TURNS})")
+    parser.add_argument("--data-dir", type=Path,
+                        help="where the bundled model is converted (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--database-url", help="PostgreSQL server (else $BENCH_DATABASE_URL, else embedded)")
     return parser.parse_args(argv)
@@ -120,11 +139,42 @@ async def one_size(
         if opened.dsn:
             result["index_recall"] = await phases.index_recall(store, queries, vectors, counts)
         result |= await phases.writes(store, embedder, rng, plan.queries, sorted(counts))
+        result["extraction_rules_only"] = await phases.extraction(
+            store, embedder, rng, plan.queries, sorted(counts)
+        )
         result["heavy_user"] = await phases.heavy_user(store, embedder, rng, opened.dsn, heavy)
     # Other work on the machine shows up in the tails; this says how busy it was.
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     result["checks"] = checks(result)
     return result
+
+
+def load_model(model: str, data_dir: Path) -> LocalInference:
+    """The local engine, loaded as the extraction job loads it (the product's sampling)."""
+    from bot.inference.local import LocalInference
+    from bot.inference.model_files import prepare_model
+
+    return LocalInference.load(prepare_model(model, data_dir), timeout_s=600.0)
+
+
+async def with_model(
+    model: str, data_dir: Path | None, turns: int, embedder: Embedder, plan: Plan
+) -> dict[str, Any]:
+    """Extraction with the model on a fresh SQLite store: the model's call is nearly all of it."""
+    with tempfile.TemporaryDirectory(prefix="kindred-bench-model-") as scratch:
+        log(f"extraction with the model {model!r}, {turns} user turns")
+        began = time.perf_counter()
+        engine = load_model(model, data_dir or Path(scratch))
+        loaded = time.perf_counter() - began
+        try:
+            async with open_store("sqlite") as opened:
+                rng = random.Random(plan.seed + 1)
+                owners = ["bench-model-user"]
+                found = await phases.extraction(opened.store, embedder, rng, turns, owners, engine)
+        finally:
+            await engine.close()
+    return {"model": model, "device": "cpu", "load_seconds": round(loaded, 1), **found,
+            "note": OFF_REPLY_PATH}
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -143,6 +193,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "bulk_vectors": BULK_VECTORS[args.bulk_vectors],
             "heavy_user_vectors": "real all-MiniLM-L6-v2 embeddings",
             "timed_vectors": "real all-MiniLM-L6-v2 embeddings of the query or turn",
+            "extraction": OFF_REPLY_PATH,
         },
         "targets": TARGETS,
         "results": {},
@@ -162,6 +213,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     log(f"{backend}, {size:,} memories")
                     result = await one_size(backend, server, size, plan, embedder, heavy, pool)
                     report["results"].setdefault(backend, {})[str(size)] = result
+        if args.extraction_model != "none":
+            turns = args.model_turns or (QUICK_MODEL_TURNS if args.quick else MODEL_TURNS)
+            report["extraction_with_model"] = await with_model(
+                args.extraction_model, args.data_dir, turns, embedder, plan
+            )
     finally:
         await embedder.close()
     report["pass"] = {

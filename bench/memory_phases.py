@@ -1,4 +1,5 @@
-"""The steps of the memory benchmark, one function each: load, search, check the index, write."""
+"""The steps of the memory benchmark, one function each: load, search, check the index, write, and
+extract (what the `kindred.memory.extract` job does after a reply, off the reply's path)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ import psycopg
 from bench.chatter import SMALL_TALK, assistant_line, chatter_line, fill
 from bench.common import log, millis
 from bench.recall_data import FAMILIES
+from bot.core.kinds import classify
 from bot.core.models import MemoryHit, NewMemory, NewTurn, Vector
-from bot.core.ports import Embedder, Store
+from bot.core.ports import Embedder, Inference, Store
 from bot.core.recall import OVERFETCH, hybrid_search
+from bot.core.remember import remember_turn
 from bot.core.text import query_terms
 
 K = 10
@@ -34,6 +37,9 @@ HEAVY_USER = "bench-heavy-user"
 YEAR_S = 365 * 24 * 3600
 HEAVY_QUERIES = 40
 TIE_EPSILON = 1e-5
+# What people say that makes older memories untrue: these take extraction's contradiction path.
+CHANGES = ("I moved to {city} last month.", "I'm not vegetarian any more.", "I no longer work at Acme.",
+           "{first}'s closed down, such a shame.", "I don't play the piano any more.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,3 +347,44 @@ async def heavy_user(
     if dsn:
         found["index_recall"] = await index_recall(store, queries, vectors, counts)
     return found
+
+
+def user_text(rng: random.Random) -> str:
+    """A person's turn: a stated fact half the time, else chatter, now and then a change of fact."""
+    roll = rng.random()
+    if roll < 0.1:
+        return fill(rng.choice(CHANGES), _values(rng, {}))
+    if roll < 0.55:
+        family = rng.choice(FAMILIES)
+        return fill(rng.choice(family.statements), _values(rng, family.slots))
+    return chatter_line(rng) if roll < 0.9 else rng.choice(SMALL_TALK)
+
+
+async def extraction(
+    store: Store, embedder: Embedder, rng: random.Random, count: int, owners: Sequence[str],
+    inference: Inference | None = None,
+) -> dict[str, Any]:
+    """`remember_turn` timed on its own for each of `count` stored user turns: the extraction job's
+    work (rules; the model too when `inference` is given). It runs after the reply is stored, as a
+    job, so none of this is on the reply's path. The turn's own embedding and storing are not in it."""
+    spent: list[float] = []
+    changed = {"added": 0, "updated": 0, "superseded": 0, "by_model": 0}
+    for _ in range(count):
+        text, owner = user_text(rng), rng.choice(owners)
+        [vector] = await embedder.embed([text])
+        at = datetime.now(UTC)
+        turn = await store.add_turn(NewTurn(
+            user_id=owner, chat_id="bench", role="user", text=text, embedding=vector,
+            embedding_model=embedder.model_name, created_at=at, meta={"chat_id": "bench"},
+            memory_kind=classify(text), idempotency_key=f"bench-x-{rng.getrandbits(64):016x}",
+        ))
+        began = time.perf_counter()
+        done = await remember_turn(store, embedder, owner, turn.memory_id, at, inference=inference)
+        spent.append(time.perf_counter() - began)
+        for name in ("added", "updated", "superseded"):
+            changed[name] += len(getattr(done, name))
+        made = await store.get_memories(owner, [*done.added, *done.updated])
+        changed["by_model"] += sum(m.meta.get("extracted_by") == "model" for m in made)
+    label = "with the model" if inference is not None else "rules only"
+    log(f"  extraction ({label}): p95 {millis(spent)['p95_ms']} ms per user turn")
+    return {"per_user_turn": millis(spent), "memories": changed}

@@ -3,7 +3,12 @@
 Generates long multi-session conversations (bench/recall_data.py), imports each person's turns with
 the real all-MiniLM-L6-v2 embedder, then asks every question twice: dense only
 (`hybrid_search(..., lexical=False)`) and hybrid (dense + lexical, fused). A question counts as found
-at k when all its gold evidence turns are among the top k. Prints one JSON object on stdout.
+at k when all its gold evidence turns are among the top k.
+
+Then curated memory (bench/recall_contradictions.py): other people's turns go in the way the product
+stores them, with `remember_turn` (rules only) after each user turn, and questions on the simulated
+clock check that contradicted facts stay out of the top 5 and that a months-old event does not
+outrank a stable preference on its topic. Prints one JSON object on stdout.
 
     .venv/bin/python -m bench.recall --quick
     .venv/bin/python -m bench.recall --backend postgres --database-url postgresql://...
@@ -20,7 +25,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
+from bench import recall_contradictions as curated
+from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso, open_store, server_for
 from bench.recall_data import FAMILIES, QUICK, Dataset, Question, Shape, generate, overlap_summary
 from bot.core.memory_file import ImportItem
 from bot.core.memory_ops import import_items
@@ -159,6 +165,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             began = time.perf_counter()
             outcomes = await evaluate(store, embedder, data, memory_of)
             timings["questions"] = time.perf_counter() - began
+            began = time.perf_counter()
+            conversations = curated.generate(shape.users, shape.sessions, shape.seed)
+            log(f"curated memory: {len(conversations.said)} user turns, "
+                f"{len(conversations.probes)} questions")
+            found = await curated.evaluate(store, embedder, conversations, args.show_misses)
+            timings["contradictions_and_aged_events"] = time.perf_counter() - began
     finally:
         await embedder.close()
     if args.show_misses:
@@ -188,6 +200,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "by_kind": {kind: compare(items) for kind, items in sorted(by_kind.items())},
         "target": {"hybrid_minus_dense_recall@10_at_least": MIN_DELTA_AT_10,
                    "pass": overall["delta"]["recall@10"] >= MIN_DELTA_AT_10},
+        "curated": {
+            "people": shape.users,
+            "user_turns": len(conversations.said),
+            "path": "add_turn (rules' kind), reply, remember_turn (rules only); "
+                    "upkeep (checks, consolidation) the night after each session and at question time",
+            "contradictions": found["contradictions"],
+            "aged_events": found["aged_events"],
+            "upkeep": found["upkeep"],
+            "extraction_per_user_turn": millis(found["extraction_s"]),
+        },
         "timings_s": {name: round(value, 1) for name, value in timings.items()},
     }
     return report

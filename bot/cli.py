@@ -114,13 +114,14 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
 
 async def _chat(settings: Settings, args: argparse.Namespace) -> int:
     from bot.adapters.console import ConsoleChat, default_io
-    from bot.app import build
+    from bot.app import build, services
 
     if sys.stdin.isatty():
         print("Starting Kindred… (the very first start prepares the model: about 20 s)", file=sys.stderr)
     kindred = await build(settings)
     try:
-        await ConsoleChat(kindred.conversation, args.user, default_io()).run()
+        controls = services(kindred).controls
+        await ConsoleChat(kindred.conversation, args.user, default_io(), controls=controls).run()
     finally:
         await kindred.conversation.flush()
         if len(kindred.conversation.outbox):

@@ -41,7 +41,7 @@ def run_bench(module: str, *args: str) -> dict[str, Any]:
 def test_memory_bench_reports_both_backends(pg_server: PgServer) -> None:
     report = run_bench(
         "bench.memory", "--backend", "both", "--sizes", "400", "--users", "20", "--queries", "6",
-        "--heavy-user", "300", "--database-url", pg_server.dsn,
+        "--heavy-user", "300", "--extraction-model", "none", "--database-url", pg_server.dsn,
     )
     assert report["settings"]["bulk_vectors"] == "random unit vectors"
     assert set(report["targets"]) == {"search_p95_ms", "write_p95_ms", "index_recall_at_10"}
@@ -52,12 +52,17 @@ def test_memory_bench_reports_both_backends(pg_server: PgServer) -> None:
         assert result["full_results_ratio"] == {"store": 1.0, "end_to_end": 1.0}
         assert result["heavy_user"]["full_results_ratio"]["store"] == 1.0
         assert {"search_store_p95_ms", "write_p95_ms", "full_results_ratio"} <= result["checks"].keys()
+        extraction = result["extraction_rules_only"]
+        assert set(extraction["per_user_turn"]) == LATENCY_KEYS and extraction["per_user_turn"]["n"] == 6
+        assert set(extraction["memories"]) == {"added", "updated", "superseded", "by_model"}
         assert all(isinstance(check["pass"], bool) for check in result["checks"].values())
     postgres = report["results"]["postgres"]["400"]
     assert 0.0 <= postgres["index_recall"]["recall_at_10"] <= 1.0
     assert postgres["index_recall"]["full_results_ratio"] == 1.0
     assert "recall_at_10" in postgres["heavy_user"]["index_recall"]
     assert "index_recall_at_10" in postgres["checks"]
+    assert "extraction_with_model" not in report, "--extraction-model none"
+    assert "not on the reply's path" in report["settings"]["extraction"]
 
 
 def test_recall_bench_reports_dense_and_hybrid() -> None:
@@ -71,6 +76,18 @@ def test_recall_bench_reports_dense_and_hybrid() -> None:
     for mode in ("dense", "hybrid"):
         assert 0.0 <= report["recall"][mode]["recall@5"] <= report["recall"][mode]["recall@10"] <= 1.0
     assert isinstance(report["target"]["pass"], bool)
+    curated = report["curated"]
+    assert set(curated["extraction_per_user_turn"]) == LATENCY_KEYS
+    changes = curated["contradictions"]
+    assert changes["questions"] == 2 * changes["cases"] > 0
+    assert set(changes["by_reason"]) == {"closed", "moved", "no_longer"}
+    assert changes["superseded_returned"] >= 0 and changes["unrecallable_returned"] == 0
+    assert set(changes["new_fact_recall@5"]) == {"named", "topical", "all"}
+    assert isinstance(changes["target"]["pass"], bool)
+    aged = curated["aged_events"]
+    assert aged["pairs"] > 0 and aged["event_age_days"]["min"] > 30
+    for key in ("preference_ranks_first", "preference_ranks_first_relevance_only", "preference_top1"):
+        assert 0.0 <= aged[key] <= 1.0, key
 
 
 def test_telegram_load_bench_reports_throughput_latency_and_losses() -> None:

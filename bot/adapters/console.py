@@ -5,19 +5,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import Any, TextIO
 
+from bot.core.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.conversation import Conversation
+from bot.core.errors import StoreUnavailable
 from bot.core.events import Reaction, Refusal, ReplyChunk, ReplyDone, UserMessage
 
 HELP = (
-    "Type a message and press Enter. Commands: /react EMOJI (react to my last reply), "
+    "Type a message and press Enter. Commands:\n"
+    "/memories [PAGE] — what I remember about you, newest first\n"
+    "/forget ID — forget one memory; /forget all — forget everything (asks first)\n"
+    "/confirm ID — tell me a memory is right\n"
+    "/correct ID TEXT — tell me what is true instead\n"
+    "/react EMOJI — react to my last reply\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
 CHAT_ID = "console"
+# A pipe has no buttons: the line after "/forget all" is the answer, and only "yes" deletes.
+FORGET_ALL_PROMPT = FORGET_ALL_ASK + " Type yes to forget everything; anything else keeps it."
+KEPT = "Kept. Nothing was forgotten."
+NO_CONTROLS = "Memory commands aren't available in this chat."
+STORE_DOWN = "I can't reach my memory right now, so nothing changed. Try again in a moment."
 
 
 @dataclass
@@ -48,11 +60,15 @@ def default_io() -> ConsoleIO:
 
 
 class ConsoleChat:
-    def __init__(self, conversation: Conversation, user_id: str, io: ConsoleIO) -> None:
+    def __init__(
+        self, conversation: Conversation, user_id: str, io: ConsoleIO, *, controls: Controls | None = None
+    ) -> None:
         self.conversation = conversation
+        self.controls = controls
         self.user_id = user_id
         self.io = io
         self.last_reply_turn: int | None = None
+        self.asked_forget_all = False
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -69,12 +85,48 @@ class ConsoleChat:
 
     async def handle(self, text: str) -> None:
         command, _, rest = text.strip().partition(" ")
-        if command == "/help":
+        rest = rest.strip()
+        if self.asked_forget_all:
+            self.asked_forget_all = False
+            await self._controlled(self._forget_all(text.strip().lower() == "yes"))
+        elif command == "/help":
             self._say(HELP)
         elif command == "/react":
-            await self._react(rest.strip())
+            await self._react(rest)
+        elif command in ("/memories", "/forget", "/confirm", "/correct"):
+            await self._controlled(self._memory_command(command, rest))
         else:
             await self._chat(text)
+
+    async def _controlled(self, command: Coroutine[Any, Any, None]) -> None:
+        # A chat line survives a store outage through the outbox; a memory command just says so.
+        try:
+            await command
+        except StoreUnavailable:
+            self._say(STORE_DOWN)
+
+    async def _memory_command(self, command: str, argument: str) -> None:
+        controls = self.controls
+        if controls is None:
+            self._say(NO_CONTROLS)
+        elif command == "/memories":
+            page = await controls.memories_page(self.user_id, page_number(argument or "1"))
+            self._say(page.render() + (f"\nOlder: /memories {page.page + 1}" if page.has_next else ""))
+        elif command == "/forget" and argument.lower() in ("all", "everything"):
+            self.asked_forget_all = True
+            self._say(FORGET_ALL_PROMPT)
+        elif command == "/forget":
+            self._say(await controls.forget_one(self.user_id, argument))
+        elif command == "/confirm":
+            self._say(await controls.confirm(self.user_id, argument))
+        else:
+            self._say(await controls.correct(self.user_id, argument))
+
+    async def _forget_all(self, sure: bool) -> None:
+        if sure and self.controls is not None:
+            self._say(await self.controls.forget_all(self.user_id))
+        else:
+            self._say(KEPT)
 
     async def _chat(self, text: str) -> None:
         message = UserMessage(self.user_id, CHAT_ID, text, datetime.now(UTC))

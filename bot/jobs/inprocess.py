@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 # Finished results kept for `result()`, oldest dropped first (Celery expires them after a day).
 MAX_KEPT_RESULTS = 10_000
+# Closing waits this long for jobs still running or queued (see InProcessJobs.close).
+CLOSE_GRACE_S = 30.0
 
 
 class InProcessJobs:
@@ -69,8 +71,15 @@ class InProcessJobs:
         with self._lock:
             return dict(self._waiting)
 
-    async def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    async def close(self, grace_s: float = CLOSE_GRACE_S) -> None:
+        """Take no more jobs; give the running and queued ones `grace_s` to finish (a memory
+        extraction queued by the last message of a pipe), then leave the rest behind."""
+        waiting = asyncio.to_thread(self._pool.shutdown, wait=True, cancel_futures=False)
+        try:
+            await asyncio.wait_for(waiting, grace_s)
+        except TimeoutError:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            log.warning("in-process jobs still running after %g s were left unfinished", grace_s)
 
     def _run(self, job: Job, job_id: JobId, payload: JobPayload, outcome: Future[JobPayload]) -> None:
         with self._lock:

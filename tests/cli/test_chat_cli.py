@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -151,3 +152,63 @@ def test_a_read_only_database_is_refused_with_a_clear_line(
     assert "read-only" in err and "Traceback" not in err and err.count("\n") == 1
     listed = kindred(["memory", "list", "--user", "ann", "--json"], b"", env).stdout.decode().splitlines()
     assert json.loads(listed[0])["text"] == "keep this safe"
+
+
+def memory_id(out: str, text: str) -> int:
+    """The id /memories shows for the memory with `text`."""
+    found = re.search(
+        rf"#(\d+) · [^·\n]+ · [^·\n]+ · (?:\[[^\]\n]*\] )?{re.escape(text)}$", out, re.MULTILINE
+    )
+    assert found, f"{text!r} is not listed in:\n{out}"
+    return int(found[1])
+
+
+def test_memory_commands_in_a_pipe(tmp_path: Path, shared_data: Path, tiny_model: Path) -> None:
+    """/memories, /confirm, /correct and /forget as a person types them, in a pipe: "/forget all"
+    takes the next line as its answer, and input that ends before one deletes nothing."""
+    env = chat_env(tmp_path, shared_data, str(tiny_model))
+    said = "My dog is called Pepper.\nI live in Porto.\n/memories\n/forget all\n"
+    first = kindred(["chat", "--user", "ann"], said.encode(), env)
+    assert first.returncode == 0, first.stderr.decode()
+    out = first.stdout.decode()
+    dog, home = memory_id(out, "My dog is called Pepper."), memory_id(out, "I live in Porto.")
+    assert "Are you sure?" in out and "Type yes" in out
+    lines = [
+        f"/confirm {dog}",
+        f"/correct #{home} I live in  Lisbon now.",
+        "/memories",
+        *("/confirm abc", "/confirm ²", "/confirm", "/confirm 99999"),
+        *("/correct abc new", "/correct ² new", f"/correct {dog}", "/correct 99999 new"),
+        f"/correct {dog} " + "x" * 501,
+        *("/forget", "/forget ²", "/forget 99999", f"/forget {dog}", f"/forget {dog}"),
+        *("/memories 2", "/memories ²"),
+        *("/forget all", "no thanks", "/memories"),
+        *("/forget all", "yes", "/memories"),
+    ]
+    second = kindred(["chat", "--user", "ann"], "\n".join(lines).encode() + b"\n", env)
+    assert second.returncode == 0, second.stderr.decode()
+    assert b"Traceback" not in second.stderr
+    out = second.stdout.decode()
+    answers = iter(out.split("Memories, page 1 (newest first):"))
+    before, listed = next(answers), next(answers)
+    assert f"Thanks, memory #{dog} is confirmed." in before
+    lisbon = memory_id(listed, "I live in Lisbon now.")
+    assert (
+        f"Corrected: #{lisbon} now says “I live in Lisbon now.”, and #{home} will not come up again."
+        in before
+    )
+    assert memory_id(listed, "[confirmed] My dog is called Pepper.") == dog
+    assert memory_id(listed, "[confirmed] I live in Lisbon now.") == lisbon
+    assert memory_id(listed, f"[replaced by #{lisbon}] I live in Porto.") == home
+    assert listed.count("Tell me which memory: /confirm ID") == 3
+    assert listed.count("Tell me which memory and what is true now: /correct ID new text.") == 3
+    assert listed.count("I have no memory #99999 of yours.") == 3
+    assert "Please keep a correction under 500 characters." in listed
+    assert listed.count("Tell me which memory: /forget ID") == 2
+    assert f"Forgotten: memory #{dog}." in listed and f"I have no memory #{dog} of yours." in listed
+    assert "No more memories." in listed
+    after_forget, after_no = next(answers), next(answers)
+    assert "Pepper" not in after_forget and "Kept. Nothing was forgotten." in after_forget
+    assert "I live in Lisbon now." in after_no
+    assert "Done. I forgot everything about you (4 memories)." in after_no
+    assert out.rstrip().endswith("I don't remember anything about you yet.")

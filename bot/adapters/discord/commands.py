@@ -1,5 +1,6 @@
-"""The slash commands, as one command tree: /chat, /memories, /forget, /export, /persona,
-/privacy, /app and /help. Each is a thin translation to the core's Conversation or Controls."""
+"""The slash commands, as one command tree: /chat, /memories, /forget, /confirm, /correct,
+/export, /persona, /privacy, /app and /help. Each is a thin translation to the core's Conversation
+or Controls."""
 
 from __future__ import annotations
 
@@ -107,6 +108,23 @@ async def forget(interaction: Interaction, memory: str) -> None:
     await interaction.response.send_message(await controls.forget_one(user_id, memory), ephemeral=True)
 
 
+# Like /forget, open to everyone the allowlist keeps out: a person may always manage what is kept.
+@app_commands.describe(memory="the memory's number from /memories")
+async def confirm(interaction: Interaction, memory: str) -> None:
+    controls = kindred_of(interaction.client).services.controls
+    answer = await controls.confirm(user_key(interaction.user.id), memory)
+    await interaction.response.send_message(answer, ephemeral=True)
+
+
+@app_commands.describe(memory="the memory's number from /memories", text="what is true now")
+async def correct(interaction: Interaction, memory: str, text: str) -> None:
+    controls = kindred_of(interaction.client).services.controls
+    # Controls reads "ID text": a memory option with a space in it ("5 6") must not lend "6" to the text.
+    number = memory.strip() if len(memory.split()) == 1 else "?"
+    answer = await controls.correct(user_key(interaction.user.id), f"{number} {text}")
+    await reply_text(interaction, answer)
+
+
 async def export(interaction: Interaction) -> None:
     await interaction.response.defer(ephemeral=True, thinking=True)
     controls = kindred_of(interaction.client).services.controls
@@ -148,6 +166,8 @@ def command_table() -> list[tuple[str, str, Callback]]:
         ("chat", "talk with me, anywhere the app is installed", chat),
         ("memories", DESCRIPTIONS["memories"], memories),
         ("forget", DESCRIPTIONS["forget"], forget),
+        ("confirm", DESCRIPTIONS["confirm"], confirm),
+        ("correct", DESCRIPTIONS["correct"], correct),
         ("export", DESCRIPTIONS["export"], export),
         ("persona", DESCRIPTIONS["persona"], persona),
         ("privacy", DESCRIPTIONS["privacy"], privacy),

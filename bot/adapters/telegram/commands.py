@@ -57,6 +57,8 @@ class Commands:
             "help": self.help,
             "memories": self.memories,
             "forget": self.forget,
+            "confirm": self.confirm,
+            "correct": self.correct,
             "export": self.export,
             "persona": self.persona,
             "privacy": self.privacy,
@@ -119,6 +121,18 @@ class Commands:
             await message.reply_text(FORGET_ALL_ASK, reply_markup=confirm_buttons(person.id))
             return
         await message.reply_text(await self.controls.forget_one(user_key(person.id), argument))
+
+    async def confirm(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        argument = " ".join(context.args or [])
+        await message.reply_text(await self.controls.confirm(user_key(person.id), argument))
+
+    async def correct(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        argument = " ".join(context.args or [])
+        await message.reply_text(await self.controls.correct(user_key(person.id), argument))
 
     async def confirm_forget(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query

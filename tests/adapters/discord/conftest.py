@@ -76,10 +76,11 @@ def services(
         max_new_tokens=max_new_tokens,
         max_message_chars=max_message_chars,
     )
-    conversation = Conversation(store, HashEmbedder(), inference or ScriptedInference(), policy)
+    embedder = HashEmbedder()
+    conversation = Conversation(store, embedder, inference or ScriptedInference(), policy)
     return Services(
         conversation=conversation,
-        controls=Controls(store, PERSONA),
+        controls=Controls(store, PERSONA, embedder=embedder),
         limiter=RateLimiter(per_minute, burst),
         access=access or Access(),
     )

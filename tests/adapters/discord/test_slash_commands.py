@@ -17,7 +17,7 @@ from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id, eventual
 from tests.support.discord_rest import Shown
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
-COMMANDS = {"chat", "memories", "forget", "export", "persona", "privacy", "app", "help"}
+COMMANDS = {"chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "help"}
 GLOBAL_SYNC = f"/api/v10/applications/{p.APP_ID}/commands"
 DEFERRED, MESSAGE, UPDATE = 5, 4, 7
 Feedback = Callable[[], list[tuple[str, str, str, float]]]
@@ -47,6 +47,10 @@ async def test_commands_are_synced_globally_at_start(fake: FakeDiscord, store: S
     assert chat["integration_types"] == [0, 1]  # installable to a server and to a person
     assert sorted(chat["contexts"]) == [0, 1, 2]  # servers, the bot's DM, other private chats
     assert [option["name"] for option in chat["options"]] == ["message"]
+    options = {
+        command["name"]: [option["name"] for option in command.get("options", [])] for command in synced
+    }
+    assert options["confirm"] == ["memory"] and options["correct"] == ["memory", "text"]
 
 
 async def test_commands_sync_to_the_dev_guild_when_one_is_set(fake: FakeDiscord, store: SqliteStore) -> None:

@@ -64,9 +64,7 @@ class Running:
         return [(t.role, t.text) for t in await self.store.recent_turns(user, chat, 100)]
 
 
-async def replies_done(
-    api: FakeTelegramBotApi, chat_id: int, count: int, wait_s: float = 10.0
-) -> list[str]:
+async def replies_done(api: FakeTelegramBotApi, chat_id: int, count: int, wait_s: float = 10.0) -> list[str]:
     """Wait for `count` finished replies (stored, linked, buttons added) and return the texts."""
 
     def done() -> bool:
@@ -97,15 +95,16 @@ async def running_bot(
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await SqliteStore.open(path)
+    embedder = HashEmbedder()
     conversation = Conversation(
         store,
-        HashEmbedder(),
+        embedder,
         inference or ScriptedInference("Lovely to hear from you."),
         ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS),
     )
     services = Services(
         conversation=conversation,
-        controls=Controls(store, PERSONA),
+        controls=Controls(store, PERSONA, embedder=embedder),
         limiter=limiter or RateLimiter(per_minute=0, burst=1),
         access=access or Access(),
     )

@@ -40,6 +40,8 @@ async def test_a_private_chat_previews_a_draft_then_sends_the_reply_with_feedbac
         "help",
         "memories",
         "forget",
+        "confirm",
+        "correct",
         "export",
         "persona",
         "privacy",
