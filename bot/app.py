@@ -15,6 +15,7 @@ from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.errors import ConfigError, JobError, QueueUnavailable
 from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
+from bot.core.loading import LoadOnce
 from bot.core.models import Turn
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.ratelimit import RateLimiter
@@ -189,7 +190,10 @@ def job_registry(settings: Settings, models: Models | None = None) -> JobRegistr
     upkeep, inference on GPU workers; nightly training and check-ins join later. `models`: the
     embedder and model this process already loaded (in-process jobs), else loaded on first use."""
     registry = JobRegistry()
-    models = models or Models(lambda: load_embedder(settings), lambda: load_inference(settings))
+    models = models or Models(
+        LoadOnce(lambda: load_embedder(settings), what="embedder"),
+        LoadOnce(lambda: load_inference(settings), what="extraction model"),
+    )
 
     @registry.job("kindred.store.upkeep", soft_s=600, hard_s=900, retries=2, retry_delay_s=30)
     async def store_upkeep(payload: JobPayload) -> JobPayload:
@@ -213,9 +217,7 @@ def generate_job(settings: Settings, *, pace_s: float = 0.0) -> Job:
 
     The model is loaded by the worker's first such job, once per process. `pace_s` waits after
     each chunk written; tests use it to catch a reply half-way."""
-    from bot.inference.serving import EngineCache
-
-    engines = EngineCache(lambda: load_local_inference(settings))
+    engines = LoadOnce(lambda: load_local_inference(settings), what="inference model")
 
     async def generate(payload: JobPayload) -> JobPayload:
         import redis.asyncio as aioredis
@@ -271,7 +273,8 @@ async def build(settings: Settings) -> Kindred:
     store = await open_store(settings)
     embedder = load_embedder(settings)
     inference = load_inference(settings)
-    models = Models(lambda: embedder, lambda: inference) if not settings.redis_url else None
+    # In-process jobs share this process's models; Celery workers load their own.
+    models = None if settings.redis_url else Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference))
     jobs = load_jobs(settings, job_registry(settings, models))
     conversation = Conversation(
         store, embedder, inference, policy(settings), after_turn=extraction_submitter(jobs)

@@ -13,16 +13,16 @@ process (`Models`), or handed over by `bot.app.build` when jobs run in the same 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
 
 from bot.config import Settings
 from bot.core.checks import run_checks
 from bot.core.consolidation import ConsolidationPolicy, consolidate
 from bot.core.errors import JobError
 from bot.core.jobs import JobPayload, JobRegistry
+from bot.core.loading import LoadOnce
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.remember import remember_turn
 
@@ -31,48 +31,23 @@ log = logging.getLogger(__name__)
 EXTRACT_JOB = "kindred.memory.extract"
 UPKEEP_JOB = "kindred.memory.upkeep"
 PEOPLE_PAGE = 200
-T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
 class Models:
-    """The embedder and the model for extraction, loaded on first use, once per process."""
+    """The embedder and the model for extraction, each loaded by the first job that needs it."""
 
-    def __init__(
-        self,
-        load_embedder: Callable[[], Embedder],
-        load_inference: Callable[[], Inference],
-        *,
-        embedder: Embedder | None = None,
-        inference: Inference | None = None,
-    ) -> None:
-        self._loaders = {"embedder": load_embedder, "inference": load_inference}
-        self._loaded: dict[str, object] = {}
-        if embedder is not None:
-            self._loaded["embedder"] = embedder
-        if inference is not None:
-            self._loaded["inference"] = inference
-        self._lock = threading.Lock()
-
-    def _get(self, name: str, kind: type[T]) -> T:
-        with self._lock:  # two jobs' threads must not load the same model twice
-            if name not in self._loaded:
-                self._loaded[name] = self._loaders[name]()
-            return self._loaded[name]  # type: ignore[return-value]
-
-    def embedder(self) -> Embedder:
-        return self._get("embedder", object)  # type: ignore[return-value]
-
-    def inference(self) -> Inference:
-        return self._get("inference", object)  # type: ignore[return-value]
+    embedder: LoadOnce[Embedder]
+    inference: LoadOnce[Inference]
 
 
 def add_memory_jobs(
-    registry: JobRegistry, settings: Settings, open_store: Callable[[Settings], object], models: Models
+    registry: JobRegistry,
+    settings: Settings,
+    open_store: Callable[[Settings], Awaitable[Store]],
+    models: Models,
 ) -> None:
     """Register the memory jobs. `open_store` is `bot.app.open_store` (passed in: no import cycle)."""
-
-    async def store() -> Store:
-        return await open_store(settings)  # type: ignore[misc, no-any-return]
 
     extract_s = settings.generation_timeout_s + 60  # one model call, plus embedding and writes
 
@@ -81,11 +56,11 @@ def add_memory_jobs(
         user_id, memory_id = payload.get("user_id"), payload.get("memory_id")
         if not isinstance(user_id, str) or not isinstance(memory_id, int) or isinstance(memory_id, bool):
             raise JobError(f"{EXTRACT_JOB} needs user_id (text) and memory_id (a whole number)")
-        inference = models.inference() if settings.memory_extraction_model else None
-        opened = await store()
+        inference = models.inference.get() if settings.memory_extraction_model else None
+        opened = await open_store(settings)
         try:
             done = await remember_turn(
-                opened, models.embedder(), user_id, memory_id, datetime.now(UTC), inference=inference
+                opened, models.embedder.get(), user_id, memory_id, datetime.now(UTC), inference=inference
             )
         finally:
             await opened.close()
@@ -99,7 +74,7 @@ def add_memory_jobs(
 
     @registry.job(UPKEEP_JOB, soft_s=3 * 3600, hard_s=3 * 3600 + 300, retries=1, retry_delay_s=60)
     async def upkeep(payload: JobPayload) -> JobPayload:
-        opened = await store()
+        opened = await open_store(settings)
         totals = {"people": 0, "past": 0, "summaries": 0, "covered": 0, "archived": 0}
         now = datetime.now(UTC)
         try:
@@ -107,7 +82,7 @@ def add_memory_jobs(
             while people := await opened.people(after, PEOPLE_PAGE):
                 for user_id in people:
                     checked = await run_checks(opened, user_id, now)
-                    done = await consolidate(opened, models.embedder(), user_id, now, policy)
+                    done = await consolidate(opened, models.embedder.get(), user_id, now, policy)
                     totals["people"] += 1
                     totals["past"] += checked.get("event_date_passed", 0)
                     for key, value in done.as_payload().items():

@@ -14,12 +14,8 @@ from datetime import date, datetime
 from typing import Protocol
 
 from bot.core import memory_ops
+from bot.core.curation import CurationStore
 from bot.core.models import Memory, Revision
-from bot.core.ports import MemoryCuration, MemoryIndex
-
-
-class CheckedStore(MemoryIndex, MemoryCuration, Protocol):
-    """What running checks needs of the store."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +59,7 @@ SHIPPED_CHECKS: tuple[MemoryCheck, ...] = (EventDatePassed(),)
 
 
 async def run_checks(
-    store: CheckedStore, user_id: str, now: datetime, checks: Sequence[MemoryCheck] = SHIPPED_CHECKS
+    store: CurationStore, user_id: str, now: datetime, checks: Sequence[MemoryCheck] = SHIPPED_CHECKS
 ) -> dict[str, int]:
     """Every check over one person's active memories. Returns how many each check changed."""
     changed = {check.name: 0 for check in checks}

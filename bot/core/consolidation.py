@@ -66,22 +66,29 @@ async def consolidate(
     """Summarise this person's old sessions, then keep them within budget."""
     policy = policy or ConsolidationPolicy()
     cutoff = now - policy.older_than
-    # Read by id, not by time: covered turns are skipped here, so a long history never makes a
-    # run re-read the same oldest page night after night.
+    # Read once, by id, not by time: covered turns are skipped here, so a long history never makes
+    # a run re-read the same oldest page night after night.
+    everything = [m async for m in memory_ops.all_memories(store, user_id)]
     raw = [
-        m async for m in memory_ops.all_memories(store, user_id)
+        m for m in everything
         if m.recallable and m.kind in RAW_KINDS and m.weight >= 1.0 and not m.pinned
         and m.created_at < cutoff
     ]  # fmt: skip
-    summaries = covered = 0
+    summaries = 0
+    covered: set[int] = set()
     for session in sessions(raw, policy.session_gap):
         if len(session) < policy.min_turns:
             continue
         await _summarise(store, embedder, session, policy)
         summaries += 1
-        covered += len(session)
-    archived = await _keep_within_budget(store, user_id, now, policy)
-    return Consolidated(summaries, covered, archived)
+        covered.update(m.id for m in session)
+    recallable = sum(1 for m in everything if m.recallable) + summaries
+    archivable = [
+        m for m in everything
+        if m.recallable and m.kind in RAW_KINDS and not m.pinned and (m.weight < 1.0 or m.id in covered)
+    ]  # fmt: skip
+    archived = await _archive_over_budget(store, user_id, archivable, recallable - policy.budget, now)
+    return Consolidated(summaries, len(covered), archived)
 
 
 def sessions(memories: Sequence[Memory], gap: timedelta) -> list[list[Memory]]:
@@ -149,17 +156,12 @@ async def _summarise(
     return summary_id
 
 
-async def _keep_within_budget(
-    store: ConsolidationStore, user_id: str, now: datetime, policy: ConsolidationPolicy
+async def _archive_over_budget(
+    store: ConsolidationStore, user_id: str, covered: Sequence[Memory], over: int, now: datetime
 ) -> int:
-    everything = [m async for m in memory_ops.all_memories(store, user_id)]
-    over = sum(1 for m in everything if m.recallable) - policy.budget
+    """Archive up to `over` covered raw turns, oldest first, skipping those that earned reward."""
     if over <= 0:
         return 0
-    covered = [
-        m for m in everything
-        if m.recallable and m.kind in RAW_KINDS and m.weight < 1.0 and not m.pinned
-    ]  # fmt: skip
     credit = await store.memory_rewards(user_id, [m.id for m in covered])
     archived = 0
     for memory in sorted(covered, key=lambda m: (m.created_at, m.id)):

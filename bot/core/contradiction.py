@@ -58,6 +58,11 @@ class Contradiction:
     place: str = ""
 
 
+def negated(text: str) -> bool:
+    """Whether a statement says no: "I don't like coffee", "not any more", "never"."""
+    return bool(_NEGATION.search(text))
+
+
 def detect(text: str) -> Contradiction | None:
     """What this statement makes untrue, if anything."""
     text = text.replace("\u2019", "'").strip()
@@ -97,7 +102,7 @@ def contradicts(contradiction: Contradiction, statement: Memory, older: Memory) 
     if contradiction.reason == "no_longer":
         # "I eat meat" is undone by "I don't eat meat any more"; "I never eat meat" already agrees,
         # and "my sister is vegetarian" is not about the person.
-        return older.speaker == "user" and bool(_FIRST_PERSON.search(text)) and not _NEGATION.search(text)
+        return older.speaker == "user" and bool(_FIRST_PERSON.search(text)) and not negated(text)
     return True
 
 

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 
 from bot.core.kinds import MAX_STATEMENT_CHARS, classify
 from bot.core.models import ChatMessage
@@ -220,7 +220,3 @@ def _stems(text: str) -> set[str]:
         w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in query_terms(text)
     )
     return set(query_terms(" ".join(words)))
-
-
-def today_of(moment: datetime) -> date:
-    return moment.date()

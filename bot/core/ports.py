@@ -121,12 +121,6 @@ class MemoryCuration(Protocol):
         """The turns a memory came from, ascending: its own turn, and every linked one."""
         ...
 
-    async def memories_between(
-        self, user_id: str, start: datetime, end: datetime, *, statuses: Sequence[str], limit: int
-    ) -> list[Memory]:
-        """This user's memories created in [start, end) with one of `statuses`, oldest first."""
-        ...
-
     async def people(self, after: str | None, limit: int) -> list[str]:
         """User ids that have memories, ascending, after `after`: for jobs that visit everyone."""
         ...

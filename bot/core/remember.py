@@ -11,7 +11,6 @@ Run as a job (`kindred.memory.extract`), never on the reply's path. For one stor
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -30,7 +29,6 @@ DUPLICATE_SIMILARITY = 0.85
 DUPLICATE_FETCH = 8
 CONTRADICTION_FETCH = 200
 STATEMENT_KINDS = frozenset({"preference", "fact", "event"})
-_NEGATED = re.compile(r"\b(?:not|no|never|no\s+longer|any\s?more|\w+n't)\b", re.I)
 
 
 @dataclass(slots=True)
@@ -40,7 +38,6 @@ class Remembered:
     added: list[int] = field(default_factory=list)
     updated: list[int] = field(default_factory=list)
     superseded: list[int] = field(default_factory=list)
-    rejected: int = 0  # model candidates that failed validation or grounding
 
     def as_payload(self) -> dict[str, object]:
         return {"added": self.added, "updated": self.updated, "superseded": self.superseded}
@@ -140,13 +137,13 @@ async def _near_duplicate(
     store: CurationStore, user_id: str, vector: Vector, text: str, *, exclude: int
 ) -> Memory | None:
     """An earlier statement of the person that says the same as `text` (same polarity)."""
-    negated = bool(_NEGATED.search(text))
+    says_no = contradiction.negated(text)
     for hit in await store.dense_search(user_id, vector, DUPLICATE_FETCH):
         memory = hit.memory
         if hit.score < DUPLICATE_SIMILARITY:
             break
         if memory.id == exclude or memory.speaker != "user" or memory.kind not in STATEMENT_KINDS:
             continue
-        if bool(_NEGATED.search(memory.text)) == negated:
+        if contradiction.negated(memory.text) == says_no:
             return memory
     return None

@@ -17,7 +17,7 @@ One run of the job:
 4. Any error is written as an `error` entry (the reader raises InferenceError with its text) and
    fails the job once; a bad payload is never retried.
 
-The model is loaded once per worker process, on its first job (`EngineCache`), never at import
+The model is loaded once per worker process, on its first job (`LoadOnce`), never at import
 and never before a fork: CUDA starts in the process that uses it. `CUDA_VISIBLE_DEVICES` is left
 as the worker was started with.
 """
@@ -27,10 +27,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,6 +36,7 @@ import redis.asyncio as aioredis
 
 from bot.core.errors import InferenceError
 from bot.core.jobs import JobPayload
+from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage
 from bot.inference.reply_stream import (
     DEFAULT_TTL_S,
@@ -60,23 +59,6 @@ log = logging.getLogger(__name__)
 WRITTEN, SUPERSEDED, CANCELLED = 1, 0, -1
 OUTCOMES = {WRITTEN: "done", SUPERSEDED: "superseded", CANCELLED: "cancelled"}
 _ROLES = ("system", "user", "assistant")
-
-
-class EngineCache:
-    """The worker process's one model, loaded by the first job that needs it."""
-
-    def __init__(self, load: Callable[[], LocalInference]) -> None:
-        self._load = load
-        self._engine: LocalInference | None = None
-        self._lock = threading.Lock()  # a threads pool may start several jobs at once
-
-    def get(self) -> LocalInference:
-        with self._lock:
-            if self._engine is None:
-                started = time.monotonic()
-                self._engine = self._load()
-                log.info("inference model loaded in %.1f s", time.monotonic() - started)
-            return self._engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +133,7 @@ class ReplyWriter:
 
 async def serve(
     payload: JobPayload,
-    engines: EngineCache,
+    engines: LoadOnce[LocalInference],
     client: aioredis.Redis,
     *,
     pace_s: float = 0.0,

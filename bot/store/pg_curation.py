@@ -1,4 +1,4 @@
-"""The PostgreSQL store's curation: reading memories by id or time, revising them, and their sources.
+"""The PostgreSQL store's curation: reading memories by id, revising them, and their sources.
 
 A revised text is re-indexed for words by itself: `tsv` is a generated column, recomputed by the
 same UPDATE, and the HNSW and GIN indexes follow the row.
@@ -7,13 +7,12 @@ same UPDATE, and the HNSW and GIN indexes follow the row.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from psycopg import sql
 
 from bot.core.models import Memory, Revision
 from bot.store.pg_reward import PostgresRewards
-from bot.store.pg_rows import MEMORY_COLUMNS, memory_from_row, stored_value, to_utc
+from bot.store.pg_rows import MEMORY_COLUMNS, memory_from_row, stored_value
 from bot.store.rows import revision_changes
 
 _GET_SQL = f"""
@@ -33,12 +32,6 @@ SELECT source_turn_id FROM memories WHERE id = %(id)s AND source_turn_id IS NOT 
 UNION
 SELECT turn_id FROM memory_sources WHERE memory_id = %(id)s
 ORDER BY 1
-"""
-_BETWEEN_SQL = f"""
-SELECT {MEMORY_COLUMNS} FROM memories m
-WHERE m.user_id = %(user_id)s AND m.created_at >= %(start)s AND m.created_at < %(end)s
-  AND m.status = ANY(%(statuses)s::text[])
-ORDER BY m.created_at, m.id LIMIT %(limit)s
 """
 # From the users table (its primary key gives the order); EXISTS keeps people with no memory out.
 _PEOPLE_SQL = """
@@ -83,23 +76,6 @@ class PostgresCuration(PostgresRewards):
         async with self._connection() as conn:
             cursor = await conn.execute(_SOURCES_SQL, {"id": memory_id})
             return [int(row[0]) for row in await cursor.fetchall()]
-
-    async def memories_between(
-        self, user_id: str, start: datetime, end: datetime, *, statuses: Sequence[str], limit: int
-    ) -> list[Memory]:
-        wanted = sorted(set(statuses))
-        if not wanted or limit <= 0:
-            return []
-        params = {
-            "user_id": user_id,
-            "start": to_utc(start),
-            "end": to_utc(end),
-            "statuses": wanted,
-            "limit": limit,
-        }
-        async with self._connection() as conn:
-            cursor = await conn.execute(_BETWEEN_SQL, params)
-            return [memory_from_row(row) for row in await cursor.fetchall()]
 
     async def people(self, after: str | None, limit: int) -> list[str]:
         if limit <= 0:

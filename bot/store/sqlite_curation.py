@@ -1,4 +1,4 @@
-"""The SQLite store's curation: reading memories by id or time, revising them, and their sources.
+"""The SQLite store's curation: reading memories by id, revising them, and their sources.
 
 A revised text is re-indexed for words by the `memories_au` trigger (schema 0004), in the same
 transaction as the UPDATE; its new vector is simply the new `embedding` column.
@@ -7,10 +7,9 @@ transaction as the UPDATE; its new vector is simply the new `embedding` column.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from bot.core.models import Memory, Revision
-from bot.store.rows import revision_changes, to_epoch
+from bot.store.rows import revision_changes
 from bot.store.sqlite_reward import SqliteRewards
 from bot.store.sqlite_rows import MEMORY_COLUMNS, memory_from_row, stored_value
 
@@ -24,11 +23,6 @@ SELECT source_turn_id FROM memories WHERE id = ? AND source_turn_id IS NOT NULL
 UNION
 SELECT turn_id FROM memory_sources WHERE memory_id = ?
 ORDER BY 1
-"""
-_BETWEEN_SQL = f"""
-SELECT {MEMORY_COLUMNS} FROM memories
-WHERE user_id = ? AND created_at >= ? AND created_at < ? AND status IN ({{marks}})
-ORDER BY created_at, id LIMIT ?
 """
 # From the users table (its primary key gives the order); EXISTS keeps people with no memory out.
 _PEOPLE_SQL = """
@@ -79,19 +73,6 @@ class SqliteCuration(SqliteRewards):
     async def memory_sources(self, memory_id: int) -> list[int]:
         rows = await self._read(_SOURCES_SQL, (memory_id, memory_id))
         return [int(row[0]) for row in rows]
-
-    async def memories_between(
-        self, user_id: str, start: datetime, end: datetime, *, statuses: Sequence[str], limit: int
-    ) -> list[Memory]:
-        wanted = sorted(set(statuses))
-        if not wanted or limit <= 0:
-            return []
-        marks = ",".join("?" for _ in wanted)
-        rows = await self._read(
-            _BETWEEN_SQL.format(marks=marks),
-            (user_id, to_epoch(start), to_epoch(end), *wanted, limit),
-        )
-        return [memory_from_row(row) for row in rows]
 
     async def people(self, after: str | None, limit: int) -> list[str]:
         if limit <= 0:

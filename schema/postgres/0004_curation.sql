@@ -10,8 +10,6 @@ ALTER TABLE memories
     ADD COLUMN weight DOUBLE PRECISION NOT NULL DEFAULT 1 CHECK (weight >= 0 AND weight <= 1),
     ADD COLUMN pinned BOOLEAN NOT NULL DEFAULT FALSE,
     ADD COLUMN updated_at TIMESTAMPTZ;
--- Consolidation and checks read one person's memories by time.
-CREATE INDEX memories_user_time ON memories (user_id, created_at);
 
 -- The turns an extracted memory came from (its own turn is memories.source_turn_id).
 CREATE TABLE memory_sources (

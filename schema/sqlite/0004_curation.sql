@@ -9,8 +9,6 @@ ALTER TABLE memories ADD COLUMN verification REAL NOT NULL DEFAULT 0
 ALTER TABLE memories ADD COLUMN weight REAL NOT NULL DEFAULT 1 CHECK (weight >= 0 AND weight <= 1);
 ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE memories ADD COLUMN updated_at REAL;
--- Consolidation and checks read one person's memories by time.
-CREATE INDEX memories_user_time ON memories(user_id, created_at);
 
 -- The turns an extracted memory came from (its own turn is memories.source_turn_id).
 CREATE TABLE memory_sources (

@@ -6,13 +6,6 @@ order, and why, so they read the prompts it was given."""
 
 from __future__ import annotations
 
-import os
-
-# Set before sentence-transformers is imported anywhere: any attempt to download fails instead.
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -32,13 +25,6 @@ from tests.support.fakes import ScriptedInference
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 USER = "ann"
-
-
-@pytest.fixture(scope="module")
-async def minilm() -> AsyncIterator[SentenceTransformerEmbedder]:
-    loaded = SentenceTransformerEmbedder.load()
-    yield loaded
-    await loaded.close()
 
 
 class Person:

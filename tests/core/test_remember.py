@@ -3,19 +3,11 @@ MiniLM embedder: near-duplicates are a matter of its similarities, so a hashed o
 
 from __future__ import annotations
 
-import os
-
-# Set before sentence-transformers is imported anywhere: any attempt to download fails instead.
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 import numpy as np
-import pytest
 
 from bot.core.errors import InferenceTimeout
 from bot.core.kinds import classify
@@ -28,13 +20,6 @@ from tests.support.fakes import ScriptedInference
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 USER = "ann"
-
-
-@pytest.fixture(scope="module")
-async def minilm() -> AsyncIterator[SentenceTransformerEmbedder]:
-    loaded = SentenceTransformerEmbedder.load()
-    yield loaded
-    await loaded.close()
 
 
 class Chat:

@@ -5,12 +5,8 @@ contract suite is tests/jobs/test_contract.py)."""
 
 from __future__ import annotations
 
-import os
-
-os.environ["HF_HUB_OFFLINE"] = "1"
-
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,18 +17,12 @@ from bot.config import Settings
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.errors import JobError
 from bot.core.events import ReplyDone, UserMessage
+from bot.core.loading import LoadOnce
 from bot.core.ports import Store
 from bot.inference.embedder import SentenceTransformerEmbedder
 from bot.jobs.inprocess import InProcessJobs
 from bot.memory_jobs import EXTRACT_JOB, UPKEEP_JOB, Models
 from tests.support.fakes import ScriptedInference
-
-
-@pytest.fixture(scope="module")
-async def minilm() -> AsyncIterator[SentenceTransformerEmbedder]:
-    loaded = SentenceTransformerEmbedder.load()
-    yield loaded
-    await loaded.close()
 
 
 @pytest.fixture
@@ -48,14 +38,16 @@ async def store(settings: Settings) -> AsyncIterator[Store]:
 
 
 def runner(settings: Settings, embedder: SentenceTransformerEmbedder) -> InProcessJobs:
-    models = Models(lambda: embedder, lambda: ScriptedInference("[]"))
+    models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: ScriptedInference("[]")))
     return InProcessJobs(job_registry(settings, models), workers=2)
 
 
-async def wait_for(condition: object, store: Store, within_s: float = 20.0) -> None:
+async def wait_for(
+    condition: Callable[[Store], Awaitable[bool]], store: Store, within_s: float = 20.0
+) -> None:
     deadline = asyncio.get_running_loop().time() + within_s
     while asyncio.get_running_loop().time() < deadline:
-        if await condition(store):  # type: ignore[operator]
+        if await condition(store):
             return
         await asyncio.sleep(0.05)
     raise AssertionError("the job's effect did not appear in time")

@@ -5,7 +5,7 @@ by time and by person that curation jobs walk."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
@@ -185,30 +185,6 @@ async def test_forgetting_a_memory_forgets_its_sources(store: Store) -> None:
     assert await store.memory_sources(all_id) == []
     assert await store.memory_sources(first.memory_id) == []
     assert await store.memory_sources(bobs) == [first.id]
-
-
-async def test_memories_between_is_half_open_filtered_and_oldest_first(store: Store) -> None:
-    start = T0
-    end = T0 + timedelta(hours=3)
-    at = [start - timedelta(seconds=1), start, start + timedelta(hours=2), start + timedelta(hours=1), end]
-    ids = await store.add_memories([memory("ann", f"note {i}", at=moment) for i, moment in enumerate(at)])
-    await store.add_memories([memory("bob", "bob's note", at=start + timedelta(minutes=5))])
-    before, at_start, third, second, at_end = ids
-    everything = ["active", "past", "superseded", "merged", "archived"]
-    found = await store.memories_between("ann", start, end, statuses=everything, limit=10)
-    assert [m.id for m in found] == [at_start, second, third]
-    assert await store.revise_memory("ann", second, Revision(status="archived"))
-    recallable = await store.memories_between("ann", start, end, statuses=["active", "past"], limit=10)
-    assert [m.id for m in recallable] == [at_start, third]
-    archived = await store.memories_between("ann", start, end, statuses=["archived"], limit=10)
-    assert [m.id for m in archived] == [second]
-    assert [m.id for m in await store.memories_between("ann", start, end, statuses=everything, limit=2)] == [
-        at_start,
-        second,
-    ]
-    assert await store.memories_between("ann", start, end, statuses=[], limit=10) == []
-    assert await store.memories_between("ann", start, end, statuses=everything, limit=0) == []
-    assert before not in {m.id for m in found} and at_end not in {m.id for m in found}
 
 
 async def test_people_are_those_with_memories_in_pages(store: Store) -> None:

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage
 from bot.inference.reply_stream import ReplyKeys
-from bot.inference.serving import CANCELLED, SUPERSEDED, WRITTEN, EngineCache, ReplyWriter, serve
+from bot.inference.serving import CANCELLED, SUPERSEDED, WRITTEN, ReplyWriter, serve
 from tests.jobs.workerproc import TEST_REDIS_DB, redis_url
 
 
@@ -82,7 +83,7 @@ async def test_a_redelivered_run_continues_after_what_was_written(client: aiored
         "adapter": None,
         "expires_at": 0,  # long past: a request already under way is continued all the same
     }
-    result = await serve(payload, EngineCache(lambda: engine), client)  # type: ignore[arg-type, return-value]
+    result = await serve(payload, LoadOnce(lambda: engine), client)  # type: ignore[arg-type, return-value]
     assert result["status"] == "done" and result["chunks"] == 5
     assert engine.calls == [{"max_tokens": 6, "continue_from": "Once upon a time", "adapter": None}]
     raw = await client.xrange(keys.stream)
@@ -90,7 +91,7 @@ async def test_a_redelivered_run_continues_after_what_was_written(client: aiored
     assert kinds[3:] == [("start", 3, ""), ("chunk", 3, " and"), ("chunk", 4, " on."), ("end", 5, "")]
 
     # Delivered once more after it finished: nothing is generated or written again.
-    assert (await serve(payload, EngineCache(lambda: engine), client))["status"] == "done"  # type: ignore[arg-type, return-value]
+    assert (await serve(payload, LoadOnce(lambda: engine), client))["status"] == "done"  # type: ignore[arg-type, return-value]
     assert len(engine.calls) == 1 and len(await client.xrange(keys.stream)) == len(raw)
 
 
@@ -104,5 +105,5 @@ async def test_a_request_nobody_waits_for_any_more_is_dropped(client: aioredis.R
         "adapter": None,
         "expires_at": 0,
     }
-    result = await serve(payload, EngineCache(lambda: engine), client)  # type: ignore[arg-type, return-value]
+    result = await serve(payload, LoadOnce(lambda: engine), client)  # type: ignore[arg-type, return-value]
     assert result["status"] == "expired" and engine.calls == []
