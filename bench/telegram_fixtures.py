@@ -10,15 +10,15 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 
 from bot.adapters.base import Services
-from bot.adapters.telegram import TelegramAdapter, TelegramConfig
+from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
-from bot.config import DEFAULT_REACTIONS
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.models import ChatMessage, Vector
 from bot.core.ports import Store
 from bot.core.ratelimit import RateLimiter
+from bot.core.reward import DEFAULT_REACTIONS
 
 REPLY_WORDS = 24
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 import logging
 
-from bot.config import Settings, derived_webhook_secret, secret_values
-from bot.logs import REDACTED, RedactingFormatter
+from bot.adapters.telegram.secret import derived_webhook_secret
+from bot.app.settings import InferenceSettings, Settings, StoreSettings, TelegramSettings, secret_values
+from bot.cli.logs import REDACTED, RedactingFormatter
 
 TOKEN = "123456:AAH-super-secret-token"
 
@@ -34,10 +35,9 @@ def test_short_values_are_not_treated_as_secrets() -> None:
 
 def test_every_configured_secret_is_redacted_including_the_derived_webhook_secret() -> None:
     settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        TELEGRAM_BOT_TOKEN=TOKEN,
-        DATABASE_URL="postgresql://kindred:db-password-1@localhost/kindred",
-        openai_api_key="sk-openai-secret",
+        telegram=TelegramSettings(TELEGRAM_BOT_TOKEN=TOKEN),
+        store=StoreSettings(DATABASE_URL="postgresql://kindred:db-password-1@localhost/kindred"),
+        inference=InferenceSettings(openai_api_key="sk-openai-secret"),
     )
     secrets = secret_values(settings)
     for value in (TOKEN, "db-password-1", "sk-openai-secret", derived_webhook_secret(TOKEN)):
@@ -45,7 +45,7 @@ def test_every_configured_secret_is_redacted_including_the_derived_webhook_secre
 
 
 def test_setup_logging_redacts_on_the_root_handlers() -> None:
-    from bot.logs import setup_logging
+    from bot.cli.logs import setup_logging
 
     root = logging.getLogger()
     saved = root.handlers[:]

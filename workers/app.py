@@ -1,7 +1,7 @@
 """The Celery app. Nothing happens at import: `celery -A workers.app …` asks this module for
 `app`, and only then are the settings read and the app built (`get_app`).
 
-    celery -A workers.app worker --queues gpu --pool solo            # one per GPU
+    celery -A workers.app worker --queues gpu --pool threads         # one per GPU
     celery -A workers.app worker --queues build,default,train        # CPU jobs
     celery -A workers.app beat                                        # exactly one (see schedule.py)
 
@@ -17,8 +17,8 @@ from typing import Any
 
 from celery import Celery
 
-from bot.app import job_registry
-from bot.config import Settings, load_settings
+from bot.app.jobs import job_registry
+from bot.app.settings import Settings, load_settings
 from bot.core.errors import ConfigError
 from bot.core.jobs import JobRegistry
 from bot.jobs.celery_runner import make_app
@@ -28,13 +28,14 @@ from workers.tasks import kindred_task
 
 def build_app(settings: Settings, registry: JobRegistry) -> Celery:
     """The worker app: Kindred's Celery configuration, every job as a task, beat's schedule."""
-    if not settings.redis_url:
+    workers = settings.workers
+    if not workers.redis_url:
         raise ConfigError("invalid configuration: REDIS_URL: workers need it (redis://HOST:6379/0)")
-    app = make_app(settings.redis_url, registry, settings.visibility_timeout_s)
+    app = make_app(workers.redis_url, registry, workers.visibility_timeout_s)
     app.conf.update(
         timezone="UTC",
         enable_utc=True,
-        beat_schedule=beat_schedule(settings),
+        beat_schedule=beat_schedule(workers),
         beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),
     )
     for job in registry:

@@ -16,7 +16,7 @@ from typing import Any
 
 from celery.schedules import crontab
 
-from bot.config import Settings
+from bot.app.settings import WorkerSettings
 from bot.core.errors import ConfigError
 from bot.core.jobs import queue_for
 
@@ -37,17 +37,17 @@ def cron(expression: str, setting: str) -> crontab:
     return schedule
 
 
-def beat_schedule(settings: Settings) -> dict[str, dict[str, Any]]:
+def beat_schedule(workers: WorkerSettings) -> dict[str, dict[str, Any]]:
     return {
         "store-upkeep": {
             "task": UPKEEP_JOB,
-            "schedule": cron(settings.upkeep_cron, "KINDRED_UPKEEP_CRON"),
+            "schedule": cron(workers.upkeep_cron, "KINDRED_UPKEEP_CRON"),
             "args": ({},),
             "options": {"queue": queue_for(UPKEEP_JOB)},
         },
         "memory-upkeep": {
             "task": MEMORY_UPKEEP_JOB,
-            "schedule": cron(settings.memory_upkeep_cron, "KINDRED_MEMORY_UPKEEP_CRON"),
+            "schedule": cron(workers.memory_upkeep_cron, "KINDRED_MEMORY_UPKEEP_CRON"),
             "args": ({},),
             "options": {"queue": queue_for(MEMORY_UPKEEP_JOB)},
         },

@@ -7,6 +7,11 @@ from collections.abc import Callable, Sequence
 from bot.core.models import ChatMessage, Turn
 from bot.core.recall import Recalled, memory_line
 
+DEFAULT_PERSONA = (
+    "You are Kindred, a warm and attentive companion. You remember what the person told you "
+    "before and use it naturally. Keep replies short, kind and concrete."
+)
+
 MEMORY_HEADER = "What you remember about this person from earlier conversations:"
 # Room left for the chat template's own tokens around each message.
 TEMPLATE_OVERHEAD = 8

@@ -22,6 +22,18 @@ from datetime import datetime, timedelta
 
 from bot.core.ports import RewardLog
 
+# What a reaction is worth; KINDRED_REACTIONS (JSON) replaces the whole map.
+DEFAULT_REACTIONS: dict[str, float] = {
+    "👍": 1.0,
+    "❤️": 1.0,
+    "❤": 1.0,
+    "🔥": 1.0,
+    "🎉": 1.0,
+    "👎": -1.0,
+    "😡": -1.0,
+    "💩": -1.0,
+}
+
 
 @dataclass(frozen=True, slots=True)
 class RewardWeights:

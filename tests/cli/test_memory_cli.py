@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.cli.main import main
 from bot.store import migrations
 
 pytestmark = pytest.mark.usefixtures("kindred_env")

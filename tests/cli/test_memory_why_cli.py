@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.app import open_store
-from bot.cli import main
-from bot.config import load_settings
+from bot.app.backends import open_store
+from bot.app.settings import load_settings
+from bot.cli.main import main
 from bot.core.models import Feedback, NewTurn
 
 pytestmark = pytest.mark.usefixtures("kindred_env")

@@ -10,8 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Settings
-from bot.serve import serve
+from bot.app.settings import (
+    ChatSettings,
+    DiscordSettings,
+    GeneralSettings,
+    InferenceSettings,
+    Settings,
+    StoreSettings,
+    TelegramSettings,
+    WebSettings,
+)
+from bot.cli.run import serve
 from tests.adapters.discord.conftest import fake
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.support import discord_payloads as p
@@ -26,15 +35,15 @@ async def test_telegram_and_discord_share_one_process_and_one_store(
 ) -> None:
     async with FakeTelegramBotApi() as telegram:
         settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
-            TELEGRAM_BOT_TOKEN=telegram.token,
-            TELEGRAM_API_BASE_URL=telegram.base_url,
-            DISCORD_BOT_TOKEN=p.TOKEN,
-            DATABASE_URL=f"sqlite:///{tmp_path / 'kindred.db'}",
-            data_dir=shared_data,
-            model=str(tiny_model),
-            max_new_tokens=6,
-            web_port=0,
+            telegram=TelegramSettings(
+                TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE_URL=telegram.base_url
+            ),
+            discord=DiscordSettings(DISCORD_BOT_TOKEN=p.TOKEN),
+            store=StoreSettings(DATABASE_URL=f"sqlite:///{tmp_path / 'kindred.db'}"),
+            general=GeneralSettings(data_dir=shared_data),
+            inference=InferenceSettings(model=str(tiny_model)),
+            chat=ChatSettings(max_new_tokens=6),
+            web=WebSettings(port=0),
         )
         stop = asyncio.Event()
         served = asyncio.create_task(serve(settings, stop=stop))

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.config import DEFAULT_REACTIONS
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.memory_file import ImportItem
 from bot.core.memory_ops import import_items
 from bot.core.ports import Store
 from bot.core.recall import hybrid_search
+from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 

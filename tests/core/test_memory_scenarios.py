@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.config import DEFAULT_REACTIONS
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.memory_file import ImportItem
@@ -20,6 +19,7 @@ from bot.core.ports import Store
 from bot.core.prompt import MEMORY_HEADER
 from bot.core.recall import Recalled, hybrid_search
 from bot.core.remember import remember_turn
+from bot.core.reward import DEFAULT_REACTIONS
 from bot.inference.embedder import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.app import policy
-from bot.config import Settings
+from bot.app.kindred import policy
+from bot.app.settings import MemorySettings, Settings
 from bot.core.kinds import classify
 from bot.core.models import JSONObject, Memory
 from bot.core.recall import Recalled, fit_budget, memory_line
@@ -113,16 +113,20 @@ def test_a_tight_budget_keeps_the_favoured_memory_in_order() -> None:
 
 
 def test_the_settings_defaults_are_the_scorings_and_reach_the_policy() -> None:
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    assert settings.memory_half_life_days == dict(DEFAULT_HALF_LIVES)
+    settings = Settings(memory=MemorySettings())
+    assert settings.memory.half_life_days == dict(DEFAULT_HALF_LIVES)
     assert policy(settings).scoring == Scoring(half_life_days=dict(DEFAULT_HALF_LIVES))
-    custom = Settings(  # type: ignore[call-arg]
-        _env_file=None, memory_half_life_days={"event": 7.0, "turn": 30.0}, memory_weight_mix=0.5,
-        reward_beta=0.25, session_gap_minutes=10,
+    custom = Settings(
+        memory=MemorySettings(
+            half_life_days={"event": 7.0, "turn": 30.0},
+            weight_mix=0.5,
+            reward_beta=0.25,
+            session_gap_minutes=10,
+        )
     )
     made = policy(custom)
     assert made.scoring.half_life_days == {"event": 7.0, "turn": 30.0}
     assert made.scoring.default_half_life_days == 30.0 and made.scoring.mix == 0.5
     assert made.reward.beta == 0.25 and made.reward.session_gap.total_seconds() == 600
     with pytest.raises(ValueError, match="half-lives"):
-        Settings(_env_file=None, memory_half_life_days={"event": -1.0})  # type: ignore[call-arg]
+        MemorySettings(half_life_days={"event": -1.0})

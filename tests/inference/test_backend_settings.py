@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import load_inference
-from bot.config import Settings, load_settings
+from bot.app.backends import load_inference
+from bot.app.settings import InferenceSettings, Settings, load_settings
 from bot.core.errors import ConfigError
 from bot.inference.local import LocalInference
 from bot.inference.openai_compat import OpenAICompatInference
@@ -34,10 +34,10 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_defaults_are_the_local_engine(tmp_path: Path) -> None:
     settings = load_settings(env_file=None)
-    assert settings.inference_backend == "local"
-    assert settings.inference_batch_size == 16
+    assert settings.inference.backend == "local"
+    assert settings.inference.batch_size == 16
     assert settings.adapters_path == tmp_path / "adapters"
-    assert settings.load_lora is False
+    assert settings.inference.load_lora is False
 
 
 @pytest.mark.parametrize(
@@ -75,8 +75,8 @@ def test_the_api_key_is_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KINDRED_OPENAI_API_KEY", "sk-hidden")
     settings = load_settings(env_file=None)
     assert "sk-hidden" not in repr(settings)
-    assert settings.openai_api_key is not None
-    assert settings.openai_api_key.get_secret_value() == "sk-hidden"
+    assert settings.inference.openai_api_key is not None
+    assert settings.inference.openai_api_key.get_secret_value() == "sk-hidden"
 
 
 async def test_load_inference_builds_the_openai_backend(
@@ -95,7 +95,9 @@ async def test_load_inference_builds_the_openai_backend(
 
 
 def test_load_inference_builds_the_batching_local_engine(tiny_dir: Path, tmp_path: Path) -> None:
-    settings = Settings(model=str(tiny_dir), device="cpu", inference_batch_size=4, adapters_dir=tmp_path)
+    settings = Settings(
+        inference=InferenceSettings(model=str(tiny_dir), device="cpu", batch_size=4, adapters_dir=tmp_path)
+    )
     engine = load_inference(settings)
     assert isinstance(engine, LocalInference)
     assert engine.max_batch == 4

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Settings
+from bot.app.settings import GeneralSettings, Settings, StoreSettings
 from bot.core.jobs import JobRegistry, Jobs
 from bot.jobs.celery_runner import CeleryJobs
 from bot.jobs.inprocess import InProcessJobs
@@ -23,7 +23,10 @@ def jobs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def registry(jobs_dir: Path) -> JobRegistry:
-    settings = Settings(_env_file=None, database_url=f"sqlite:///{jobs_dir / 'worker.db'}", data_dir=jobs_dir)  # type: ignore[call-arg]
+    settings = Settings(
+        general=GeneralSettings(data_dir=jobs_dir),
+        store=StoreSettings(database_url=f"sqlite:///{jobs_dir / 'worker.db'}"),
+    )
     return sample_registry(settings)
 
 

@@ -11,8 +11,8 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.app import job_registry
-from bot.config import Settings
+from bot.app.jobs import job_registry
+from bot.app.settings import Settings
 from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.models import NewTurn

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from bot.app import job_registry, load_jobs
-from bot.config import Settings
+from bot.app.jobs import job_registry, load_jobs
+from bot.app.settings import Settings, WorkerSettings
 from bot.jobs.celery_runner import CeleryJobs
 from bot.jobs.inprocess import InProcessJobs
 
 
-def settings(**values: object) -> Settings:
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+def settings(redis_url: str | None = None) -> Settings:
+    return Settings(workers=WorkerSettings(redis_url=redis_url))
 
 
 async def test_without_redis_jobs_run_in_this_process() -> None:

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import extraction_submitter, job_registry, open_store
-from bot.config import Settings
+from bot.app.backends import open_store
+from bot.app.jobs import extraction_submitter, job_registry
+from bot.app.memory_jobs import EXTRACT_JOB, UPKEEP_JOB, Models
+from bot.app.settings import GeneralSettings, MemorySettings, Settings
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.errors import JobError
 from bot.core.events import ReplyDone, UserMessage
@@ -21,13 +23,12 @@ from bot.core.loading import LoadOnce
 from bot.core.ports import Store
 from bot.inference.embedder import SentenceTransformerEmbedder
 from bot.jobs.inprocess import InProcessJobs
-from bot.memory_jobs import EXTRACT_JOB, UPKEEP_JOB, Models
 from tests.support.fakes import ScriptedInference
 
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp_path, memory_extraction_model=False)  # type: ignore[call-arg]
+    return Settings(general=GeneralSettings(data_dir=tmp_path), memory=MemorySettings(extraction_model=False))
 
 
 @pytest.fixture

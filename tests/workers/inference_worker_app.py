@@ -10,8 +10,8 @@ from typing import Any
 
 from celery import Celery
 
-from bot.app import generate_job
-from bot.config import load_settings
+from bot.app.jobs import generate_job
+from bot.app.settings import load_settings
 from bot.core.jobs import JobRegistry
 from workers.app import build_app
 

@@ -13,8 +13,16 @@ from pathlib import Path
 import redis
 
 from bot.adapters.console import CHAT_ID, ConsoleChat, ConsoleIO
-from bot.app import load_inference, policy
-from bot.config import Settings
+from bot.app.backends import load_inference
+from bot.app.kindred import policy
+from bot.app.settings import (
+    ChatSettings,
+    GeneralSettings,
+    InferenceSettings,
+    Settings,
+    StoreSettings,
+    WorkerSettings,
+)
 from bot.core.conversation import Conversation
 from bot.core.models import Turn
 from bot.inference.reply_stream import Entry, parse_entry
@@ -47,17 +55,18 @@ def gpu_worker(
 def chat_settings(
     url: str, folder: Path, model: Path, *, wait_s: float = 60.0, max_tokens: int = 24
 ) -> Settings:
-    return Settings(  # type: ignore[call-arg]
-        _env_file=None,
-        redis_url=url,
-        data_dir=folder,
-        database_url=f"sqlite:///{folder / 'chat.db'}",
-        model=str(model),
-        inference_backend="celery",
-        inference_wait_s=wait_s,
-        # Generous: on a shared 2-core machine a worker's start and model load can take a while.
-        generation_timeout_s=120.0,
-        max_new_tokens=max_tokens,
+    return Settings(
+        workers=WorkerSettings(redis_url=url),
+        general=GeneralSettings(data_dir=folder),
+        store=StoreSettings(database_url=f"sqlite:///{folder / 'chat.db'}"),
+        inference=InferenceSettings(
+            model=str(model),
+            backend="celery",
+            wait_s=wait_s,
+            # Generous: on a shared 2-core machine a worker's start and model load can take a while.
+            generation_timeout_s=120.0,
+        ),
+        chat=ChatSettings(max_new_tokens=max_tokens),
     )
 
 

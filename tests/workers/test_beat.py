@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.config import Settings
+from bot.app.settings import WorkerSettings
 from bot.core.errors import ConfigError
 from bot.jobs.beat_lock import BEAT_LOCK_KEY, BeatLock
 from tests.jobs.workerproc import ROOT, TEST_REDIS_DB, flush, redis_url
@@ -30,8 +30,8 @@ def beat_redis() -> Iterator[str]:
     flush(url)
 
 
-def settings(**values: object) -> Settings:
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+def settings(**values: str) -> WorkerSettings:
+    return WorkerSettings(**values)  # type: ignore[arg-type]
 
 
 def test_the_schedule_runs_store_upkeep_at_the_configured_time() -> None:

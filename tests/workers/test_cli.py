@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.cli_workers import worker_command
-from bot.config import Settings
+from bot.app.settings import Settings
+from bot.cli.main import main
+from bot.cli.workers import worker_command
 from tests.jobs.workerproc import ROOT, free_port, redis_url
 
 
@@ -45,11 +45,11 @@ def test_flower_refuses_to_run_without_basic_auth_outside_development(
 
 
 def test_the_gpu_worker_is_one_process_with_a_thread_per_batched_reply_and_cpu_workers_prefork() -> None:
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings = Settings()
     gpu = worker_command(settings, argparse.Namespace(queues="gpu", pool=None, concurrency=None))
     cpu = worker_command(settings, argparse.Namespace(queues="build, default", pool=None, concurrency=3))
     assert gpu[gpu.index("--pool") + 1] == "threads" and "gpu@%h" in gpu
-    assert gpu[gpu.index("--concurrency") + 1] == str(settings.inference_batch_size)
+    assert gpu[gpu.index("--concurrency") + 1] == str(settings.inference.batch_size)
     assert cpu[cpu.index("--pool") + 1] == "prefork" and cpu[cpu.index("--queues") + 1] == "build,default"
     assert cpu[cpu.index("--concurrency") + 1] == "3"
     assert gpu[1:5] == ["-m", "celery", "-A", "workers.app"]

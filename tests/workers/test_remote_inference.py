@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.app import job_registry, load_inference
+from bot.app.backends import load_inference
+from bot.app.jobs import job_registry
+from bot.app.settings import WorkerSettings
 from bot.core.errors import ConfigError, InferenceError, InferenceTimeout, JobError
 from bot.core.models import ChatMessage
 from bot.inference.remote import RemoteInference
@@ -240,7 +242,7 @@ async def test_one_gpu_worker_with_threads_batches_replies_that_arrive_together(
 def test_the_celery_backend_needs_redis_url(tmp_path: Path) -> None:
     settings = chat_settings("", tmp_path, tmp_path)
     with pytest.raises(ConfigError) as raised:
-        load_inference(settings.model_copy(update={"redis_url": None}))
+        load_inference(settings.model_copy(update={"workers": WorkerSettings(redis_url=None)}))
     assert str(raised.value) == (
         "invalid configuration: REDIS_URL: is required when KINDRED_INFERENCE_BACKEND=celery"
     )

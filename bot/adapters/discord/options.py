@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from pydantic import SecretStr
 
 from bot.adapters.streaming import EDIT_INTERVAL_S
-from bot.config import Settings
-from bot.core.errors import ConfigError
 
 # Discord's own limit for one message's text.
 MESSAGE_LIMIT = 2000
@@ -29,16 +27,3 @@ class DiscordOptions:
     edit_interval_s: float = EDIT_INTERVAL_S
     ready_timeout_s: float = READY_TIMEOUT_S
     guild_ready_timeout_s: float = GUILD_READY_TIMEOUT_S
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> DiscordOptions:
-        token = settings.discord_bot_token
-        if token is None or not token.get_secret_value().strip():
-            raise ConfigError("invalid configuration: DISCORD_BOT_TOKEN: is not set")
-        return cls(
-            token=token,
-            dev_guild_id=settings.discord_dev_guild_id,
-            feedback_buttons=settings.discord_feedback_buttons,
-            # Until Settings has the field, the intent stays off: DMs, mentions and /chat still work.
-            message_content=settings.discord_message_content,
-        )

@@ -32,8 +32,8 @@ from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP, ChatHandler, 
 from bot.adapters.telegram.commands import Commands, bot_commands
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.ordering import PerChatOrder
+from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.adapters.telegram.transport import AiohttpRequest
-from bot.config import derived_webhook_secret
 from bot.core.errors import ConfigError, KindredError
 
 log = logging.getLogger(__name__)

@@ -15,13 +15,14 @@ import pytest
 from pydantic import SecretStr
 
 from bot.adapters.base import Services
-from bot.adapters.discord import DiscordAdapter, DiscordOptions
-from bot.config import DEFAULT_REACTIONS
+from bot.adapters.discord.adapter import DiscordAdapter
+from bot.adapters.discord.options import DiscordOptions
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.models import ChatMessage
 from bot.core.ratelimit import RateLimiter
+from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord

@@ -8,9 +8,10 @@ import logging
 import pytest
 from pydantic import SecretStr
 
-from bot.adapters.discord import DiscordAdapter, build_discord
+from bot.adapters.discord.adapter import DiscordAdapter
 from bot.adapters.discord.client import needed_intents
-from bot.config import Settings
+from bot.app.platforms import discord_options
+from bot.app.settings import DiscordSettings
 from bot.core.errors import ConfigError
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import OPTIONS, SlowInference, running, services
@@ -113,17 +114,19 @@ async def test_a_rejected_token_stops_start_with_a_clear_error(fake: FakeDiscord
     assert not fake.gateway.log.connections  # it never went on to the gateway
 
 
-async def test_build_discord_reads_the_settings(fake: FakeDiscord, store: SqliteStore) -> None:
-    settings = Settings(
-        DISCORD_BOT_TOKEN=p.TOKEN, DISCORD_DEV_GUILD_ID=p.GUILD_ID, discord_feedback_buttons=False
+async def test_the_discord_options_come_from_the_settings(fake: FakeDiscord, store: SqliteStore) -> None:
+    settings = DiscordSettings(
+        DISCORD_BOT_TOKEN=p.TOKEN, DISCORD_DEV_GUILD_ID=p.GUILD_ID, feedback_buttons=False
     )
-    adapter = build_discord(settings, services(store))
+    options = discord_options(settings)
+    assert options.feedback_buttons is False and options.message_content is False
+    adapter = DiscordAdapter(services(store), options)
     assert adapter.name == "discord"
     await adapter.start()
     await adapter.stop()
     assert f"/guilds/{p.GUILD_ID}/commands" in " ".join(fake.rest.commands)
     with pytest.raises(ConfigError, match="DISCORD_BOT_TOKEN"):
-        build_discord(Settings(DISCORD_BOT_TOKEN=None), services(store))
+        discord_options(DiscordSettings(DISCORD_BOT_TOKEN=None))
     assert OPTIONS.token.get_secret_value() == p.TOKEN
 
 

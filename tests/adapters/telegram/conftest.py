@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.base import Services
-from bot.adapters.telegram import TelegramAdapter, TelegramConfig
+from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
-from bot.config import DEFAULT_REACTIONS
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.models import ChatMessage
 from bot.core.ports import Inference
 from bot.core.ratelimit import RateLimiter
+from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.telegram_api import FakeTelegramBotApi

@@ -1,4 +1,4 @@
-"""The memory jobs, part of the composition root (`bot/app.py` registers them).
+"""The memory jobs, part of the composition root (`bot/app/jobs.py` registers them).
 
 - `kindred.memory.extract` {user_id, memory_id}: after an exchange, the person's turn becomes
   lasting memories (core/remember.py). Submitted by the conversation, never awaited by it.
@@ -7,7 +7,7 @@
 
 Each job opens its own store connection: a job may run on another thread's event loop or in a
 Celery worker, where the conversation's connection does not exist. Models are loaded once per
-process (`Models`), or handed over by `bot.app.build` when jobs run in the same process.
+process (`Models`), or handed over by `bot.app.kindred.build` when jobs run in the same process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.config import Settings
+from bot.app.settings import MemorySettings
 from bot.core.checks import run_checks
 from bot.core.consolidation import ConsolidationPolicy, consolidate
 from bot.core.errors import JobError
@@ -41,23 +41,44 @@ class Models:
     inference: LoadOnce[Inference]
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryJobOptions:
+    """What the memory jobs are told: whether the model extracts, their time, consolidation."""
+
+    extraction_model: bool
+    extract_s: float
+    consolidation: ConsolidationPolicy
+
+    @classmethod
+    def of(cls, memory: MemorySettings, generation_timeout_s: float) -> MemoryJobOptions:
+        return cls(
+            extraction_model=memory.extraction_model,
+            extract_s=generation_timeout_s + 60,  # one model call, plus embedding and writes
+            consolidation=ConsolidationPolicy(
+                older_than=timedelta(days=memory.consolidate_after_days),
+                session_gap=timedelta(minutes=memory.session_gap_minutes),
+                budget=memory.budget,
+            ),
+        )
+
+
 def add_memory_jobs(
     registry: JobRegistry,
-    settings: Settings,
-    open_store: Callable[[Settings], Awaitable[Store]],
+    options: MemoryJobOptions,
+    open_store: Callable[[], Awaitable[Store]],
     models: Models,
 ) -> None:
-    """Register the memory jobs. `open_store` is `bot.app.open_store` (passed in: no import cycle)."""
+    """Register the memory jobs. Each opens its own store through `open_store`."""
 
-    extract_s = settings.generation_timeout_s + 60  # one model call, plus embedding and writes
+    extract_s = options.extract_s
 
     @registry.job(EXTRACT_JOB, soft_s=extract_s, hard_s=extract_s + 60, retries=2, retry_delay_s=5)
     async def extract(payload: JobPayload) -> JobPayload:
         user_id, memory_id = payload.get("user_id"), payload.get("memory_id")
         if not isinstance(user_id, str) or not isinstance(memory_id, int) or isinstance(memory_id, bool):
             raise JobError(f"{EXTRACT_JOB} needs user_id (text) and memory_id (a whole number)")
-        inference = models.inference.get() if settings.memory_extraction_model else None
-        opened = await open_store(settings)
+        inference = models.inference.get() if options.extraction_model else None
+        opened = await open_store()
         try:
             done = await remember_turn(
                 opened, models.embedder.get(), user_id, memory_id, datetime.now(UTC), inference=inference
@@ -66,15 +87,11 @@ def add_memory_jobs(
             await opened.close()
         return done.as_payload()
 
-    policy = ConsolidationPolicy(
-        older_than=timedelta(days=settings.memory_consolidate_after_days),
-        session_gap=timedelta(minutes=settings.session_gap_minutes),
-        budget=settings.memory_budget,
-    )
+    policy = options.consolidation
 
     @registry.job(UPKEEP_JOB, soft_s=3 * 3600, hard_s=3 * 3600 + 300, retries=1, retry_delay_s=60)
     async def upkeep(payload: JobPayload) -> JobPayload:
-        opened = await open_store(settings)
+        opened = await open_store()
         totals = {"people": 0, "past": 0, "summaries": 0, "covered": 0, "archived": 0}
         now = datetime.now(UTC)
         try:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import signal
 import sys
 from typing import Any
 
-from bot.config import Settings
+from bot.app.platforms import beat_lock
+from bot.app.settings import Settings
 
 CELERY = [sys.executable, "-m", "celery", "-A", "workers.app"]
 NO_REDIS = "kindred: {command} needs REDIS_URL (redis://HOST:6379/0); without it jobs run in-process"
@@ -50,9 +50,9 @@ def worker_command(settings: Settings, args: argparse.Namespace) -> list[str]:
     # The GPU worker is one process (CUDA is never forked; the model is loaded once) with a thread
     # per reply in flight, so that replies arriving together run as one batch on the device.
     pool = args.pool or ("threads" if gpu else "prefork")
-    concurrency = args.concurrency or (settings.inference_batch_size if gpu else None)
+    concurrency = args.concurrency or (settings.inference.batch_size if gpu else None)
     command = [*CELERY, "worker", "--queues", ",".join(queues), "--pool", pool]
-    command += ["--hostname", f"{queues[0]}@%h", "--loglevel", settings.log_level]
+    command += ["--hostname", f"{queues[0]}@%h", "--loglevel", settings.general.log_level]
     if concurrency:
         command += ["--concurrency", str(concurrency)]
     return command
@@ -60,13 +60,14 @@ def worker_command(settings: Settings, args: argparse.Namespace) -> list[str]:
 
 def flower_auth(settings: Settings) -> str | None:
     """user:password for Flower, or None when it may run open (development only)."""
-    if settings.flower_user and settings.flower_password:
-        return f"{settings.flower_user}:{settings.flower_password.get_secret_value()}"
+    workers = settings.workers
+    if workers.flower_user and workers.flower_password:
+        return f"{workers.flower_user}:{workers.flower_password.get_secret_value()}"
     return None
 
 
 async def run_worker(settings: Settings, args: argparse.Namespace) -> int:
-    if not settings.redis_url:
+    if not settings.workers.redis_url:
         print(NO_REDIS.format(command="worker"), file=sys.stderr)
         return 2
     command = worker_command(settings, args)
@@ -74,47 +75,37 @@ async def run_worker(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def run_flower(settings: Settings, args: argparse.Namespace) -> int:
-    if not settings.redis_url:
+    if not settings.workers.redis_url:
         print(NO_REDIS.format(command="flower"), file=sys.stderr)
         return 2
     auth = flower_auth(settings)
-    if auth is None and settings.env != "development":
+    if auth is None and settings.general.env != "development":
         print(NO_FLOWER_AUTH, file=sys.stderr)
         return 2
     env = dict(os.environ)
     if auth is not None:
         env["FLOWER_BASIC_AUTH"] = auth  # in the environment, not on a command line `ps` shows
-    port = args.port or settings.flower_port
+    port = args.port or settings.workers.flower_port
     command = [*CELERY, "flower", f"--port={port}"]
     os.execve(command[0], command, env)
 
 
 async def run_beat(settings: Settings, args: argparse.Namespace) -> int:
-    if not settings.redis_url:
+    if not settings.workers.redis_url:
         print(NO_REDIS.format(command="beat"), file=sys.stderr)
         return 2
-    import redis
-
-    from bot.jobs.beat_lock import BeatLock
-
-    client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=5)
-    lock = BeatLock(client, settings.beat_lock_ttl_s)
-    try:
+    with beat_lock(settings.workers) as lock:
         if not lock.acquire():
-            print(BEAT_HELD.format(holder=lock.holder(), ttl=settings.beat_lock_ttl_s), file=sys.stderr)
+            print(BEAT_HELD.format(holder=lock.holder(), ttl=lock.ttl_s), file=sys.stderr)
             return 1
         return await _beat_while_locked(settings, lock)
-    finally:
-        with contextlib.suppress(Exception):
-            lock.release()
-        client.close()
 
 
 async def _beat_while_locked(settings: Settings, lock: Any) -> int:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     schedule = settings.data_dir / "celerybeat-schedule"
     child = await asyncio.create_subprocess_exec(
-        *CELERY, "beat", "--schedule", str(schedule), "--loglevel", settings.log_level
+        *CELERY, "beat", "--schedule", str(schedule), "--loglevel", settings.general.log_level
     )
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

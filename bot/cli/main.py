@@ -1,4 +1,5 @@
-"""`kindred`: the command line. Settings are read here, once, and passed down."""
+"""`kindred`: the command line. Settings are read here, once, and passed down; each command's
+module (`chat`, `run`, `memory`, `workers`) asks the composition root for what it runs."""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot import cli_workers
-from bot.config import Settings, load_settings, secret_values
+from bot.app.settings import Settings, load_settings, secret_values
+from bot.cli import workers as cli_workers
+from bot.cli.logs import setup_logging
 from bot.core.errors import KindredError
-from bot.logs import setup_logging
 
 EXIT_USAGE = 2
 
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     except KindredError as exc:
         print(f"kindred: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    setup_logging(settings.log_level, secret_values(settings))
+    setup_logging(settings.general.log_level, secret_values(settings))
     handler = _handler(args)
     try:
         return asyncio.run(handler(settings, args))
@@ -97,14 +97,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]:
-    from bot import cli_memory
+    from bot.cli import memory as cli_memory
+    from bot.cli.chat import chat
+    from bot.cli.run import run
 
     if args.command == "chat":
-        return _chat
+        return chat
     if args.command == "migrate":
         return _migrate
     if args.command == "run":
-        return _run
+        return run
     if args.command == "stats":
         return _stats
     if args.command in cli_workers.HANDLERS:
@@ -112,28 +114,8 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
     return cli_memory.HANDLERS[args.verb]
 
 
-async def _chat(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.adapters.console import ConsoleChat, default_io
-    from bot.app import build, services
-
-    if sys.stdin.isatty():
-        print("Starting Kindred… (the very first start prepares the model: about 20 s)", file=sys.stderr)
-    kindred = await build(settings)
-    try:
-        controls = services(kindred).controls
-        await ConsoleChat(kindred.conversation, args.user, default_io(), controls=controls).run()
-    finally:
-        await kindred.conversation.flush()
-        if len(kindred.conversation.outbox):
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-            for path in kindred.conversation.outbox.spill(settings.data_dir / "unsaved", stamp):
-                print(f"kindred: the store was unavailable; unsaved words are in {path}", file=sys.stderr)
-        await kindred.close()
-    return 0
-
-
 async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import migrate_store
+    from bot.app.backends import migrate_store
 
     backend, applied, versions = await migrate_store(settings)
     done = ", ".join(map(str, applied)) if applied else "nothing to apply"
@@ -141,14 +123,8 @@ async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _run(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.serve import serve
-
-    return await serve(settings)
-
-
 async def _stats(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import open_store
+    from bot.app.backends import open_store
 
     store = await open_store(settings)
     try:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from bot.config import Settings
+from bot.app.settings import Settings
 from bot.core import memory_ops
 from bot.core.errors import InvalidInput
 from bot.core.memory_file import export_record, listing_record, parse_lines
@@ -22,7 +22,7 @@ def _print_json(value: dict[str, Any]) -> None:
 
 
 async def import_file(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import load_embedder, open_store
+    from bot.app.backends import load_embedder, open_store
 
     try:
         with args.file.open("rb") as handle:
@@ -50,7 +50,8 @@ async def import_file(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def search(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import load_embedder, open_store, policy
+    from bot.app.backends import load_embedder, open_store
+    from bot.app.kindred import policy
 
     if args.queries is not None:
         try:
@@ -103,7 +104,8 @@ def _why(recalled: Recalled) -> dict[str, Any] | None:
 
 async def why(settings: Settings, args: argparse.Namespace) -> int:
     """`kindred memory why --turn ID`: one reply's reward, every part, and its memories' credit."""
-    from bot.app import open_store, policy
+    from bot.app.backends import open_store
+    from bot.app.kindred import policy
 
     store = await open_store(settings)
     try:
@@ -141,7 +143,7 @@ async def why(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import open_store
+    from bot.app.backends import open_store
 
     store = await open_store(settings)
     try:
@@ -157,7 +159,7 @@ async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def forget(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import open_store
+    from bot.app.backends import open_store
 
     store = await open_store(settings)
     try:
@@ -172,7 +174,7 @@ async def forget(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def export(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app import open_store
+    from bot.app.backends import open_store
 
     store = await open_store(settings)
     try:

@@ -1,0 +1,155 @@
+"""Which implementation serves each port: the store, the embedder, inference and the job runner.
+
+Implementations are imported inside the functions, so that a command that needs no model (or
+no database driver) starts without loading one.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from bot.app.settings import InferenceSettings, Settings
+from bot.core.errors import ConfigError
+from bot.core.jobs import JobRegistry, Jobs
+from bot.core.ports import Embedder, Inference, Store
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from bot.inference.local import LocalInference
+    from bot.store.postgres import PostgresStore
+    from bot.store.sqlite import SqliteStore
+
+
+async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
+    """The configured store, migrated to the current schema unless `migrate` is False."""
+    if settings.store.backend == "postgres":
+        from bot.store.postgres import PostgresStore
+
+        assert settings.store.database_url is not None
+        return await PostgresStore.open(settings.store.database_url, migrate=migrate)
+    from bot.store.sqlite import SqliteStore
+
+    return await SqliteStore.open(
+        settings.sqlite_path, busy_timeout_ms=settings.store.sqlite_busy_timeout_ms, migrate=migrate
+    )
+
+
+async def migrate_store(settings: Settings) -> tuple[str, list[int], list[int]]:
+    """Apply pending migrations. Returns the backend, the versions applied now, and all applied."""
+    store: SqliteStore | PostgresStore
+    if settings.store.backend == "postgres":
+        from bot.store.postgres import PostgresStore
+
+        assert settings.store.database_url is not None
+        store = await PostgresStore.open(settings.store.database_url, migrate=False)
+    else:
+        from bot.store.sqlite import SqliteStore
+
+        store = await SqliteStore.open(settings.sqlite_path, migrate=False)
+    try:
+        applied = await store.migrate()
+        return store.backend, applied, await store.applied_versions()
+    finally:
+        await store.close()
+
+
+def _quiet_model_loading() -> None:
+    # Progress bars and load reports belong to a developer's console, not a person's chat.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TQDM_DISABLE", "1")  # the one-time GGUF conversion uses plain tqdm
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    _quiet_model_loading()
+    from bot.inference.embedder import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder.load(settings.inference.embedding_model)
+
+
+def resolve_device(setting: str) -> str:
+    if setting != "auto":
+        return setting
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _model_dir(name: str, data_dir: Path) -> Path:
+    from bot.inference.model_files import prepare_model
+
+    return prepare_model(name, data_dir)
+
+
+def load_inference(settings: Settings) -> Inference:
+    """The configured backend: the local engine (loads the model; blocks), an OpenAI-compatible
+    server, or GPU workers over Celery (`celery`: loads only the tokenizer)."""
+    _quiet_model_loading()
+    inference = settings.inference
+    if inference.backend == "openai":
+        return _openai_inference(inference, settings)
+    if inference.backend == "celery":
+        from bot.app.jobs import load_jobs  # jobs.py builds on the loaders in this module
+        from bot.inference.remote import RemoteInference
+
+        if not settings.workers.redis_url:
+            raise ConfigError(
+                "invalid configuration: REDIS_URL: is required when KINDRED_INFERENCE_BACKEND=celery"
+            )
+        return RemoteInference.connect(
+            load_jobs(settings),
+            settings.workers.redis_url,
+            _model_dir(inference.model, settings.data_dir),
+            wait_s=inference.wait_s,
+            timeout_s=inference.generation_timeout_s,
+        )
+    return load_local_inference(settings)
+
+
+def _openai_inference(inference: InferenceSettings, settings: Settings) -> Inference:
+    from bot.inference.openai_compat import OpenAICompatInference, local_token_counter
+
+    assert inference.openai_base_url is not None and inference.openai_model is not None
+    key = inference.openai_api_key.get_secret_value() if inference.openai_api_key else None
+    counter = None
+    if inference.openai_tokenizer:
+        counter = local_token_counter(_model_dir(inference.openai_tokenizer, settings.data_dir))
+    return OpenAICompatInference(
+        inference.openai_base_url,
+        model=inference.openai_model,
+        api_key=key,
+        timeout_s=inference.generation_timeout_s,
+        context_window=inference.openai_context_window,
+        count_tokens=counter,
+        adapters_dir=settings.adapters_path,
+        load_lora=inference.load_lora,
+        lora_root=inference.openai_lora_root,
+    )
+
+
+def load_local_inference(settings: Settings) -> LocalInference:
+    """The local engine (transformers, this process): loads the model, which blocks a while."""
+    _quiet_model_loading()
+    from bot.inference.local import LocalInference
+
+    return LocalInference.load(
+        _model_dir(settings.inference.model, settings.data_dir),
+        device=resolve_device(settings.inference.device),
+        timeout_s=settings.inference.generation_timeout_s,
+        max_batch=settings.inference.batch_size,
+        adapters_dir=settings.adapters_path,
+    )
+
+
+def job_runner(settings: Settings, registry: JobRegistry) -> Jobs:
+    """Celery workers when REDIS_URL is set; otherwise a thread pool in this process."""
+    if settings.workers.redis_url:
+        from bot.jobs.celery_runner import CeleryJobs
+
+        return CeleryJobs.connect(settings.workers.redis_url, registry)
+    from bot.jobs.inprocess import InProcessJobs
+
+    return InProcessJobs(registry, workers=settings.workers.job_threads)

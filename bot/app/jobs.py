@@ -1,0 +1,90 @@
+"""Every job Kindred runs, defined once for both runners (in-process threads, Celery workers)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from bot.app.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
+from bot.app.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
+from bot.app.settings import Settings
+from bot.core.errors import ConfigError, JobError, QueueUnavailable
+from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
+from bot.core.loading import LoadOnce
+from bot.core.models import Turn
+from bot.core.ports import Store
+
+log = logging.getLogger(__name__)
+
+# The first request on a GPU worker also loads the model; a big one can take minutes.
+MODEL_LOAD_ALLOWANCE_S = 300.0
+
+
+def job_registry(settings: Settings, models: Models | None = None) -> JobRegistry:
+    """Every job: store upkeep, memory extraction and upkeep, inference on GPU workers; nightly
+    training and check-ins join later. `models`: the embedder and model this process already
+    loaded (in-process jobs), else loaded on first use."""
+    registry = JobRegistry()
+    models = models or Models(
+        LoadOnce(lambda: load_embedder(settings), what="embedder"),
+        LoadOnce(lambda: load_inference(settings), what="extraction model"),
+    )
+
+    async def opener() -> Store:
+        return await open_store(settings)
+
+    @registry.job("kindred.store.upkeep", soft_s=600, hard_s=900, retries=2, retry_delay_s=30)
+    async def store_upkeep(payload: JobPayload) -> JobPayload:
+        store = await opener()
+        try:
+            return {"backend": store.backend, "done": await store.maintain()}
+        finally:
+            await store.close()
+
+    options = MemoryJobOptions.of(settings.memory, settings.inference.generation_timeout_s)
+    add_memory_jobs(registry, options, opener, models)
+    registry.add(generate_job(settings))
+    return registry
+
+
+def generate_job(settings: Settings, *, pace_s: float = 0.0) -> Job:
+    """`kindred.inference.generate`, run by GPU workers for KINDRED_INFERENCE_BACKEND=celery.
+
+    The model is loaded by the worker's first such job, once per process. `pace_s` waits after
+    each chunk written; tests use it to catch a reply half-way."""
+    engines = LoadOnce(lambda: load_local_inference(settings), what="inference model")
+    redis_url = settings.workers.redis_url
+
+    async def generate(payload: JobPayload) -> JobPayload:
+        import redis.asyncio as aioredis
+
+        from bot.inference.serving import serve
+
+        if not redis_url:
+            raise ConfigError("invalid configuration: REDIS_URL: inference workers need it")
+        client = aioredis.Redis.from_url(redis_url, socket_connect_timeout=5.0)
+        try:
+            return await serve(payload, engines, client, pace_s=pace_s)
+        finally:
+            await client.aclose()
+
+    soft_s = settings.inference.generation_timeout_s + MODEL_LOAD_ALLOWANCE_S
+    return Job(JobSpec("kindred.inference.generate", soft_s=soft_s, hard_s=soft_s + 60), generate)
+
+
+def load_jobs(settings: Settings, registry: JobRegistry | None = None) -> Jobs:
+    """The configured runner (Celery with REDIS_URL, else threads here) over every job."""
+    return job_runner(settings, registry or job_registry(settings))
+
+
+def extraction_submitter(jobs: Jobs) -> Callable[[Turn], None]:
+    """What the conversation calls once a person's turn is stored: queue its extraction."""
+
+    def submit(turn: Turn) -> None:
+        try:
+            jobs.submit(EXTRACT_JOB, {"user_id": turn.user_id, "memory_id": turn.memory_id})
+        except (JobError, QueueUnavailable) as exc:
+            # The reply goes on; the turn is stored and recallable, only not yet distilled.
+            log.warning("memory extraction not queued: %s", exc)
+
+    return submit

@@ -1,0 +1,102 @@
+"""A running companion: settings in, the core wired to the chosen implementations out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bot.adapters.base import Services
+from bot.app.backends import load_embedder, load_inference, open_store
+from bot.app.jobs import extraction_submitter, job_registry, load_jobs
+from bot.app.memory_jobs import Models
+from bot.app.settings import Settings, id_set
+from bot.core.access import Access
+from bot.core.controls import Controls
+from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.jobs import Jobs
+from bot.core.loading import LoadOnce
+from bot.core.ports import Embedder, Store
+from bot.core.ratelimit import RateLimiter
+from bot.core.reward import RewardWeights
+from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
+
+
+@dataclass
+class Kindred:
+    """A running companion: its parts, so that whoever opened it can close it."""
+
+    settings: Settings
+    store: Store
+    embedder: Embedder
+    conversation: Conversation
+    jobs: Jobs
+
+    async def close(self) -> list[Path]:
+        """Finish the jobs, write what waits, close every part. Returns the files holding the words
+        that could not be stored (the store was down), to be imported later; usually none."""
+        await self.jobs.close()
+        await self.conversation.flush()
+        spilled: list[Path] = []
+        if len(self.conversation.outbox):
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+            spilled = self.conversation.outbox.spill(self.settings.data_dir / "unsaved", stamp)
+        # The embedder's batching thread and a remote model's HTTP client, where there are any.
+        for part in (self.embedder, self.conversation.inference):
+            close = getattr(part, "close", None)
+            if close is not None:
+                await close()
+        await self.store.close()
+        return spilled
+
+
+async def build(settings: Settings) -> Kindred:
+    store = await open_store(settings)
+    embedder = load_embedder(settings)
+    inference = load_inference(settings)
+    # In-process jobs share this process's models; Celery workers load their own.
+    in_process = not settings.workers.redis_url
+    models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
+    jobs = load_jobs(settings, job_registry(settings, models))
+    conversation = Conversation(
+        store, embedder, inference, policy(settings), after_turn=extraction_submitter(jobs)
+    )
+    return Kindred(settings, store, embedder, conversation, jobs)
+
+
+def policy(settings: Settings) -> ConversationPolicy:
+    chat, memory = settings.chat, settings.memory
+    half_lives = dict(memory.half_life_days)
+    return ConversationPolicy(
+        persona=chat.persona,
+        max_new_tokens=chat.max_new_tokens,
+        recent_turns=chat.recent_turns,
+        memory_top_k=memory.top_k,
+        memory_token_budget=memory.token_budget,
+        max_message_chars=chat.max_message_chars,
+        reactions=chat.reactions,
+        scoring=Scoring(
+            half_life_days=half_lives,
+            default_half_life_days=half_lives.get("turn", TURN_HALF_LIFE_DAYS),
+            assistant_weight=memory.assistant_weight,
+            mix=memory.weight_mix,
+            favoured_reward=memory.favoured_reward,
+        ),
+        reward=RewardWeights(
+            alpha=memory.reward_alpha,
+            beta=memory.reward_beta,
+            gamma=memory.reward_gamma,
+            session_gap=timedelta(minutes=memory.session_gap_minutes),
+        ),
+    )
+
+
+def services(kindred: Kindred) -> Services:
+    """What the chat-platform adapters are handed."""
+    chat = kindred.settings.chat
+    return Services(
+        conversation=kindred.conversation,
+        controls=Controls(kindred.store, chat.persona, embedder=kindred.embedder),
+        limiter=RateLimiter(chat.user_messages_per_minute, chat.user_message_burst),
+        access=Access(id_set(chat.allowed_ids), id_set(chat.admin_ids) or frozenset()),
+    )

@@ -1,0 +1,122 @@
+"""What each surface is built from: the chat platforms' own options, the terminal chat, the web
+server with its webhooks and admin page, and beat's lock. Settings become each part's own frozen
+options here, so that no adapter ever reads `Settings`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bot.adapters.base import PlatformAdapter, Services
+from bot.app.kindred import Kindred, services
+from bot.app.settings import DiscordSettings, Settings, TelegramSettings, WorkerSettings
+from bot.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from bot.adapters.console import ConsoleChat, ConsoleIO
+    from bot.adapters.discord.options import DiscordOptions
+    from bot.adapters.telegram.adapter import TelegramConfig
+    from bot.jobs.beat_lock import BeatLock
+    from bot.web.app import WebhookHandler, WebServer
+
+
+def telegram_config(telegram: TelegramSettings) -> TelegramConfig:
+    from bot.adapters.telegram.adapter import TelegramConfig
+    from bot.adapters.telegram.chat import ChatPolicy
+
+    if telegram.bot_token is None or not telegram.bot_token.get_secret_value().strip():
+        raise ConfigError("invalid configuration: TELEGRAM_BOT_TOKEN: is not set")
+    return TelegramConfig(
+        token=telegram.bot_token.get_secret_value(),
+        api_base_url=telegram.api_base_url,
+        webhook_url=telegram.webhook_url,
+        webhook_secret=telegram.webhook_secret.get_secret_value() if telegram.webhook_secret else None,
+        chat=ChatPolicy(group_mode=telegram.group_mode, feedback_buttons=telegram.feedback_buttons),
+        sends_per_second=telegram.sends_per_second,
+    )
+
+
+def discord_options(discord: DiscordSettings) -> DiscordOptions:
+    from bot.adapters.discord.options import DiscordOptions
+
+    token = discord.bot_token
+    if token is None or not token.get_secret_value().strip():
+        raise ConfigError("invalid configuration: DISCORD_BOT_TOKEN: is not set")
+    return DiscordOptions(
+        token=token,
+        dev_guild_id=discord.dev_guild_id,
+        feedback_buttons=discord.feedback_buttons,
+        message_content=discord.message_content,
+    )
+
+
+@dataclass
+class Platforms:
+    """The chat platforms `kindred run` serves, and the webhook routes the web server takes."""
+
+    adapters: list[PlatformAdapter] = field(default_factory=list)
+    webhooks: dict[str, WebhookHandler] = field(default_factory=dict)
+
+
+def configured(settings: Settings) -> bool:
+    """Whether any chat platform has a token."""
+    return settings.telegram.bot_token is not None or settings.discord.bot_token is not None
+
+
+def platforms(settings: Settings, shared: Services) -> Platforms:
+    found = Platforms()
+    if settings.telegram.bot_token is not None:
+        from bot.adapters.telegram.adapter import TelegramAdapter
+
+        telegram = TelegramAdapter(telegram_config(settings.telegram), shared)
+        found.adapters.append(telegram)
+        if telegram.config.webhook_path is not None:
+            found.webhooks[telegram.config.webhook_path] = telegram.handle_webhook
+    if settings.discord.bot_token is not None:
+        from bot.adapters.discord.adapter import DiscordAdapter
+
+        found.adapters.append(DiscordAdapter(shared, discord_options(settings.discord)))
+    return found
+
+
+def web_server(
+    settings: Settings, kindred: Kindred, found: Platforms, health: Callable[[], Awaitable[Mapping[str, Any]]]
+) -> WebServer:
+    """The web server, not yet started: every webhook, /healthz, and /admin when a password is set."""
+    from bot.web.admin import AdminPage
+    from bot.web.app import WebServer, build_web_app
+
+    admin = None
+    if settings.web.admin_password is not None:
+        password = settings.web.admin_password.get_secret_value()
+        admin = AdminPage(kindred.store, kindred.jobs.depths, password, settings.workers.flower_url)
+    return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin))
+
+
+def console_chat(kindred: Kindred, user_id: str, io: ConsoleIO | None = None) -> ConsoleChat:
+    """The terminal chat for one person (or a pipe's lines)."""
+    from bot.adapters.console import ConsoleChat, default_io
+
+    controls = services(kindred).controls
+    return ConsoleChat(kindred.conversation, user_id, io or default_io(), controls=controls)
+
+
+@contextmanager
+def beat_lock(workers: WorkerSettings) -> Iterator[BeatLock]:
+    """The one-beat lock in Redis, released (when held) and disconnected on the way out."""
+    import redis
+
+    from bot.jobs.beat_lock import BeatLock
+
+    assert workers.redis_url is not None
+    client = redis.Redis.from_url(workers.redis_url, socket_connect_timeout=5)
+    lock = BeatLock(client, workers.beat_lock_ttl_s)
+    try:
+        yield lock
+    finally:
+        # Redis may be gone by now; the lock then expires by itself.
+        with suppress(Exception):
+            lock.release()
+        client.close()

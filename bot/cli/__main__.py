@@ -1,0 +1,5 @@
+"""`python -m bot.cli …` is `kindred …`."""
+
+from bot.cli.main import main
+
+raise SystemExit(main())
