@@ -70,14 +70,6 @@ def load_embedder(settings: Settings) -> Embedder:
     return SentenceTransformerEmbedder.load(settings.inference.embedding_model)
 
 
-def resolve_device(setting: str) -> str:
-    if setting != "auto":
-        return setting
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def _model_dir(name: str, data_dir: Path) -> Path:
     from bot.inference.model_files import prepare_model
 
@@ -137,7 +129,7 @@ def load_local_inference(settings: Settings) -> LocalInference:
 
     return LocalInference.load(
         _model_dir(settings.inference.model, settings.data_dir),
-        device=resolve_device(settings.inference.device),
+        device=settings.inference.device,
         timeout_s=settings.inference.generation_timeout_s,
         max_batch=settings.inference.batch_size,
         adapters_dir=settings.adapters_path,

@@ -23,11 +23,10 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot.core import memory_ops
-from bot.core.curation import EMBED_CHARS
 from bot.core.extraction import sentences
 from bot.core.models import Memory, NewMemory, Revision
 from bot.core.ports import Embedder, MemoryCuration, MemoryIndex, RewardLog
-from bot.core.text import query_terms
+from bot.core.text import EMBED_CHARS, query_terms
 
 RAW_KINDS = frozenset({"turn", "imported"})
 

@@ -27,12 +27,10 @@ from bot.core.prompt import build_messages
 from bot.core.recall import Recalled, fit_budget, hybrid_search
 from bot.core.reward import RewardWeights
 from bot.core.scoring import Scoring, shares
-from bot.core.text import clean_message
+from bot.core.text import EMBED_CHARS, clean_message
 
 log = logging.getLogger(__name__)
 
-# The embedding model reads 256 word pieces; more text only costs time.
-EMBED_CHARS = 2000
 STORE_DOWN_NOTICE = (
     "(My memory store is unavailable right now, so I'm answering without it. "
     "I'm keeping your words and will save them as soon as it is back.)"

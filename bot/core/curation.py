@@ -12,8 +12,7 @@ from typing import Protocol
 
 from bot.core.models import Memory, NewMemory, Revision
 from bot.core.ports import Embedder, MemoryCuration, MemoryIndex
-
-EMBED_CHARS = 2000
+from bot.core.text import EMBED_CHARS
 
 
 class CurationStore(MemoryIndex, MemoryCuration, Protocol):

@@ -11,10 +11,10 @@ from bot.core.models import Memory, NewMemory
 from bot.core.ports import Embedder, MemoryIndex, RecallIndex
 from bot.core.recall import Recalled, hybrid_search
 from bot.core.scoring import SHIPPED, Scoring
+from bot.core.text import EMBED_CHARS
 
 IMPORT_BATCH = 256
 EXPORT_PAGE = 1000
-EMBED_CHARS = 2000
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,12 +65,14 @@ async def hybrid_search(
     exclude: Collection[int] = (),
     only_chat: str | None = None,
     lexical: bool = True,
+    rare_floor: int = RARE_FLOOR,
     scoring: Scoring | None = SHIPPED,
     now: datetime | None = None,
 ) -> list[Recalled]:
     """Dense plus lexical search over one user's memories, fused, then weighed by reward, age and
     verification as of `now` (default: the present). `only_chat`: only memories from that chat
-    (`meta.chat_id`). `lexical=False`: dense only; `scoring=None`: relevance alone. Each result
+    (`meta.chat_id`). `lexical=False`: dense only; `rare_floor`: a word in at most this many of the
+    person's memories always counts as rare; `scoring=None`: relevance alone. Each result
     says why it was chosen (`Recalled.why`)."""
     if k <= 0:
         return []
@@ -86,7 +88,7 @@ async def hybrid_search(
     # Dense search needs nothing from the lexical side, so the two run side by side.
     dense, words = await asyncio.gather(
         index.dense_search(user_id, vector, fetch),
-        _rare_word_search(index, user_id, query, fetch) if lexical else _nothing(),
+        _rare_word_search(index, user_id, query, fetch, rare_floor) if lexical else _nothing(),
     )
     dense = [hit for hit in dense if wanted(hit)]
     words = [hit for hit in words if wanted(hit)][:LEXICAL_DEPTH]
@@ -113,10 +115,12 @@ async def weigh(
     return weighed
 
 
-async def _rare_word_search(index: MemoryIndex, user_id: str, query: str, fetch: int) -> list[MemoryHit]:
+async def _rare_word_search(
+    index: MemoryIndex, user_id: str, query: str, fetch: int, floor: int
+) -> list[MemoryHit]:
     terms = query_terms(query)
     if terms:
-        terms = await index.rare_terms(user_id, terms, share=RARE_SHARE, floor=RARE_FLOOR)
+        terms = await index.rare_terms(user_id, terms, share=RARE_SHARE, floor=floor)
     return await index.lexical_search(user_id, terms, fetch) if terms else []
 
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.core import contradiction, extraction
-from bot.core.curation import EMBED_CHARS, CurationStore, supersede
+from bot.core.curation import CurationStore, supersede
 from bot.core.errors import InferenceError
 from bot.core.models import Memory, NewMemory, Revision, Vector
 from bot.core.ports import Embedder, Inference
+from bot.core.text import EMBED_CHARS
 
 log = logging.getLogger(__name__)
 

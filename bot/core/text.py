@@ -11,6 +11,8 @@ from bot.core.errors import InvalidInput
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TERMS = 32
+# What is embedded of a longer text: MiniLM reads 256 word pieces, so more only costs time.
+EMBED_CHARS = 2000
 
 # "lately" and "recently" say when, not what, and the stemmer reads "lately" as "late".
 _STOPWORDS = frozenset(

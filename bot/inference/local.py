@@ -93,9 +93,13 @@ class LocalInference:
         """Load a model directory (or Hub id) prepared by `prepare_model`. Blocks for a while.
 
         `threads` sets torch's CPU threads for the whole process; see `limit_torch_threads`.
+        `device="auto"`: the GPU when torch sees one, else the CPU.
         """
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
 
         limit_torch_threads(threads)
         source = str(model_dir)

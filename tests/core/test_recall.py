@@ -65,13 +65,12 @@ async def test_a_rare_word_brings_its_memory_in_even_when_meaning_ranks_it_low(s
     assert key in [r.memory.id for r in hybrid]
 
 
-async def test_only_the_head_of_the_lexical_list_joins_the_fusion(
-    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("bot.core.recall.RARE_FLOOR", 100)  # let the ten-fold word through
+async def test_only_the_head_of_the_lexical_list_joins_the_fusion(store: SqliteStore) -> None:
     ids = await add(store, *[f"zebra number {i}" for i in range(10)])
     query = "zebra"
-    found = await hybrid_search(store, "ann", query, EMB.vector("unrelated words only"), 10, lexical=True)
+    vector = EMB.vector("unrelated words only")
+    # A floor of 100 lets the ten-fold word through as rare.
+    found = await hybrid_search(store, "ann", query, vector, 10, lexical=True, rare_floor=100)
     assert len(found) == 10  # dense still fills k
     lexical_only_score = 1.0 / 61
     boosted = [r for r in found if r.score > lexical_only_score + 1e-9]

@@ -18,7 +18,7 @@ from tests.support.pg import PgServer, pg_server
 
 __all__ = ["pg_server"]  # a fixture, imported for pytest to find
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120
 LATENCY_KEYS = {"p50_ms", "p95_ms", "max_ms", "n"}
 

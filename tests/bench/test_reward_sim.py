@@ -1,10 +1,11 @@
 """Smoke test of bench/reward_sim.py: a tiny run in a real subprocess, the JSON it promises.
 
-It checks shape, not the gain or the cut: the numbers come from full runs (bot/core/MEMORY_README.md)."""
+It checks shape, not the gain or the cut: the numbers come from full runs (README, "Memory: reward,
+decay and why a memory was chosen")."""
 
 from __future__ import annotations
 
-from tests.test_bench import run_bench
+from tests.bench.test_bench import run_bench
 
 PRECISIONS = {"precision@5_before", "precision@5_after", "precision@5_after_any_memory"}
 

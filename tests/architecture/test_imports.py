@@ -1,0 +1,198 @@
+"""Every import rule in ARCHITECTURE.md, checked on the source so that a violation fails CI.
+
+The floors, from the ground up: 1 `bot/core`; 2 the implementations (`bot/store`, `bot/inference`,
+`bot/jobs`, `bot/adapters`, `bot/web`); 3 `bot/app`, the composition root; 4 the entry points
+(`bot/cli`, `workers`). A file imports from its own floor or the floors below, with the narrower
+rules each test below names.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CORE = "bot.core"
+IMPLEMENTATIONS = ("bot.store", "bot.inference", "bot.jobs", "bot.adapters", "bot.web")
+ROOT_OF_COMPOSITION = "bot.app"
+ENTRY_POINTS = ("bot.cli", "workers")
+# Written down so that it is a choice: numpy is the core's one library (vectors, cosine).
+CORE_LIBRARIES = ("numpy",)
+# Imported only inside bot/inference (the training module joins them when it exists).
+MODEL_LIBRARIES = ("torch", "transformers", "peft", "sentence_transformers")
+# What the entry points may use of floor 2: the shared adapter Protocol (a type), and the Celery
+# configuration that the worker app shares with the side that submits jobs.
+ENTRY_POINT_IMPLEMENTATIONS = {"bot.cli": ("bot.adapters.base",), "workers": ("bot.jobs.celery_runner",)}
+
+
+def imports_of(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def relative_imports_of(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level > 0]
+
+
+def is_under(module: str, *packages: str) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in packages)
+
+
+def module_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def python_files(*folders: str) -> list[Path]:
+    return sorted(path for folder in folders for path in (ROOT / folder).rglob("*.py"))
+
+
+def ours(module: str) -> bool:
+    return is_under(module, "bot", "workers", "kindred_schema")
+
+
+def bad_imports(path: Path, allowed: tuple[str, ...]) -> list[str]:
+    """Kindred's modules that `path` imports from outside `allowed`."""
+    return sorted(m for m in imports_of(path) if ours(m) and not is_under(m, *allowed))
+
+
+def test_every_floor_exists_and_nothing_is_loose_in_bot() -> None:
+    floors = (CORE, *IMPLEMENTATIONS, ROOT_OF_COMPOSITION, *ENTRY_POINTS)
+    for package in floors:
+        assert (ROOT / package.replace(".", "/") / "__init__.py").exists(), package
+    loose = sorted(p.name for p in (ROOT / "bot").glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"every module of bot/ belongs to a floor's folder: {loose}"
+
+
+@pytest.mark.parametrize("path", python_files("bot/core"), ids=str)
+def test_the_core_imports_only_the_standard_library_numpy_and_itself(path: Path) -> None:
+    bad = sorted(
+        m
+        for m in imports_of(path)
+        if not is_under(m, CORE, *CORE_LIBRARIES) and m.split(".")[0] not in sys.stdlib_module_names
+    )
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+@pytest.mark.parametrize("package", IMPLEMENTATIONS)
+def test_an_implementation_imports_the_core_and_its_own_package_only(package: str) -> None:
+    """Never another implementation, the composition root, an entry point, or workers/."""
+    for path in python_files(package.replace(".", "/")):
+        own: tuple[str, ...] = (package, CORE)
+        if package == "bot.adapters":
+            # The platforms share bot/adapters' own modules; each platform's folder is its own.
+            platform = path.parent.name if path.parent != ROOT / "bot/adapters" else None
+            own = (CORE, *ADAPTERS_SHARED, *([f"bot.adapters.{platform}"] if platform else []))
+        bad = bad_imports(path, own)
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+ADAPTERS_SHARED = tuple(module_of(p) for p in sorted((ROOT / "bot/adapters").glob("*.py")))
+
+
+@pytest.mark.parametrize(("platform", "other"), [("telegram", "discord"), ("discord", "telegram")])
+def test_platform_adapters_do_not_import_each_other(platform: str, other: str) -> None:
+    for path in python_files(f"bot/adapters/{platform}"):
+        bad = {m for m in imports_of(path) if is_under(m, f"bot.adapters.{other}", other)}
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "bot/adapters").glob("*.py")), ids=str)
+def test_the_shared_adapter_modules_know_no_platform(path: Path) -> None:
+    """Delivery, streaming and the console are written once for every platform."""
+    platforms = ("telegram", "discord", "bot.adapters.telegram", "bot.adapters.discord")
+    bad = {m for m in imports_of(path) if is_under(m, *platforms)}
+    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", python_files("bot/web"), ids=str)
+def test_the_web_server_knows_no_platform(path: Path) -> None:
+    bad = {m for m in imports_of(path) if is_under(m, "telegram", "discord", "bot.adapters")}
+    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("path", python_files("bot/app"), ids=str)
+def test_the_composition_root_imports_no_entry_point(path: Path) -> None:
+    bad = bad_imports(path, (CORE, *IMPLEMENTATIONS, ROOT_OF_COMPOSITION))
+    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_entry_points_choose_no_implementation(entry: str) -> None:
+    """They ask the composition root for what they run; only it picks implementations."""
+    allowed = (CORE, ROOT_OF_COMPOSITION, entry, *ENTRY_POINT_IMPLEMENTATIONS[entry])
+    for path in python_files(entry.replace(".", "/")):
+        bad = bad_imports(path, allowed)
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+@pytest.mark.parametrize("path", python_files("bot"), ids=str)
+def test_bot_never_imports_workers(path: Path) -> None:
+    assert not {m for m in imports_of(path) if is_under(m, "workers")}
+
+
+@pytest.mark.parametrize("path", python_files("bot", "workers", "tests", "bench"), ids=str)
+def test_no_relative_imports(path: Path) -> None:
+    """Every import names its module whole, so that its floor shows where it is used."""
+    assert not relative_imports_of(path), f"{path.relative_to(ROOT)}: relative import"
+
+
+@pytest.mark.parametrize("path", python_files("bot", "workers"), ids=str)
+def test_model_libraries_only_inside_inference(path: Path) -> None:
+    if is_under(module_of(path), "bot.inference"):
+        return
+    bad = {m for m in imports_of(path) if is_under(m, *MODEL_LIBRARIES)}
+    assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_model_libraries_load_only_when_a_model_is_needed() -> None:
+    """Importing the composition root, the CLI and the worker app loads no torch or transformers,
+    so that a command that needs no model (or a bot whose model is remote) starts fast."""
+    import subprocess
+
+    probe = (
+        "import sys, bot.app.kindred, bot.app.platforms, bot.cli.main, bot.cli.run, workers.app;"
+        f"print(sorted(m for m in {MODEL_LIBRARIES!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_every_package_is_listed_for_installation() -> None:
+    """pyproject lists packages by hand (schema/ installs as `kindred_schema`); none may be missed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("bot", "workers")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert found | {"kindred_schema"} == listed
+
+
+def test_tests_mirror_the_layout() -> None:
+    """No loose test modules at the root of tests/: each sits beside the floor it tests."""
+    kept = {"__init__.py", "conftest.py"}
+    loose = sorted(p.name for p in (ROOT / "tests").glob("*.py") if p.name not in kept)
+    assert not loose, loose
+
+
+def test_every_path_in_the_architecture_exists() -> None:
+    """ARCHITECTURE.md names files and folders in backticks; each must be there."""
+    import re
+
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:bot|workers|schema|tests|bench)/[\w/.]*)`", text))
+    missing = sorted(path for path in named if not (ROOT / path.split(":")[0]).exists())
+    assert named and not missing, missing
