@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from bot.adapters.delivery import Layout, NotShown, deliver
 from bot.core.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.conversation import Conversation
 from bot.core.errors import StoreUnavailable
-from bot.core.events import Reaction, Refusal, ReplyChunk, ReplyDone, UserMessage
+from bot.core.events import Reaction, UserMessage
 
 HELP = (
     "Type a message and press Enter. Commands:\n"
@@ -30,6 +31,8 @@ FORGET_ALL_PROMPT = FORGET_ALL_ASK + " Type yes to forget everything; anything e
 KEPT = "Kept. Nothing was forgotten."
 NO_CONTROLS = "Memory commands aren't available in this chat."
 STORE_DOWN = "I can't reach my memory right now, so nothing changed. Try again in a moment."
+# A terminal has no message size and no edit rate: every chunk shows as it comes, as written.
+TERMINAL = Layout(limit=sys.maxsize, interval_s=0.0, verbatim=True)
 
 
 @dataclass
@@ -57,6 +60,47 @@ def default_io() -> ConsoleIO:
 
         return ConsoleIO(read, sys.stdout, sys.stderr, True)
     return ConsoleIO(sys.stdin.readline, sys.stdout, sys.stderr, False)
+
+
+class ConsoleSurface:
+    """A reply as one growing block of text. What is printed cannot be taken back, so an edit
+    prints only what the new text adds; the finished reply ends the line."""
+
+    def __init__(self, out: TextIO, prefix: str) -> None:
+        self.out = out
+        self.prefix = prefix
+        self._printed: list[str] = []
+
+    async def send(self, text: str) -> str:
+        self._write(("\n" if self._printed else self.prefix) + text)
+        self._printed.append(text)
+        return str(len(self._printed))
+
+    async def edit(self, message_id: str, text: str) -> None:
+        index = int(message_id) - 1
+        self._write(_added(self._printed[index], text))
+        self._printed[index] = text
+
+    async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
+        self._write("\n")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except OSError as exc:  # a closed pipe: the reply is still stored
+            raise NotShown(f"cannot write to the terminal: {exc}") from None
+
+
+def _added(printed: str, text: str) -> str:
+    """What `text` adds to `printed`. The finished reply comes trimmed of the outer whitespace that
+    the stream printed as written, so that whitespace adds nothing and takes nothing away."""
+    if text.startswith(printed):
+        return text[len(printed) :]
+    kept = printed.strip()
+    if text.startswith(kept):
+        return text[len(kept) :]
+    return "\n" + text  # not a continuation (never, from the delivery): print it whole
 
 
 class ConsoleChat:
@@ -130,26 +174,10 @@ class ConsoleChat:
 
     async def _chat(self, text: str) -> None:
         message = UserMessage(self.user_id, CHAT_ID, text, datetime.now(UTC))
-        prefix = "kindred › " if self.io.interactive else ""
-        started = False
-        async for event in self.conversation.handle_message(message):
-            if isinstance(event, ReplyChunk):
-                if not started:
-                    self.io.out.write(prefix)
-                    started = True
-                self.io.out.write(event.text)
-                self.io.out.flush()
-            elif isinstance(event, Refusal):
-                self._say(("\n" if started else "") + event.text)
-                return
-            elif isinstance(event, ReplyDone):
-                if not started:
-                    self.io.out.write(prefix + event.text)
-                self.io.out.write("\n")
-                self.io.out.flush()
-                self.last_reply_turn = event.turn_id
-                if event.notice:
-                    self._say_err(event.notice)
+        surface = ConsoleSurface(self.io.out, "kindred › " if self.io.interactive else "")
+        delivered = await deliver(self.conversation.handle_message(message), surface, TERMINAL)
+        if delivered.done is not None:
+            self.last_reply_turn = delivered.done.turn_id
 
     async def _react(self, emoji: str) -> None:
         if not emoji:

@@ -79,6 +79,7 @@ class StreamedReply:
         interval_s: float = EDIT_INTERVAL_S,
         first_delay_s: float = 0.0,
         draft: Callable[[str], Awaitable[None]] | None = None,
+        verbatim: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.surface = surface
@@ -89,6 +90,8 @@ class StreamedReply:
         self.first_delay_s = first_delay_s
         # A live preview that is not yet a message (Telegram's sendMessageDraft), where there is one.
         self.draft = draft
+        # Show the text exactly as written (a terminal), not trimmed as chat platforms trim it.
+        self.verbatim = verbatim
         self._clock = clock
         self._text = ""
         self._shown: list[tuple[str, str]] = []  # (message id, text it shows)
@@ -117,10 +120,10 @@ class StreamedReply:
         if self.draft is not None:
             await self._draft(self.draft, self._text.strip())
         else:
-            await self._show(self._text.strip())
+            await self._show(self._text if self.verbatim else self._text.strip())
 
     async def finish(self, text: str) -> list[str]:
-        await self._show(text.strip() or "…")
+        await self._show((text if self.verbatim else text.strip()) or "…")
         return self.message_ids
 
     async def _draft(self, draft: Callable[[str], Awaitable[None]], text: str) -> None:

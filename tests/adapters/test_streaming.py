@@ -129,3 +129,13 @@ async def test_a_reply_finished_before_the_first_delay_is_shown_once_whole() -> 
     clock.now = 10.0
     await slow.add("slow ")  # 10 s after it began: shown at once
     assert surface.calls[-1] == ("send", "slow")
+
+
+async def test_verbatim_shows_the_words_exactly_as_written() -> None:
+    surface = Recorder()
+    reply = StreamedReply(surface, limit=100, interval_s=0.0, verbatim=True)
+    for chunk in (" leading", " space\n", "and a line "):
+        await reply.add(chunk)
+    assert surface.calls[-1] == ("edit", " leading space\nand a line ")
+    assert await reply.finish(" leading space\nand a line ") == ["1"]
+    assert surface.messages["1"] == " leading space\nand a line "

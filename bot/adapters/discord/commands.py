@@ -13,12 +13,13 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bot.adapters.delivery import SORRY
 from bot.adapters.discord.context import kindred_of
 from bot.adapters.discord.feedback import feedback_view
 from bot.adapters.discord.memory_buttons import forget_all_view, pager
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import chat_key, places, reactions_reach_me, user_key
-from bot.adapters.discord.reply import SORRY, deliver
+from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import InteractionSurface
 from bot.adapters.streaming import split_text
 from bot.core.access import NOT_ALLOWED

@@ -1,12 +1,43 @@
 """Where a streamed reply is shown: under a person's message in a channel, or as a slash command's
 deferred response and its follow-ups. Both implement `bot.adapters.streaming.Surface`, plus
-`attach` for the feedback buttons."""
+`attach` for the feedback buttons. Discord's errors become `NotShown` here, in one place."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
+import aiohttp
 import discord
+
+from bot.adapters.delivery import NotShown
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def refusals_mapped() -> Iterator[None]:
+    """Discord refusing a call (no permission, message deleted) or unreachable: NotShown."""
+    try:
+        yield
+    except discord.HTTPException as exc:
+        raise NotShown(f"Discord answered {exc.status}: {exc.text}") from None
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise NotShown(f"could not reach Discord: {type(exc).__name__}") from None
+
+
+async def shown(step: Awaitable[object]) -> bool:
+    """Run one display step outside a reply (a refusal, "typing…"). A failed one is logged, not
+    raised: the person's message is still handled."""
+    try:
+        with refusals_mapped():
+            await step
+    except NotShown as exc:
+        log.warning("could not show a message on Discord: %s", exc)
+        return False
+    return True
 
 
 class ReplySurface(Protocol):
@@ -28,18 +59,21 @@ class ChannelSurface:
         self._sent: dict[str, discord.Message] = {}
 
     async def send(self, text: str) -> str:
-        if not self._sent and self.message.guild is not None:
-            sent = await self.message.reply(text, mention_author=False)
-        else:
-            sent = await self.message.channel.send(text)
+        with refusals_mapped():
+            if not self._sent and self.message.guild is not None:
+                sent = await self.message.reply(text, mention_author=False)
+            else:
+                sent = await self.message.channel.send(text)
         self._sent[str(sent.id)] = sent
         return str(sent.id)
 
     async def edit(self, message_id: str, text: str) -> None:
-        self._sent[message_id] = await self._sent[message_id].edit(content=text)
+        with refusals_mapped():
+            self._sent[message_id] = await self._sent[message_id].edit(content=text)
 
     async def attach(self, message_id: str, view: discord.ui.View) -> None:
-        self._sent[message_id] = await self._sent[message_id].edit(view=view)
+        with refusals_mapped():
+            self._sent[message_id] = await self._sent[message_id].edit(view=view)
 
 
 class InteractionSurface:
@@ -52,21 +86,24 @@ class InteractionSurface:
         self._original: str | None = None
 
     async def send(self, text: str) -> str:
-        if self._original is None:
-            message = await self.interaction.edit_original_response(content=text)
-            self._original = str(message.id)
-            return self._original
-        followup = await self.interaction.followup.send(text, wait=True)
+        with refusals_mapped():
+            if self._original is None:
+                message = await self.interaction.edit_original_response(content=text)
+                self._original = str(message.id)
+                return self._original
+            followup = await self.interaction.followup.send(text, wait=True)
         return str(followup.id)
 
     async def edit(self, message_id: str, text: str) -> None:
-        if message_id == self._original:
-            await self.interaction.edit_original_response(content=text)
-        else:
-            await self.interaction.followup.edit_message(int(message_id), content=text)
+        with refusals_mapped():
+            if message_id == self._original:
+                await self.interaction.edit_original_response(content=text)
+            else:
+                await self.interaction.followup.edit_message(int(message_id), content=text)
 
     async def attach(self, message_id: str, view: discord.ui.View) -> None:
-        if message_id == self._original:
-            await self.interaction.edit_original_response(view=view)
-        else:
-            await self.interaction.followup.edit_message(int(message_id), view=view)
+        with refusals_mapped():
+            if message_id == self._original:
+                await self.interaction.edit_original_response(view=view)
+            else:
+                await self.interaction.followup.edit_message(int(message_id), view=view)

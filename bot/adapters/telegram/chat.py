@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
 
 from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatAction, ChatType, MessageEntityType
-from telegram.error import Forbidden, TelegramError
+from telegram.error import Forbidden
 from telegram.ext import ContextTypes
 
 from bot.adapters.base import Services
-from bot.adapters.streaming import StreamedReply
+from bot.adapters.delivery import Layout, LinkTo, deliver
 from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, Unreachable, utf16_len
 from bot.core.access import NOT_ALLOWED
-from bot.core.events import Refusal, ReplyChunk, ReplyDone, UserMessage
+from bot.core.events import ReplyDone, ReplyEvent, UserMessage
 from bot.core.ratelimit import slow_down
 
 log = logging.getLogger(__name__)
@@ -127,68 +128,49 @@ class ChatHandler:
             chat.id,
             reply_to=None if chat.type == ChatType.PRIVATE else message.message_id,
             thread_id=message.message_thread_id if message.is_topic_message else None,
+            buttons=feedback_buttons() if self.policy.feedback_buttons else None,
         )
         use_draft = self.policy.drafts and chat.type == ChatType.PRIVATE
-        reply = StreamedReply(
-            surface,
+        layout = Layout(
             limit=MESSAGE_LIMIT,
             measure=utf16_len,
             interval_s=self.policy.edit_interval_s,
             first_delay_s=self.policy.first_show_delay_s,
             draft=surface.draft if use_draft else None,
         )
+        conversation = self.services.conversation
+        link = LinkTo(conversation, "telegram", str(chat.id), event.user_id)
         # "typing…" only when the first words are slow to come: a quick reply needs no extra call.
         typing = asyncio.create_task(_typing_after(chat, self.policy.typing_delay_s))
-        blocked: Exception | None = None
-        # Every event is consumed even when showing fails: the reply must still be stored.
-        failed = False
         try:
-            async for item in self.services.conversation.handle_message(event):
-                typing.cancel()
-                if blocked is not None or failed:
-                    continue
-                try:
-                    await self._show(item, reply, surface, chat, event)
-                except Unreachable as exc:
-                    blocked = exc
-                except TelegramError as exc:
-                    # Showing failed (network, a refused edit): the reply is still stored.
-                    log.warning("telegram: could not show a reply: %s: %s", type(exc).__name__, exc)
-                    failed = True
+            events = _watched(conversation.handle_message(event), typing, surface)
+            delivered = await deliver(events, surface, layout, link=link)
         finally:
             typing.cancel()
             await asyncio.wait([typing])
+        refused = delivered.not_shown
+        blocked: Exception | None = refused if isinstance(refused, Unreachable) else None
         if not typing.cancelled():
             blocked = typing.result() or blocked
         if blocked is not None:
             # Only now: storing the person's own turn marks them active, so this must come after.
             await self._unreachable(event.user_id, blocked)
 
-    async def _show(
-        self,
-        item: ReplyChunk | ReplyDone | Refusal,
-        reply: StreamedReply,
-        surface: TelegramSurface,
-        chat: Chat,
-        event: UserMessage,
-    ) -> None:
-        if isinstance(item, ReplyChunk):
-            await reply.add(item.text)
-        elif isinstance(item, Refusal):
-            await reply.finish((reply.text_so_far + "\n\n" + item.text).strip())
-        else:
-            text = item.text if not item.notice else f"{item.text}\n\n{item.notice}"
-            buttons = self.policy.feedback_buttons and item.turn_id is not None
-            # The buttons ride on the final send or edit; a separate call only if there was none.
-            surface.final_markup = feedback_buttons() if buttons else None
-            ids = await reply.finish(text)
-            await self.services.conversation.link_reply("telegram", str(chat.id), ids, item, event.user_id)
-            if buttons and ids and ids[-1] not in surface.marked:
-                await surface.add_buttons(ids[-1], feedback_buttons())
-
     async def _unreachable(self, user_id: str, exc: Exception) -> None:
         log.info("telegram: %s cannot be reached (%s); marked inactive", user_id, exc)
         await self.services.controls.mark_unreachable(user_id)
+
+
+async def _watched(
+    events: AsyncIterator[ReplyEvent], typing: asyncio.Task[Exception | None], surface: TelegramSurface
+) -> AsyncIterator[ReplyEvent]:
+    """The core's events, cancelling "typing…" once the first arrives and telling the surface how
+    the reply ends before the delivery shows it finished."""
+    async for item in events:
+        typing.cancel()
+        if isinstance(item, ReplyDone):
+            surface.ending(stored=item.turn_id is not None)
+        yield item
 
 
 async def _typing_after(chat: Chat, delay_s: float) -> Exception | None:

@@ -1,13 +1,15 @@
-"""Messages in one Telegram chat, as the streaming renderer's surface. Telegram errors map here."""
+"""Messages in one Telegram chat, as the delivery's surface. Telegram errors map here."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from telegram import Bot, InlineKeyboardMarkup
-from telegram.error import BadRequest, Forbidden
+from telegram.error import BadRequest, Forbidden, TelegramError
+
+from bot.adapters.delivery import NotShown
 
 log = logging.getLogger(__name__)
 
@@ -15,7 +17,7 @@ log = logging.getLogger(__name__)
 MESSAGE_LIMIT = 4096
 
 
-class Unreachable(Exception):
+class Unreachable(NotShown):
     """The person blocked the bot or left the chat: sending again cannot succeed."""
 
 
@@ -26,15 +28,29 @@ def utf16_len(text: str) -> int:
 class TelegramSurface:
     """Plain text only: no parse mode, so nothing the model writes can break a send."""
 
-    def __init__(self, bot: Bot, chat_id: int, *, reply_to: int | None = None, thread_id: int | None = None):
+    def __init__(
+        self,
+        bot: Bot,
+        chat_id: int,
+        *,
+        reply_to: int | None = None,
+        thread_id: int | None = None,
+        buttons: InlineKeyboardMarkup | None = None,
+    ):
         self.bot = bot
         self.chat_id = chat_id
         self.reply_to = reply_to
         self.thread_id = thread_id
+        self.buttons = buttons
         self._draft_id = abs(hash((chat_id, reply_to))) % 2_000_000_000 + 1
-        # Buttons for the message(s) of a finished reply; set just before the final send or edit.
+        # Buttons for the message(s) of a finished reply; set by `ending`, before the final send or edit.
         self.final_markup: InlineKeyboardMarkup | None = None
         self.marked: set[str] = set()
+
+    def ending(self, stored: bool) -> None:
+        """The reply has ended: the buttons (for a stored reply) ride on the send or edit that shows
+        it finished, so that a quick reply costs one Bot API call; `finish` adds them otherwise."""
+        self.final_markup = self.buttons if stored else None
 
     async def send(self, text: str) -> str:
         with _refusals_mapped():
@@ -61,28 +77,35 @@ class TelegramSurface:
                 self.marked.add(message_id)
 
     async def draft(self, text: str) -> None:
-        try:
-            with _refusals_mapped():
+        with _refusals_mapped():
+            try:
                 await self.bot.send_message_draft(
                     self.chat_id, self._draft_id, text, message_thread_id=self.thread_id
                 )
-        except BadRequest as exc:
-            # A draft is only a preview: losing one costs nothing, the final message still comes.
-            log.info("draft not shown: %s", exc)
+            except BadRequest as exc:
+                # A draft is only a preview: losing one costs nothing, the final message still comes.
+                log.info("draft not shown: %s", exc)
 
-    async def add_buttons(self, message_id: str, markup: InlineKeyboardMarkup) -> None:
+    async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
+        if self.buttons is None or not stored or not message_ids or message_ids[-1] in self.marked:
+            return
         with _refusals_mapped(unchanged_is_fine=True):
-            await self.bot.edit_message_reply_markup(self.chat_id, int(message_id), reply_markup=markup)
+            await self.bot.edit_message_reply_markup(
+                self.chat_id, int(message_ids[-1]), reply_markup=self.buttons
+            )
 
 
 @contextmanager
 def _refusals_mapped(*, unchanged_is_fine: bool = False) -> Iterator[None]:
-    """Forbidden (blocked, removed from the chat) becomes Unreachable; with `unchanged_is_fine`,
-    Telegram's "message is not modified" means the text already shows, which is success."""
+    """Forbidden (blocked, removed from the chat) becomes Unreachable, any other Telegram error
+    NotShown; with `unchanged_is_fine`, Telegram's "message is not modified" means the text
+    already shows, which is success."""
     try:
         yield
     except BadRequest as exc:
         if not (unchanged_is_fine and "not modified" in str(exc).lower()):
-            raise
+            raise NotShown(f"{type(exc).__name__}: {exc}") from None
     except Forbidden as exc:
         raise Unreachable(str(exc)) from None
+    except TelegramError as exc:
+        raise NotShown(f"{type(exc).__name__}: {exc}") from None

@@ -1,0 +1,145 @@
+"""One reply, from the core's events to a platform's messages, the same way on every platform.
+
+The delivery consumes every reply event, paces and splits the growing text (`streaming.py`), ends
+the reply with its words and, after a blank line, a short plain notice when there is one (the
+store is down, the model failed mid-reply, something broke), and links the messages that show
+it to the stored turn. A platform adds only a `Surface`: send, edit and finish.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.adapters import streaming
+from bot.adapters.streaming import EDIT_INTERVAL_S, StreamedReply
+from bot.core.conversation import Conversation
+from bot.core.errors import KindredError
+from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent
+
+log = logging.getLogger(__name__)
+
+SORRY = "Sorry, something went wrong on my side and I couldn't answer that. Please try again."
+
+
+class NotShown(Exception):
+    """The platform did not show a message: it refused, the person is gone, the network failed.
+
+    Surfaces raise it in place of their SDK's errors. The delivery then shows nothing more of that
+    reply but still consumes it to the end, so that the reply is stored all the same.
+    """
+
+
+class Surface(streaming.Surface, Protocol):
+    async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
+        """The finished reply shows in `message_ids` (in order): add what a finished reply carries
+        (feedback buttons for a `stored` one, a terminal's line end)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How one platform shows a growing reply."""
+
+    limit: int
+    measure: Callable[[str], int] = len
+    interval_s: float = EDIT_INTERVAL_S
+    # A reply finished within this long is shown once, whole.
+    first_delay_s: float = 0.0
+    # A live preview that is not yet a message (Telegram's sendMessageDraft), where there is one.
+    draft: Callable[[str], Awaitable[None]] | None = None
+    # Chat platforms trim a message's outer whitespace; a terminal prints words exactly as they come.
+    verbatim: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTo:
+    """Where a reply's messages are recorded, so that a reaction on any of them reaches its turn."""
+
+    conversation: Conversation
+    platform: str
+    chat_id: str
+    user_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    message_ids: tuple[str, ...]
+    # None when the reply ended without one: refused, failed mid-stream.
+    done: ReplyDone | None
+    # Why showing stopped, if it did; the reply was consumed (and stored) all the same.
+    not_shown: NotShown | None
+
+
+def with_notice(words: str, notice: str | None) -> str:
+    """A reply's words, then after a blank line a short plain notice. The words already written
+    stay: a person keeps what they read, and learns why it stopped or what was not saved."""
+    return "\n\n".join(part for part in (words.strip(), notice) if part)
+
+
+class _Showing:
+    """Display steps until the first one the platform does not show; later ones are skipped."""
+
+    def __init__(self) -> None:
+        self.refused: NotShown | None = None
+
+    async def attempt(self, step: Callable[[], Awaitable[object]]) -> None:
+        if self.refused is not None:
+            return
+        try:
+            await step()
+        except NotShown as exc:
+            log.warning("a reply could not be shown: %s", exc)
+            self.refused = exc
+
+
+async def deliver(
+    events: AsyncIterable[ReplyEvent],
+    surface: Surface,
+    layout: Layout,
+    *,
+    link: LinkTo | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Delivered:
+    """Show the reply in `events` on `surface`; every event is consumed whatever the platform does.
+
+    A finished reply is linked (when `link` is given) to every message that shows it, including
+    those shown before showing failed.
+    """
+    reply = StreamedReply(
+        surface,
+        limit=layout.limit,
+        measure=layout.measure,
+        interval_s=layout.interval_s,
+        first_delay_s=layout.first_delay_s,
+        draft=layout.draft,
+        verbatim=layout.verbatim,
+        clock=clock,
+    )
+    showing = _Showing()
+    ending: ReplyDone | Refusal | None = None
+    try:
+        async for event in events:
+            if isinstance(event, ReplyChunk):
+                await showing.attempt(lambda: reply.add(event.text))  # noqa: B023 (awaited at once)
+            else:
+                ending = event
+    except KindredError as exc:
+        # The core keeps what it could not store; the person at least hears that it failed.
+        log.error("a reply failed: %s", exc)
+        ending = Refusal(SORRY)
+    done = ending if isinstance(ending, ReplyDone) else None
+    if done is not None:
+        final = with_notice(done.text, done.notice)
+    else:
+        final = with_notice(reply.text_so_far, ending.text if ending is not None else None)
+    await showing.attempt(lambda: reply.finish(final))
+    ids = reply.message_ids
+    if link is not None and done is not None:
+        await link.conversation.link_reply(link.platform, link.chat_id, ids, done, link.user_id)
+    stored = done is not None and done.turn_id is not None
+    await showing.attempt(lambda: surface.finish(ids, stored))
+    return Delivered(tuple(ids), done, showing.refused)

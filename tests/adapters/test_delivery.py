@@ -1,0 +1,275 @@
+"""The one reply delivery, checked once against every platform's real surface: Telegram's over the
+loopback Bot API, Discord's over loopback REST, and the console's over a captured stream.
+
+The events are the core's own (`ReplyChunk`, `ReplyDone`, `Refusal`), scripted; the reply's turn is
+a real one in a real SQLite store, so linking is checked where reactions will look for it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import cast
+
+import discord
+import pytest
+import telegram
+
+from bot.adapters.console import TERMINAL, ConsoleSurface
+from bot.adapters.delivery import SORRY, Delivered, Layout, LinkTo, Surface, deliver
+from bot.adapters.discord import options as discord_options
+from bot.adapters.discord.context import Unlinked
+from bot.adapters.discord.reply import DiscordReply
+from bot.adapters.discord.surfaces import ChannelSurface
+from bot.adapters.streaming import split_text
+from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, utf16_len
+from bot.core.conversation import MODEL_FAILED, STORE_DOWN_NOTICE, Conversation, ConversationPolicy
+from bot.core.errors import StoreError
+from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent
+from bot.store.sqlite import SqliteStore
+from tests.support import discord_payloads as p
+from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id
+from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
+from tests.support.telegram_api import FakeTelegramBotApi
+
+TELEGRAM_CHAT = 4242
+LONG = " ".join(f"sentence{n:04d}" for n in range(500))  # 6,499 characters
+
+
+@dataclass
+class Platform:
+    """One surface as a person would see it, and how to make its platform refuse."""
+
+    name: str
+    surface: Surface
+    layout: Layout
+    link: Callable[[Conversation], LinkTo | None]
+    seen: Callable[[], list[str]]  # the texts the person reads, in order
+    posted: Callable[[], list[str]]  # the platform's ids of those messages
+    refuse: Callable[[], None]  # the platform refuses every later send
+
+
+@asynccontextmanager
+async def telegram_platform(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Platform]:
+    async with FakeTelegramBotApi() as api:
+        bot = telegram.Bot(api.token, base_url=api.base_url)
+        await bot.initialize()
+        try:
+            yield Platform(
+                "telegram",
+                TelegramSurface(bot, TELEGRAM_CHAT),
+                Layout(limit=MESSAGE_LIMIT, measure=utf16_len, interval_s=0.0),
+                lambda conversation: LinkTo(conversation, "telegram", str(TELEGRAM_CHAT), "ann"),
+                lambda: api.texts(TELEGRAM_CHAT),
+                lambda: [str(m.data["message_id"]) for m in api.bot_messages(TELEGRAM_CHAT)],
+                lambda: api.block(TELEGRAM_CHAT),
+            )
+        finally:
+            await bot.shutdown()
+
+
+@asynccontextmanager
+async def discord_platform(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Platform]:
+    fake = FakeDiscord()
+    await fake.start()
+    fake.point_discord_py_here(monkeypatch)
+    client = discord.Client(intents=discord.Intents.none())
+    await client.login(p.TOKEN)  # REST only: the surface needs no gateway
+    channel_id = dm_channel_id(ANN)
+    said = p.snowflake()
+    # ChannelSurface uses only what a partial message has: reply, channel, guild.
+    message = cast(discord.Message, client.get_partial_messageable(channel_id).get_partial_message(said))
+    surface = DiscordReply(ChannelSurface(message), Unlinked(), buttons=None)
+
+    def refuse() -> None:  # rate limited past discord.py's five tries
+        fake.rest.throttle("POST", rf"/channels/{channel_id}/messages$", times=100, retry_after=0.01)
+
+    try:
+        yield Platform(
+            "discord",
+            surface,
+            Layout(limit=discord_options.MESSAGE_LIMIT, interval_s=0.0),
+            lambda conversation: LinkTo(conversation, "discord", f"discord:{channel_id}", "ann"),
+            lambda: [shown.content for shown in fake.in_channel(channel_id)],
+            lambda: [str(shown.id) for shown in fake.in_channel(channel_id)],
+            refuse,
+        )
+    finally:
+        await client.close()
+        await fake.stop()
+
+
+class Terminal(io.StringIO):
+    refusing = False
+
+    def write(self, text: str) -> int:
+        if self.refusing:
+            raise BrokenPipeError("the reader went away")
+        return super().write(text)
+
+
+@asynccontextmanager
+async def console_platform(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Platform]:
+    out = Terminal()
+
+    def seen() -> list[str]:
+        printed = out.getvalue()
+        if not printed:
+            return []
+        assert printed.endswith("\n"), "a finished reply ends its line"
+        return [printed.removesuffix("\n")]
+
+    def refuse() -> None:
+        out.refusing = True
+
+    # A terminal's lines cannot be reacted to: nothing is linked, /react rates the last reply.
+    yield Platform("console", ConsoleSurface(out, ""), TERMINAL, lambda _: None, seen, lambda: [], refuse)
+
+
+PLATFORMS: dict[str, Callable[[pytest.MonkeyPatch], AbstractAsyncContextManager[Platform]]] = {
+    "telegram": telegram_platform,
+    "discord": discord_platform,
+    "console": console_platform,
+}
+
+
+@pytest.fixture(params=list(PLATFORMS))
+async def platform(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Platform]:
+    async with PLATFORMS[request.param](monkeypatch) as made:
+        yield made
+
+
+@pytest.fixture
+async def conversation(tmp_path: Path) -> AsyncIterator[Conversation]:
+    store = await SqliteStore.open(tmp_path / "k.db")
+    yield Conversation(store, HashEmbedder(), ScriptedInference(), ConversationPolicy(persona="p"))
+    await store.close()
+
+
+async def stored_reply(conversation: Conversation, text: str) -> ReplyDone:
+    """A ReplyDone for `text` whose turn really is stored, as the core would end a reply."""
+    done = await reply_done(conversation, "hello", at=datetime.now(UTC))
+    return ReplyDone(text, done.turn_id, done.memory_ids)
+
+
+@dataclass
+class Script:
+    """The core's events for one reply, noting how many the delivery has taken."""
+
+    events: list[ReplyEvent]
+    raises: Exception | None = None
+    taken: int = 0
+    ended: bool = False
+
+    async def __aiter__(self) -> AsyncIterator[ReplyEvent]:
+        for event in self.events:
+            self.taken += 1
+            yield event
+        if self.raises is not None:
+            raise self.raises
+        self.ended = True
+
+
+def words(text: str) -> list[ReplyEvent]:
+    return [ReplyChunk(word if n == 0 else " " + word) for n, word in enumerate(text.split(" "))]
+
+
+async def run(platform: Platform, script: Script, conversation: Conversation) -> Delivered:
+    return await deliver(script, platform.surface, platform.layout, link=platform.link(conversation))
+
+
+async def links(conversation: Conversation, platform: Platform) -> list[int | None]:
+    link = platform.link(conversation)
+    if link is None:
+        return []
+    found = [await conversation.store.find_message(link.platform, link.chat_id, i) for i in platform.posted()]
+    return [row.turn_id if row is not None else None for row in found]
+
+
+async def test_streamed_words_end_as_the_exact_final_text(
+    platform: Platform, conversation: Conversation
+) -> None:
+    text = "Hello there, it is lovely to hear from you."
+    done = await stored_reply(conversation, text)
+    script = Script([*words(text), done])
+    delivered = await run(platform, script, conversation)
+    assert platform.seen() == [text]
+    assert delivered.done == done and delivered.not_shown is None and script.ended
+
+
+async def test_a_long_reply_is_split_within_the_platform_limit(
+    platform: Platform, conversation: Conversation
+) -> None:
+    done = await stored_reply(conversation, LONG)
+    await run(platform, Script([*words(LONG), done]), conversation)
+    assert platform.seen() == split_text(LONG, platform.layout.limit, platform.layout.measure)
+    assert " ".join(platform.seen()) == LONG
+
+
+async def test_every_message_of_a_stored_reply_is_linked_to_its_turn(
+    platform: Platform, conversation: Conversation
+) -> None:
+    done = await stored_reply(conversation, LONG)
+    delivered = await run(platform, Script([*words(LONG), done]), conversation)
+    assert list(delivered.message_ids)[: len(platform.posted())] == platform.posted()
+    assert await links(conversation, platform) == [done.turn_id] * len(platform.posted())
+
+
+@pytest.mark.parametrize(
+    ("ending", "raises", "notice"),
+    [
+        (Refusal(MODEL_FAILED.format(reason="timed out")), None, MODEL_FAILED.format(reason="timed out")),
+        (None, StoreError("the disk is full"), SORRY),
+    ],
+    ids=["the model failed", "an error was raised"],
+)
+async def test_a_failure_mid_stream_keeps_the_words_and_adds_a_short_notice(
+    platform: Platform,
+    conversation: Conversation,
+    ending: Refusal | None,
+    raises: Exception | None,
+    notice: str,
+) -> None:
+    events: list[ReplyEvent] = [*words("I was just about to say"), *([ending] if ending else [])]
+    script = Script(events, raises=raises)
+    delivered = await run(platform, script, conversation)
+    assert platform.seen() == ["I was just about to say\n\n" + notice]
+    assert delivered.done is None and script.taken == len(events)
+    assert await links(conversation, platform) == [None] * len(platform.posted())
+
+
+async def test_a_refusal_before_any_words_is_shown_alone(
+    platform: Platform, conversation: Conversation
+) -> None:
+    await run(platform, Script([Refusal("I didn't get any text there.")]), conversation)
+    assert platform.seen() == ["I didn't get any text there."]
+
+
+async def test_the_store_down_notice_follows_the_reply(
+    platform: Platform, conversation: Conversation
+) -> None:
+    text = "Answering from what I know."
+    done = ReplyDone(text, None, (), notice=STORE_DOWN_NOTICE)
+    delivered = await run(platform, Script([*words(text), done]), conversation)
+    assert platform.seen() == [f"{text}\n\n{STORE_DOWN_NOTICE}"]
+    assert delivered.done == done
+    assert await links(conversation, platform) == [None] * len(platform.posted()), "nothing to credit"
+
+
+async def test_a_platform_refusing_to_show_still_consumes_every_event(
+    platform: Platform, conversation: Conversation
+) -> None:
+    text = "You will not see this, but it is stored."
+    done = await stored_reply(conversation, text)
+    script = Script([*words(text), done])
+    platform.refuse()
+    delivered = await run(platform, script, conversation)
+    assert script.ended and script.taken == len(script.events)
+    assert delivered.not_shown is not None and delivered.done == done
+    assert platform.seen() == []
