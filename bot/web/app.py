@@ -1,4 +1,4 @@
-"""Kindred's one web server: platform webhooks and health now; the admin page and mini-apps later.
+"""Kindred's one web server: platform webhooks, /healthz and the /admin page (`admin.py`).
 
 It knows nothing of Telegram or Discord: a webhook is a path and a function from (headers, body) to
 (status, text), handed in by the composition root.

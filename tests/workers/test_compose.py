@@ -1,4 +1,5 @@
-"""docker-compose.yml, checked by docker-compose itself (1.29 works offline, with no engine)."""
+"""docker-compose.yml and its GPU override, checked by docker-compose itself (1.29 works offline,
+with no engine)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import yaml  # PyYAML comes with transformers
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose")
 REQUIRED = {"POSTGRES_PASSWORD": "x", "KINDRED_FLOWER_USER": "admin", "KINDRED_FLOWER_PASSWORD": "pw"}
+GPU = ("-f", "docker-compose.yml", "-f", "docker-compose.gpu.yml")
+GPU_FILE = "docker-compose.gpu.yml"
 MISSING = "docker-compose is not installed: `apt-get install -y docker-compose` (.ci/run does it)"
 
 
@@ -27,14 +30,14 @@ def compose(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    for name in ("docker-compose.yml", "Dockerfile"):
+    for name in ("docker-compose.yml", GPU_FILE, "Dockerfile"):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in REQUIRED.items()))
     return tmp_path
 
 
-def resolved(project: Path, *profile: str) -> dict[str, Any]:
-    done = compose(project, *profile, "config")
+def resolved(project: Path, *files: str) -> dict[str, Any]:
+    done = compose(project, *files, "config")
     assert done.returncode == 0, done.stderr
     config: dict[str, Any] = yaml.safe_load(done.stdout)
     return config
@@ -43,17 +46,32 @@ def resolved(project: Path, *profile: str) -> dict[str, Any]:
 def test_the_file_is_valid(project: Path) -> None:
     done = compose(project, "config", "-q")
     assert done.returncode == 0, done.stderr
+    with_gpu = compose(project, *GPU, "config", "-q")
+    assert with_gpu.returncode == 0, with_gpu.stderr
+
+
+def test_without_a_gpu_the_bot_answers_itself_and_with_one_the_gpu_worker_does(project: Path) -> None:
+    plain = resolved(project)["services"]
+    assert "worker-gpu" not in plain
+    assert "KINDRED_INFERENCE_BACKEND" not in plain["bot"]["environment"]  # the local engine
+    gpu = resolved(project, *GPU)["services"]
+    assert gpu["bot"]["environment"]["KINDRED_INFERENCE_BACKEND"] == "celery"
+    # The override adds to the bot's environment; it replaces nothing the base file set.
+    assert {k: v for k, v in gpu["bot"]["environment"].items() if k != "KINDRED_INFERENCE_BACKEND"} == (
+        plain["bot"]["environment"]
+    )
+    assert gpu["worker-gpu"]["environment"]["KINDRED_DEVICE"] == "cuda"
 
 
 def test_every_process_is_a_service_with_a_healthcheck(project: Path) -> None:
-    services = resolved(project, "--profile", "gpu")["services"]
+    services = resolved(project, *GPU)["services"]
     assert set(services) == {"postgres", "redis", "bot", "worker-gpu", "worker-cpu", "beat", "flower"}
     assert all("healthcheck" in service for service in services.values())
     assert services["postgres"]["image"].startswith("pgvector/pgvector:")
 
 
 def test_workers_take_their_queues_and_the_gpu_worker_reserves_a_gpu(project: Path) -> None:
-    services = resolved(project, "--profile", "gpu")["services"]
+    services = resolved(project, *GPU)["services"]
     gpu, cpu = services["worker-gpu"], services["worker-cpu"]
     assert gpu["command"][:5] == ["worker", "--queues", "gpu", "--pool", "threads"]
     assert gpu["deploy"]["resources"]["reservations"]["devices"] == [
@@ -78,7 +96,8 @@ def test_data_lives_in_named_volumes(project: Path) -> None:
 
 
 def test_every_variable_the_file_reads_is_in_env_example() -> None:  # needs no docker-compose
-    used = set(re.findall(r"\$\{([A-Z_][A-Z0-9_]*)", (ROOT / "docker-compose.yml").read_text()))
+    text = (ROOT / "docker-compose.yml").read_text() + (ROOT / GPU_FILE).read_text()
+    used = set(re.findall(r"\$\{([A-Z_][A-Z0-9_]*)", text))
     example = (ROOT / ".env.example").read_text()
     listed = set(re.findall(r"^#? ?([A-Z_][A-Z0-9_]*)=", example, flags=re.MULTILINE))
     assert used - listed == set()
