@@ -1,4 +1,9 @@
-"""Fixtures shared by every test folder. The PostgreSQL server starts once, on first use."""
+"""Fixtures shared by every test folder. The PostgreSQL server starts once, on first use.
+
+- `store`: an empty SQLite store (tests/store/ overrides it to run on both stores);
+- `any_store`: a test that takes it runs once on SQLite and once on Postgres + pgvector;
+- `minilm`: the real embedder.
+"""
 
 import os
 from collections.abc import AsyncIterator
@@ -13,7 +18,41 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from bot.core.ports import Store
     from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.store.sqlite import SqliteStore
+
+# Where the `store` fixture keeps its file, for a test that opens it a second way.
+STORE_FILE = "kindred.db"
+
+
+@pytest.fixture
+async def store(tmp_path: "Path") -> AsyncIterator["SqliteStore"]:
+    from bot.store.sqlite import SqliteStore
+
+    opened = await SqliteStore.open(tmp_path / STORE_FILE)
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
+async def any_store(request: pytest.FixtureRequest, tmp_path: "Path") -> AsyncIterator["Store"]:
+    from bot.store.sqlite import SqliteStore
+
+    opened: Store
+    if request.param == "sqlite":
+        opened = await SqliteStore.open(tmp_path / STORE_FILE)
+    else:
+        from bot.store.postgres import PostgresStore
+        from tests.support.pg import fresh_database
+
+        opened = await PostgresStore.open(await fresh_database(request.getfixturevalue("pg_server")))
+    try:
+        yield opened
+    finally:
+        await opened.close()
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -19,13 +17,6 @@ from tests.support.fakes import HashEmbedder
 
 EMB = HashEmbedder()
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = await SqliteStore.open(tmp_path / "k.db")
-    yield opened
-    await opened.close()
 
 
 async def remember(store: SqliteStore, user: str, count: int) -> list[int]:

@@ -4,9 +4,7 @@ prompted and answered."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -21,13 +19,6 @@ from tests.support.fakes import HashEmbedder, ScriptedInference
 
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 PERSONA = "You are a test companion."
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = await SqliteStore.open(tmp_path / "k.db")
-    yield opened
-    await opened.close()
 
 
 def make(store: SqliteStore, model: ScriptedInference | None = None, **policy: object) -> Conversation:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
-
-import pytest
 
 from bot.core.models import Memory, MemoryHit, NewMemory
 from bot.core.recall import LEXICAL_DEPTH, fit_budget, fuse, hybrid_search, memory_line
@@ -40,13 +36,6 @@ def test_the_memory_budget_keeps_the_best_that_fit() -> None:
     chosen = fit_budget(items, 30, lambda text: len(text) // 4)
     assert [r.memory.id for r in chosen] == [2, 3]
     assert memory_line(items[0].memory).endswith("…")
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = await SqliteStore.open(tmp_path / "k.db")
-    yield opened
-    await opened.close()
 
 
 async def add(store: SqliteStore, *texts: str) -> list[int]:

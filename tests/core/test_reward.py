@@ -4,9 +4,7 @@ part by part. On a real SQLite store, with the hashed embedder and the scripted 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -20,13 +18,6 @@ from tests.support.fakes import HashEmbedder, ScriptedInference
 
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 WEIGHTS = RewardWeights(alpha=2.0, beta=0.5, gamma=3.0, session_gap=timedelta(minutes=30))
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = await SqliteStore.open(tmp_path / "k.db")
-    yield opened
-    await opened.close()
 
 
 def make(store: SqliteStore) -> Conversation:

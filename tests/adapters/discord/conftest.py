@@ -24,6 +24,7 @@ from bot.core.models import ChatMessage
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
+from tests.conftest import STORE_FILE
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord
 from tests.support.fakes import HashEmbedder, ScriptedInference
@@ -41,18 +42,11 @@ async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = await SqliteStore.open(tmp_path / "k.db")
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
 def feedback(tmp_path: Path) -> Callable[[], list[tuple[str, str, str, float]]]:
     """The feedback table as it is now: (user, source, emoji, value) rows."""
 
     def rows() -> list[tuple[str, str, str, float]]:
-        with contextlib.closing(sqlite3.connect(tmp_path / "k.db")) as db:
+        with contextlib.closing(sqlite3.connect(tmp_path / STORE_FILE)) as db:
             found = db.execute(
                 "SELECT user_id, source, emoji, value FROM feedback ORDER BY user_id"
             ).fetchall()
