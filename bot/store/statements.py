@@ -1,4 +1,5 @@
-"""SQL that both schemas run alike, written once with `?` marks; `Dialect.sql` gives each driver its own.
+"""SQL that both schemas run alike, written once with `?` marks: SQLite runs it as written, and
+PostgreSQL through `POSTGRES.sql(...)`, which puts psycopg's `%s` in their place.
 
 Only statements that are the same text in both dialects belong here. Where the schemas differ (FTS5
 against tsvector, epoch seconds against timestamptz defaults), each store keeps its own SQL.
