@@ -1,4 +1,4 @@
-"""The PostgreSQL store's curation: reading memories by id, revising them, and their sources.
+"""MemoryCuration on PostgreSQL: reading memories by id, revising them, and their sources.
 
 A revised text is re-indexed for words by itself: `tsv` is a generated column, recomputed by the
 same UPDATE, and the HNSW and GIN indexes follow the row.
@@ -11,15 +11,16 @@ from collections.abc import Sequence
 from psycopg import sql
 
 from bot.core.models import Memory, Revision
-from bot.store.pg_reward import PostgresRewards
-from bot.store.pg_rows import MEMORY_COLUMNS, memory_from_row, stored_value
-from bot.store.rows import revision_changes
+from bot.store import statements
+from bot.store.pg_pool import PostgresPool
+from bot.store.pg_rows import POSTGRES, stored_value
+from bot.store.rows import MEMORY_COLUMNS, memory_from_row, revision_changes, select_list
 
 _GET_SQL = f"""
-SELECT {MEMORY_COLUMNS} FROM memories m
+SELECT {select_list(MEMORY_COLUMNS, "m")} FROM memories m
 WHERE m.id = ANY(%(ids)s::bigint[]) AND m.user_id = %(user_id)s ORDER BY m.id
 """
-_EXISTS_SQL = "SELECT 1 FROM memories WHERE id = %s AND user_id = %s"
+_EXISTS_SQL = POSTGRES.sql(statements.MEMORY_EXISTS)
 # Linking goes through the memory's row, so a memory forgotten meanwhile links nothing (no FK error).
 _LINK_SQL = """
 INSERT INTO memory_sources (memory_id, turn_id)
@@ -28,7 +29,7 @@ WHERE m.id = %(id)s
 ON CONFLICT DO NOTHING
 """
 _SOURCES_SQL = """
-SELECT source_turn_id FROM memories WHERE id = %(id)s AND source_turn_id IS NOT NULL
+SELECT source_turn_id AS turn_id FROM memories WHERE id = %(id)s AND source_turn_id IS NOT NULL
 UNION
 SELECT turn_id FROM memory_sources WHERE memory_id = %(id)s
 ORDER BY 1
@@ -42,20 +43,23 @@ ORDER BY u.id LIMIT %(limit)s
 """
 
 
-class PostgresCuration(PostgresRewards):
+class PostgresCuration:
     """MemoryCuration over the pool."""
+
+    def __init__(self, pool: PostgresPool) -> None:
+        self._pool = pool
 
     async def get_memories(self, user_id: str, memory_ids: Sequence[int]) -> list[Memory]:
         ids = sorted(set(memory_ids))
         if not ids:
             return []
-        async with self._connection() as conn:
+        async with self._pool.connection() as conn:
             cursor = await conn.execute(_GET_SQL, {"ids": ids, "user_id": user_id})
-            return [memory_from_row(row) for row in await cursor.fetchall()]
+            return [memory_from_row(row, POSTGRES) for row in await cursor.fetchall()]
 
     async def revise_memory(self, user_id: str, memory_id: int, revision: Revision) -> bool:
         changes = revision_changes(revision)
-        async with self._connection() as conn:
+        async with self._pool.connection() as conn:
             if not changes:  # nothing to change: the answer is only whether the memory is there
                 cursor = await conn.execute(_EXISTS_SQL, (memory_id, user_id))
                 return await cursor.fetchone() is not None
@@ -69,20 +73,20 @@ class PostgresCuration(PostgresRewards):
         turns = sorted(set(turn_ids))
         if not turns:
             return
-        async with self._connection() as conn:
+        async with self._pool.connection() as conn:
             await conn.execute(_LINK_SQL, {"id": memory_id, "turns": turns})
 
     async def memory_sources(self, memory_id: int) -> list[int]:
-        async with self._connection() as conn:
+        async with self._pool.connection() as conn:
             cursor = await conn.execute(_SOURCES_SQL, {"id": memory_id})
-            return [int(row[0]) for row in await cursor.fetchall()]
+            return [int(row["turn_id"]) for row in await cursor.fetchall()]
 
     async def people(self, after: str | None, limit: int) -> list[str]:
         if limit <= 0:
             return []
-        async with self._connection() as conn:
+        async with self._pool.connection() as conn:
             cursor = await conn.execute(_PEOPLE_SQL, {"after": after, "limit": limit})
-            return [str(row[0]) for row in await cursor.fetchall()]
+            return [str(row["id"]) for row in await cursor.fetchall()]
 
 
 def _update_sql(columns: Sequence[str]) -> sql.Composed:

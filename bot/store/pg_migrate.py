@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 
 from bot.store import migrations
 
@@ -13,23 +13,23 @@ from bot.store import migrations
 MIGRATION_LOCK = 0x4B494E44  # "KIND"
 
 _LOCK_SQL = "SELECT pg_advisory_xact_lock(%s)"
-_TABLE_EXISTS_SQL = "SELECT to_regclass('schema_version') IS NOT NULL"
+_TABLE_EXISTS_SQL = "SELECT to_regclass('schema_version') IS NOT NULL AS found"
 _APPLIED_SQL = "SELECT version FROM schema_version ORDER BY version"
 _IS_APPLIED_SQL = "SELECT 1 FROM schema_version WHERE version = %s"
 _RECORD_SQL = "INSERT INTO schema_version (version, name, applied_at) VALUES (%s, %s, %s)"
 
 
-async def applied_versions(conn: AsyncConnection[Any]) -> list[int]:
+async def applied_versions(conn: AsyncConnection[DictRow]) -> list[int]:
     """Versions recorded in schema_version; none before the first migration."""
     cursor = await conn.execute(_TABLE_EXISTS_SQL)
     exists = await cursor.fetchone()
-    if not exists or not exists[0]:
+    if not exists or not exists["found"]:
         return []
     cursor = await conn.execute(_APPLIED_SQL)
-    return [row[0] for row in await cursor.fetchall()]
+    return [row["version"] for row in await cursor.fetchall()]
 
 
-async def apply_pending(conn: AsyncConnection[Any]) -> list[int]:
+async def apply_pending(conn: AsyncConnection[DictRow]) -> list[int]:
     """Create the vector extension, then apply each pending migration in its own transaction.
 
     Every step holds the advisory lock and re-checks what is applied, so when two processes start

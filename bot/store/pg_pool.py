@@ -3,7 +3,8 @@
 Driver and pool errors become Kindred's errors here and nowhere else: a server that cannot be
 reached (refused, gone mid-query, pool timeout) is `StoreUnavailable`, anything else `StoreError`.
 The pool checks each connection before lending it, so after the server comes back the same store
-object reconnects by itself.
+object reconnects by itself. Every role of the store (pg_turns, pg_memories, pg_curation, pg_reward)
+shares one `PostgresPool`; rows come back as dicts (`dict_row`), read by column name.
 """
 
 from __future__ import annotations
@@ -16,28 +17,22 @@ import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg import AsyncConnection
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import DictRow, dict_row
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from bot.core.errors import StoreError, StoreUnavailable
-from bot.store import pg_migrate, pg_search
+from bot.store import pg_migrate
 
 DEFAULT_TIMEOUT_S = 5.0
+
+Connection = AsyncConnection[DictRow]
 
 
 class PostgresPool:
     """The connection pool, migrations and error mapping that the PostgreSQL store is built on."""
 
-    backend = "postgres"
-
-    def __init__(
-        self,
-        pool: AsyncConnectionPool[AsyncConnection[Any]],
-        dsn: str,
-        *,
-        timeout_s: float,
-        exact_scan_max: int,
-    ) -> None:
+    def __init__(self, pool: AsyncConnectionPool[Connection], dsn: str, *, timeout_s: float) -> None:
         self._pool = pool
         self._dsn = dsn
         try:
@@ -46,7 +41,6 @@ class PostgresPool:
             # The parser's message may quote the DSN, password included.
             raise StoreError("cannot parse the PostgreSQL DSN (not shown: it may hold a password)") from None
         self._timeout_s = timeout_s
-        self._exact_scan_max = exact_scan_max
 
     @classmethod
     async def open(
@@ -57,17 +51,17 @@ class PostgresPool:
         max_size: int = 10,
         migrate: bool = True,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        exact_scan_max: int = pg_search.EXACT_SCAN_MAX,
     ) -> Self:
         """Connect, apply pending migrations unless `migrate=False`, and fill the pool.
 
         `timeout_s` bounds each wait for a connection. Raises StoreUnavailable if the server cannot
         be reached within it.
         """
-        pool: AsyncConnectionPool[AsyncConnection[Any]] = AsyncConnectionPool(
+        pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
             dsn,
+            connection_class=Connection,
             # No server-side prepared statements: a generic plan walks HNSW and filters afterwards.
-            kwargs={"autocommit": True, "prepare_threshold": None},
+            kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
             min_size=min_size,
             max_size=max_size,
             open=False,
@@ -78,7 +72,7 @@ class PostgresPool:
             reconnect_timeout=timeout_s,
             name="kindred-postgres",
         )
-        store = cls(pool, dsn, timeout_s=timeout_s, exact_scan_max=exact_scan_max)
+        store = cls(pool, dsn, timeout_s=timeout_s)
         # Migrate before the pool connects, so that every pooled connection knows the vector type.
         if migrate:
             await store._apply_migrations()
@@ -103,7 +97,7 @@ class PostgresPool:
         return applied
 
     async def applied_versions(self) -> list[int]:
-        async with self._connection() as conn:
+        async with self.connection() as conn:
             return await pg_migrate.applied_versions(conn)
 
     async def _apply_migrations(self) -> list[int]:
@@ -113,6 +107,7 @@ class PostgresPool:
                 autocommit=True,
                 prepare_threshold=None,
                 connect_timeout=max(2, round(self._timeout_s)),
+                row_factory=dict_row,
             )
             async with conn:
                 return await pg_migrate.apply_pending(conn)
@@ -120,7 +115,8 @@ class PostgresPool:
     # -- connections and errors ------------------------------------------------------------
 
     @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+    async def connection(self) -> AsyncIterator[Connection]:
+        """A pooled connection (autocommit, rows as dicts); driver errors become Kindred's."""
         with self._mapped_errors():
             async with self._pool.connection() as conn:
                 yield conn

@@ -27,13 +27,15 @@ fence on the exact path, and is one more condition the iterative HNSW scan keeps
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from psycopg import AsyncConnection
+from psycopg.rows import DictRow
 
 from bot.core.models import MemoryHit, Vector
-from bot.store.pg_rows import MEMORY_COLUMNS, memory_from_row
-from bot.store.rows import recallable
+from bot.store.pg_pool import Connection
+from bot.store.pg_rows import POSTGRES
+from bot.store.rows import MEMORY_COLUMNS, memory_from_row, recallable, select_list
+
+_COLUMNS = select_list(MEMORY_COLUMNS, "m")
 
 # Measured on 2 cores: an exact scan of 10k rows (~12 ms) costs what the HNSW walk's fixed part does.
 EXACT_SCAN_MAX = 10_000
@@ -52,7 +54,7 @@ WITH scored AS MATERIALIZED (
 ), nearest AS (
     SELECT id, distance FROM scored ORDER BY distance, id LIMIT %(k)s
 )
-SELECT {MEMORY_COLUMNS}, 1 - n.distance
+SELECT {_COLUMNS}, 1 - n.distance AS score
 FROM nearest n JOIN memories m ON m.id = n.id
 ORDER BY n.distance, n.id
 """
@@ -74,16 +76,16 @@ WITH nearest AS MATERIALIZED (
     ORDER BY embedding <=> %(vector)s
     LIMIT %(k)s
 )
-SELECT {MEMORY_COLUMNS}, 1 - n.distance
+SELECT {_COLUMNS}, 1 - n.distance AS score
 FROM nearest n JOIN memories m ON m.id = n.id
 ORDER BY n.distance, n.id
 """
 
 _LEXICAL_SQL = f"""
-SELECT {MEMORY_COLUMNS}, ts_rank_cd(m.tsv, q.query) AS rank
+SELECT {_COLUMNS}, ts_rank_cd(m.tsv, q.query) AS score
 FROM memories m, websearch_to_tsquery('english', %(query)s) AS q(query)
 WHERE m.user_id = %(user_id)s AND m.tsv @@ q.query AND {recallable("m.status")}
-ORDER BY rank DESC, m.id DESC
+ORDER BY score DESC, m.id DESC
 LIMIT %(k)s
 """
 
@@ -97,13 +99,13 @@ def walks_index(count: int, table_rows: float, k: int, exact_scan_max: int) -> b
     return not few_rows and short_walk
 
 
-async def dense_exact(conn: AsyncConnection[Any], user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+async def dense_exact(conn: Connection, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
     """Exact top-k by cosine similarity over one person's rows."""
     cursor = await conn.execute(_EXACT_SQL, {"vector": vector, "user_id": user_id, "k": k})
     return _hits(await cursor.fetchall())
 
 
-async def dense_index(conn: AsyncConnection[Any], user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+async def dense_index(conn: Connection, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
     """Approximate top-k through the HNSW index. Opens its own transaction for the SET LOCALs."""
     settings = {
         "ef_search": str(min(max(HNSW_EF_SEARCH, k), HNSW_EF_SEARCH_LIMIT)),
@@ -123,7 +125,7 @@ def websearch_query(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{word}"' for word in words if word)
 
 
-async def lexical(conn: AsyncConnection[Any], user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
+async def lexical(conn: Connection, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
     """Rows matching any term, best ts_rank_cd first. websearch_to_tsquery never fails on syntax."""
     query = websearch_query(terms)
     if not query:
@@ -152,7 +154,7 @@ ORDER BY q.position
 
 
 async def rare_terms(
-    conn: AsyncConnection[Any], user_id: str, terms: Sequence[str], *, share: float, floor: int
+    conn: Connection, user_id: str, terms: Sequence[str], *, share: float, floor: int
 ) -> list[str]:
     """Terms found in at least one and at most max(floor, share × memory count) of the user's
     memories, in input order."""
@@ -167,8 +169,8 @@ async def rare_terms(
         "floor": floor,
     }
     rows = await (await conn.execute(_RARE_TERMS_SQL, params)).fetchall()
-    return [asked[int(position) - 1][0] for (position,) in rows]
+    return [asked[int(row["position"]) - 1][0] for row in rows]
 
 
-def _hits(rows: list[tuple[Any, ...]]) -> list[MemoryHit]:
-    return [MemoryHit(memory=memory_from_row(row), score=float(row[-1])) for row in rows]
+def _hits(rows: list[DictRow]) -> list[MemoryHit]:
+    return [MemoryHit(memory=memory_from_row(row, POSTGRES), score=float(row["score"])) for row in rows]

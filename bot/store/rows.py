@@ -1,19 +1,147 @@
-"""Conversions between stored columns and the core's value types, shared by both stores."""
+"""Conversions between stored columns and the core's value types, shared by both stores.
+
+Rows are read by column name (`sqlite3.Row`, psycopg's `dict_row`), so one converter serves both
+schemas whatever their column order. What the dialects store differently (times, JSON, id lists,
+the parameter mark) is a `Dialect`; each store module has one (sqlite_rows.SQLITE, pg_rows.POSTGRES).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 import numpy as np
 
-from bot.core.models import RECALLABLE, DayStats, JSONObject, MemoryStatus, Revision, Vector
+from bot.core.models import (
+    RECALLABLE,
+    DayStats,
+    JSONObject,
+    Memory,
+    MemoryStatus,
+    NewTurn,
+    Revision,
+    Turn,
+    Vector,
+)
 
 _STATUSES = frozenset(get_args(MemoryStatus))
 # Plain literals, not parameters: the planner sees a fixed filter it can use with an index.
 _RECALLABLE_LIST = ", ".join(f"'{status}'" for status in sorted(RECALLABLE))
+
+
+class NamedRow(Protocol):
+    """A row read by column name: a `sqlite3.Row`, or the dict of psycopg's `dict_row`."""
+
+    def __getitem__(self, column: str, /) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How one schema stores what the models hold: the only part of a row that differs."""
+
+    mark: str  # the driver's parameter placeholder
+    moment_param: Callable[[datetime], Any]  # a time, as a parameter
+    moment: Callable[[Any], datetime]  # a time column, as an aware UTC datetime
+    json_object: Callable[[Any], JSONObject]  # a JSON column (TEXT or JSONB)
+    id_list: Callable[[Any], Sequence[int]]  # an id list column (JSON TEXT or BIGINT[])
+
+    def sql(self, template: str) -> str:
+        """`template`, written with `?` for each parameter, in this driver's placeholders."""
+        if "%" in template:  # psycopg would read a literal % as the start of a placeholder
+            raise ValueError("shared SQL must not contain '%'")
+        return template.replace("?", self.mark)
+
+
+# Both schemas name these columns alike; select lists come from here, so rows read by name.
+MEMORY_COLUMNS = (
+    "id",
+    "user_id",
+    "kind",
+    "text",
+    "speaker",
+    "created_at",
+    "meta",
+    "embedding_model",
+    "source_turn_id",
+    "status",
+    "superseded_by",
+    "verification",
+    "weight",
+    "pinned",
+    "updated_at",
+)
+TURN_COLUMNS = (
+    "id",
+    "memory_id",
+    "user_id",
+    "chat_id",
+    "role",
+    "text",
+    "created_at",
+    "used_memory_ids",
+    "reply_to",
+)
+
+
+def select_list(columns: Sequence[str], table: str) -> str:
+    """`t.a, t.b`: columns of one table alias, each named as itself in the result."""
+    return ", ".join(f"{table}.{column}" for column in columns)
+
+
+def memory_from_row(row: NamedRow, dialect: Dialect) -> Memory:
+    """A memory from a row that holds MEMORY_COLUMNS (and perhaps more)."""
+    updated_at = row["updated_at"]
+    return Memory(
+        id=row["id"],
+        user_id=row["user_id"],
+        kind=row["kind"],
+        text=row["text"],
+        speaker=row["speaker"],
+        created_at=dialect.moment(row["created_at"]),
+        embedding_model=row["embedding_model"],
+        meta=dialect.json_object(row["meta"]),
+        source_turn_id=row["source_turn_id"],
+        status=row["status"],
+        superseded_by=row["superseded_by"],
+        verification=float(row["verification"]),
+        weight=float(row["weight"]),
+        pinned=bool(row["pinned"]),
+        updated_at=None if updated_at is None else dialect.moment(updated_at),
+    )
+
+
+def turn_from_row(row: NamedRow, dialect: Dialect) -> Turn:
+    """A turn from a row that holds TURN_COLUMNS."""
+    return Turn(
+        id=row["id"],
+        memory_id=row["memory_id"],
+        user_id=row["user_id"],
+        chat_id=row["chat_id"],
+        role=row["role"],
+        text=row["text"],
+        created_at=dialect.moment(row["created_at"]),
+        used_memory_ids=tuple(dialect.id_list(row["used_memory_ids"])),
+        reply_to=row["reply_to"],
+    )
+
+
+def stored_turn(turn: NewTurn, turn_id: int, memory_id: int, created_at: datetime) -> Turn:
+    """What `turn` reads back as once stored under these ids, at `created_at` as the store keeps it."""
+    return Turn(
+        id=turn_id,
+        memory_id=memory_id,
+        user_id=turn.user_id,
+        chat_id=turn.chat_id,
+        role=turn.role,
+        text=turn.text,
+        created_at=created_at,
+        used_memory_ids=tuple(turn.used_memory_ids),
+        reply_to=turn.reply_to,
+    )
 
 
 def user_tag(user_id: str) -> str:
@@ -92,13 +220,14 @@ def activity_window(days: int, today: date | None = None) -> list[date]:
     return [last - timedelta(days=back) for back in range(max(days, 0) - 1, -1, -1)]
 
 
-def day_stats(window: list[date], rows: list[tuple[Any, ...]]) -> list[DayStats]:
-    """Fold (kind, day, count, extra) rows, kind t(urns: extra = users) / m(emories) / f(eedback:
+def day_stats(window: list[date], rows: Iterable[NamedRow]) -> list[DayStats]:
+    """Fold rows of (kind, day, n, extra), kind t(urns: extra = users) / m(emories) / f(eedback:
     extra = mean value), into one DayStats per day of the window."""
     found: dict[tuple[str, date], tuple[int, Any]] = {}
-    for kind, day, count, extra in rows:
+    for row in rows:
+        day = row["day"]
         key_day = day if isinstance(day, date) else date.fromisoformat(str(day))
-        found[(kind, key_day)] = (int(count), extra)
+        found[(row["kind"], key_day)] = (int(row["n"]), row["extra"])
     stats = []
     for day in window:
         turns, users = found.get(("t", day), (0, 0))

@@ -1,5 +1,9 @@
 """The SQLite store's connection: opening the file, WAL, migrations, one lock, and error mapping.
 
+Every role of the store (sqlite_turns, sqlite_memories, sqlite_curation, sqlite_reward) shares one
+`SqliteDatabase` and goes through its `read` and `write`. Rows come back as `sqlite3.Row`, read by
+column name.
+
 SQLite errors become Kindred's errors here and nowhere else: a file that is read-only, locked or
 cannot be opened is `StoreUnavailable`, anything else `StoreError`.
 """
@@ -41,29 +45,25 @@ def _read_only(path: Path) -> bool:
 
 
 class SqliteDatabase:
-    """One aiosqlite connection shared by every task, with `_write` and `_read` to use it safely."""
+    """One aiosqlite connection shared by every task, with `write` and `read` to use it safely."""
 
-    backend = "sqlite"
-
-    def __init__(self, db: aiosqlite.Connection, path: Path, dim: int) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self._db = db
         self._path = path
-        self._dim = dim
         # One connection serves every task: a transaction must not interleave with another task's
         # statements (SQLite: "cannot start a transaction within a transaction"), and a read must
         # not see another task's write half done.
         self._lock = asyncio.Lock()
 
     @classmethod
-    async def open(
-        cls, path: Path, *, busy_timeout_ms: int = 5000, dim: int = 384, migrate: bool = True
-    ) -> Self:
+    async def open(cls, path: Path, *, busy_timeout_ms: int = 5000, migrate: bool = True) -> Self:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             db = await aiosqlite.connect(path, timeout=busy_timeout_ms / 1000)
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable(f"cannot open SQLite database {path}: {exc}") from None
-        store = cls(db, path, dim)
+        db.row_factory = sqlite3.Row
+        store = cls(db, path)
         try:
             await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             await db.execute("PRAGMA foreign_keys = ON")
@@ -86,7 +86,7 @@ class SqliteDatabase:
     async def applied_versions(self) -> list[int]:
         await self._db.execute(migrations.VERSION_TABLE_DDL)
         async with self._db.execute("SELECT version FROM schema_version ORDER BY version") as cur:
-            return [row[0] for row in await cur.fetchall()]
+            return [row["version"] for row in await cur.fetchall()]
 
     async def migrate(self) -> list[int]:
         """Apply pending migrations, each in its own transaction. Returns the versions applied."""
@@ -112,10 +112,10 @@ class SqliteDatabase:
 
     async def _read_versions(self) -> list[int]:
         async with self._db.execute("SELECT version FROM schema_version") as cur:
-            return [row[0] for row in await cur.fetchall()]
+            return [row["version"] for row in await cur.fetchall()]
 
     @asynccontextmanager
-    async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
+    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
             try:
                 await self._db.execute("BEGIN IMMEDIATE")
@@ -130,13 +130,25 @@ class SqliteDatabase:
                     await self._db.rollback()
                 raise map_error(exc, self._path) from None
 
-    async def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    async def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         async with self._lock:
             try:
                 # One hop to the connection's thread, not three (execute, fetch, close).
                 return list(await self._db.execute_fetchall(sql, params))
             except sqlite3.Error as exc:
                 raise map_error(exc, self._path) from None
+
+    async def maintain(self) -> list[str]:
+        """Refresh the planner's statistics, then fold the WAL back into the database file so that
+        it does not grow without bound under a long-running bot. Returns what it ran."""
+        done = ["PRAGMA optimize", "PRAGMA wal_checkpoint(TRUNCATE)"]
+        async with self._lock:
+            try:
+                for pragma in done:
+                    await self._db.execute(pragma)
+            except sqlite3.Error as exc:
+                raise map_error(exc, self._path) from None
+        return done
 
     async def close(self) -> None:
         await self._db.close()

@@ -1,5 +1,5 @@
-"""The SQLite store's reward reads and writes: r(m) per memory, one reply's reward parts, and
-implicit signals. Every figure is derived from the current rows when it is asked for."""
+"""RewardLog on SQLite: r(m) per memory, one reply's reward parts, and implicit signals. Every
+figure is derived from the current rows when it is asked for."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from bot.core.models import ReplyRecord, Signal, UsedMemory
+from bot.store import statements
 from bot.store.rows import from_epoch, to_epoch
-from bot.store.sqlite_people import SqlitePeople
+from bot.store.sqlite_db import SqliteDatabase
 
 # r(m): share × the reply's mean current reaction, summed over the replies that used m, for the
 # given memories that are this person's. A reply with no reaction adds nothing (avg over no rows is
@@ -16,60 +17,57 @@ from bot.store.sqlite_people import SqlitePeople
 # about, never from all of a person's rows (measured: 16 ms → 0.2 ms with 2,000 rated replies).
 _REWARDS_SQL = """
 SELECT rm.memory_id,
-       sum(rm.share * (SELECT avg(f.value) FROM feedback f WHERE f.turn_id = rm.turn_id))
+       sum(rm.share * (SELECT avg(f.value) FROM feedback f WHERE f.turn_id = rm.turn_id)) AS credit
 FROM memories m CROSS JOIN reply_memories rm ON rm.memory_id = m.id
 WHERE m.id IN ({marks}) AND m.user_id = ?
 GROUP BY rm.memory_id
 """
-_TURN_SQL = "SELECT id, user_id, chat_id, created_at FROM turns WHERE id = ?"
+_TURN_SQL = "SELECT user_id, chat_id, created_at FROM turns WHERE id = ?"
 _REACTIONS_SQL = "SELECT value FROM feedback WHERE turn_id = ? ORDER BY user_id, source"
-_SIGNALS_SQL = "SELECT signal, count(*) FROM reply_signals WHERE turn_id = ? GROUP BY signal"
+_SIGNALS_SQL = "SELECT signal, count(*) AS n FROM reply_signals WHERE turn_id = ? GROUP BY signal"
 _LATER_SQL = """
 SELECT created_at FROM turns
 WHERE user_id = ? AND chat_id = ? AND role = 'user' AND id > ? ORDER BY id LIMIT ?
 """
-_USED_SQL = """
-SELECT rm.memory_id, rm.share, m.text FROM reply_memories rm JOIN memories m ON m.id = rm.memory_id
-WHERE rm.turn_id = ? ORDER BY rm.share DESC, rm.memory_id
-"""
 
 
-class SqliteRewards(SqlitePeople):
+class SqliteRewards:
     """RewardLog over one SQLite file."""
+
+    def __init__(self, db: SqliteDatabase) -> None:
+        self._db = db
 
     async def memory_rewards(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, float]:
         if not memory_ids:
             return {}
         marks = ",".join("?" for _ in memory_ids)
-        rows = await self._read(_REWARDS_SQL.format(marks=marks), (*memory_ids, user_id))
-        return {int(mid): float(credit) for mid, credit in rows if credit is not None}
+        rows = await self._db.read(_REWARDS_SQL.format(marks=marks), (*memory_ids, user_id))
+        return {int(row["memory_id"]): float(row["credit"]) for row in rows if row["credit"] is not None}
 
     async def reply_record(self, turn_id: int, later_limit: int) -> ReplyRecord | None:
-        turns = await self._read(_TURN_SQL, (turn_id,))
+        turns = await self._db.read(_TURN_SQL, (turn_id,))
         if not turns:
             return None
-        _, user_id, chat_id, created_at = turns[0]
-        reactions = await self._read(_REACTIONS_SQL, (turn_id,))
-        signals = dict(await self._read(_SIGNALS_SQL, (turn_id,)))
-        later = await self._read(_LATER_SQL, (user_id, chat_id, turn_id, max(later_limit, 0)))
-        used = await self._read(_USED_SQL, (turn_id,))
+        turn = turns[0]
+        user_id, chat_id = turn["user_id"], turn["chat_id"]
+        reactions = await self._db.read(_REACTIONS_SQL, (turn_id,))
+        signals = {row["signal"]: row["n"] for row in await self._db.read(_SIGNALS_SQL, (turn_id,))}
+        later = await self._db.read(_LATER_SQL, (user_id, chat_id, turn_id, max(later_limit, 0)))
+        used = await self._db.read(statements.USED_MEMORIES, (turn_id,))
         return ReplyRecord(
             turn_id=turn_id,
             user_id=user_id,
             chat_id=chat_id,
-            created_at=from_epoch(created_at),
-            reactions=tuple(float(value) for (value,) in reactions),
+            created_at=from_epoch(turn["created_at"]),
+            reactions=tuple(float(row["value"]) for row in reactions),
             tool_uses=int(signals.get("tool_use", 0)),
             proactive_successes=int(signals.get("proactive_success", 0)),
-            later_turns=tuple(from_epoch(at) for (at,) in later),
-            memories=tuple(UsedMemory(int(mid), float(share), text) for mid, share, text in used),
+            later_turns=tuple(from_epoch(row["created_at"]) for row in later),
+            memories=tuple(
+                UsedMemory(int(row["memory_id"]), float(row["share"]), row["text"]) for row in used
+            ),
         )
 
     async def record_signal(self, turn_id: int, signal: Signal, key: str, at: datetime) -> None:
-        async with self._write() as db:
-            await db.execute(
-                "INSERT INTO reply_signals(turn_id, signal, key, created_at) VALUES (?,?,?,?)"
-                " ON CONFLICT DO NOTHING",
-                (turn_id, signal, key, to_epoch(at)),
-            )
-
+        async with self._db.write() as db:
+            await db.execute(statements.RECORD_SIGNAL, (turn_id, signal, key, to_epoch(at)))

@@ -1,0 +1,161 @@
+"""MemoryIndex on PostgreSQL with pgvector: memories, their dense and full-text search (the queries
+are in `pg_search`), and forgetting. Search sees only recallable memories (rows.recallable)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+
+from bot.core.errors import StoreError
+from bot.core.models import Memory, MemoryHit, NewMemory, Vector
+from bot.store import pg_search, statements
+from bot.store.pg_pool import PostgresPool
+from bot.store.pg_rows import POSTGRES, jsonb, to_utc
+from bot.store.rows import MEMORY_COLUMNS, memory_from_row, select_list
+
+_COUNT_MEMORIES_SQL = """
+INSERT INTO users AS u (id, created_at, memory_count) VALUES (%s, %s, %s)
+ON CONFLICT (id) DO UPDATE SET memory_count = u.memory_count + excluded.memory_count
+"""
+_INSERT_MEMORY_SQL = """
+INSERT INTO memories (user_id, kind, text, speaker, created_at, meta, embedding, embedding_model)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id
+"""
+_SEARCH_SIZE_SQL = """
+SELECT u.memory_count, c.reltuples AS table_rows FROM users u, pg_class c
+WHERE u.id = %s AND c.oid = 'memories'::regclass
+"""
+_MEMORY_COUNT_SQL = POSTGRES.sql(statements.MEMORY_COUNT)
+_LIST_MEMORIES_SQL = f"""
+SELECT {select_list(MEMORY_COLUMNS, "m")} FROM memories m
+WHERE m.user_id = %s ORDER BY m.id LIMIT %s OFFSET %s
+"""
+# Forgetting a turn's memory also forgets what was derived from that turn (extracted statements,
+# the memory a twin was merged into, summaries covering it): its words must not stay behind.
+_FORGET_SQL = """
+WITH target AS (
+    SELECT id, source_turn_id FROM memories WHERE id = %(id)s AND user_id = %(user_id)s
+), doomed AS (
+    SELECT id FROM target
+    UNION
+    SELECT s.memory_id FROM memory_sources s
+    JOIN target t ON s.turn_id = t.source_turn_id
+    JOIN memories m ON m.id = s.memory_id AND m.user_id = %(user_id)s
+), gone AS (DELETE FROM memories WHERE id IN (SELECT id FROM doomed) RETURNING id),
+     credit AS (DELETE FROM reply_memories WHERE memory_id IN (SELECT id FROM gone)),
+     person AS (
+        UPDATE users SET memory_count = memory_count - (SELECT count(*) FROM gone)
+        WHERE id = %(user_id)s AND EXISTS (SELECT 1 FROM gone)
+     )
+SELECT id FROM gone WHERE id = %(id)s
+"""
+# Reactions this person gave anywhere; others' reactions to their turns go with the turns (cascade).
+# The users row stays, with a zero count, as in the SQLite store.
+_FORGET_ALL_SQL = """
+WITH reactions AS (DELETE FROM feedback WHERE user_id = %(user_id)s),
+     memories_gone AS (DELETE FROM memories WHERE user_id = %(user_id)s RETURNING 1),
+     links_gone AS (DELETE FROM platform_messages WHERE user_id = %(user_id)s),
+     turns_gone AS (DELETE FROM turns WHERE user_id = %(user_id)s),
+     person AS (UPDATE users SET memory_count = 0 WHERE id = %(user_id)s)
+SELECT count(*) AS forgotten FROM memories_gone
+"""
+
+
+class PostgresMemories:
+    """MemoryIndex over the pool. People with more than `exact_scan_max` memories may be searched
+    through the HNSW index (see pg_search)."""
+
+    def __init__(self, pool: PostgresPool, exact_scan_max: int) -> None:
+        self._pool = pool
+        self._exact_scan_max = exact_scan_max
+
+    async def add_memories(self, memories: Sequence[NewMemory]) -> list[int]:
+        if not memories:
+            return []
+        per_user = Counter(m.user_id for m in memories)
+        first_seen: dict[str, datetime] = {}
+        for m in memories:
+            first_seen.setdefault(m.user_id, to_utc(m.created_at))
+        rows = [
+            (m.user_id, m.kind, m.text, m.speaker, to_utc(m.created_at), jsonb(m.meta), m.embedding,
+             m.embedding_model)
+            for m in memories
+        ]  # fmt: skip
+        ids: list[int] = []
+        async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            # Users in a fixed order, so concurrent batches lock their rows without deadlock.
+            await cursor.executemany(
+                _COUNT_MEMORIES_SQL,
+                [(user_id, first_seen[user_id], count) for user_id, count in sorted(per_user.items())],
+            )
+            await cursor.executemany(_INSERT_MEMORY_SQL, rows, returning=True)
+            async for result in cursor.results():
+                row = await result.fetchone()
+                if row is None:
+                    raise StoreError("memory insert returned no id")
+                ids.append(row["id"])
+        return ids
+
+    async def dense_search(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+        """Exact up to `exact_scan_max` memories; above, HNSW where it is quicker (see pg_search)."""
+        if k <= 0:
+            return []
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(_SEARCH_SIZE_SQL, (user_id,))
+            size = await cursor.fetchone()
+            if size is None or size["memory_count"] == 0:
+                return []
+            if pg_search.walks_index(size["memory_count"], size["table_rows"], k, self._exact_scan_max):
+                return await pg_search.dense_index(conn, user_id, vector, k)
+            return await pg_search.dense_exact(conn, user_id, vector, k)
+
+    async def dense_search_exact(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+        """Always the exact scan: the ground truth a benchmark measures the index against."""
+        if k <= 0:
+            return []
+        async with self._pool.connection() as conn:
+            return await pg_search.dense_exact(conn, user_id, vector, k)
+
+    async def dense_search_index(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+        """Always the HNSW path with iterative scan, whatever the person's memory count."""
+        if k <= 0:
+            return []
+        async with self._pool.connection() as conn:
+            return await pg_search.dense_index(conn, user_id, vector, k)
+
+    async def lexical_search(self, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
+        if k <= 0 or not terms:
+            return []
+        async with self._pool.connection() as conn:
+            return await pg_search.lexical(conn, user_id, terms, k)
+
+    async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
+        if not terms:
+            return []
+        async with self._pool.connection() as conn:
+            return await pg_search.rare_terms(conn, user_id, terms, share=share, floor=floor)
+
+    async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
+        if limit <= 0:
+            return []
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(_LIST_MEMORIES_SQL, (user_id, limit, max(offset, 0)))
+            return [memory_from_row(row, POSTGRES) for row in await cursor.fetchall()]
+
+    async def memory_count(self, user_id: str) -> int:
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(_MEMORY_COUNT_SQL, (user_id,))
+            row = await cursor.fetchone()
+        return int(row["memory_count"]) if row else 0
+
+    async def forget(self, user_id: str, memory_id: int) -> bool:
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(_FORGET_SQL, {"id": memory_id, "user_id": user_id})
+            return await cursor.fetchone() is not None
+
+    async def forget_all(self, user_id: str) -> int:
+        async with self._pool.connection() as conn:
+            cursor = await conn.execute(_FORGET_ALL_SQL, {"user_id": user_id})
+            row = await cursor.fetchone()
+            return int(row["forgotten"]) if row else 0

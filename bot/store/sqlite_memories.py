@@ -1,0 +1,198 @@
+"""MemoryIndex on SQLite: memories, FTS5 for words, exact cosine search for meaning.
+
+Dense search is exact: it reads one user's vectors through the (user_id, id) index and ranks
+them with numpy. A person's memories number in the thousands, so this stays in single-digit
+milliseconds and never misses a result the way a filtered approximate index can. Search sees
+only recallable memories (rows.recallable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aiosqlite
+import numpy as np
+
+from bot.core.models import Memory, MemoryHit, NewMemory, Vector
+from bot.store import statements
+from bot.store.rows import (
+    MEMORY_COLUMNS,
+    blob_to_matrix,
+    dump_json,
+    memory_from_row,
+    recallable,
+    select_list,
+    to_epoch,
+    unit,
+    user_tag,
+    vector_to_blob,
+)
+from bot.store.sqlite_db import SqliteDatabase
+from bot.store.sqlite_rows import SQLITE
+
+_COLUMNS = select_list(MEMORY_COLUMNS, "m")
+_INSERT_SQL = """
+INSERT INTO memories(user_id, kind, text, speaker, created_at, meta, embedding, embedding_model,
+                     source_turn_id, user_tag)
+VALUES (?,?,?,?,?,?,?,?,?,?)
+"""
+_LEXICAL_SQL = f"""
+SELECT {_COLUMNS}, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts
+JOIN memories m ON m.id = memories_fts.rowid
+WHERE memories_fts MATCH ? AND m.user_id = ? AND {recallable("m.status")}
+ORDER BY rank LIMIT ?
+"""
+_TERM_COUNT_SQL = f"""
+SELECT count(*) AS n FROM (
+    SELECT 1 FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+    WHERE memories_fts MATCH ? AND {recallable("m.status")} LIMIT ?
+)
+"""
+_DERIVED_SQL = """
+SELECT s.memory_id FROM memory_sources s JOIN memories m ON m.id = s.memory_id
+WHERE s.turn_id = ? AND m.user_id = ?
+"""
+
+
+async def ensure_user(db: aiosqlite.Connection, user_id: str, at: float, *, spoke: bool = False) -> None:
+    """Create the person's row if it is new. A person who writes again (`spoke`) is reachable
+    again, whatever an earlier failed send said."""
+    await db.execute(
+        "INSERT INTO users(id, created_at) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET active = 1 WHERE ?",
+        (user_id, at, spoke),
+    )
+
+
+async def insert_memory(db: aiosqlite.Connection, m: NewMemory, turn_id: int | None) -> int:
+    """Insert one memory (of `turn_id`, if a turn's) and count it for its person; returns its id."""
+    cur = await db.execute(
+        _INSERT_SQL,
+        (
+            m.user_id,
+            m.kind,
+            m.text,
+            m.speaker,
+            to_epoch(m.created_at),
+            dump_json(m.meta),
+            vector_to_blob(unit(m.embedding)),
+            m.embedding_model,
+            turn_id,
+            user_tag(m.user_id),
+        ),
+    )
+    await db.execute("UPDATE users SET memory_count = memory_count + 1 WHERE id = ?", (m.user_id,))
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def fts_match(user_id: str, terms: Sequence[str]) -> str | None:
+    """An FTS5 query for any of `terms` in one user's memories; each term is a quoted phrase, so
+    no word is ever read as syntax. None when no term has anything in it."""
+    words = [term.replace('"', '""') for term in terms if term.strip()]
+    if not words:
+        return None
+    either = " OR ".join(f'"{word}"' for word in words)
+    return f'user_tag:"{user_tag(user_id)}" AND text:({either})'
+
+
+class SqliteMemories:
+    """MemoryIndex over one SQLite file; vectors have `dim` float32 components."""
+
+    def __init__(self, db: SqliteDatabase, dim: int) -> None:
+        self._db = db
+        self._dim = dim
+
+    async def add_memories(self, memories: Sequence[NewMemory]) -> list[int]:
+        ids: list[int] = []
+        if not memories:
+            return ids
+        async with self._db.write() as db:
+            for memory in memories:
+                await ensure_user(db, memory.user_id, to_epoch(memory.created_at))
+                ids.append(await insert_memory(db, memory, None))
+        return ids
+
+    async def dense_search(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
+        if k <= 0:
+            return []
+        rows = await self._db.read(
+            f"SELECT id, embedding FROM memories WHERE user_id = ? AND {recallable()}", (user_id,)
+        )
+        if not rows:
+            return []
+        ids = [int(row["id"]) for row in rows]
+        sims = blob_to_matrix([row["embedding"] for row in rows], self._dim) @ unit(vector)
+        take = min(k, len(rows))
+        top = np.argpartition(-sims, take - 1)[:take]
+        # Ties (and equal vectors) fall back to the newer memory, so results are deterministic.
+        order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), -ids[i]))
+        by_id = await self._memories_by_id([ids[i] for i in order])
+        return [MemoryHit(by_id[ids[i]], float(sims[i])) for i in order if ids[i] in by_id]
+
+    async def _memories_by_id(self, ids: Sequence[int]) -> dict[int, Memory]:
+        if not ids:
+            return {}
+        marks = ",".join("?" for _ in ids)
+        rows = await self._db.read(f"SELECT {_COLUMNS} FROM memories m WHERE m.id IN ({marks})", ids)
+        return {row["id"]: memory_from_row(row, SQLITE) for row in rows}
+
+    async def lexical_search(self, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
+        query = fts_match(user_id, terms)
+        if query is None or k <= 0:
+            return []
+        rows = await self._db.read(_LEXICAL_SQL, (query, user_id, k))
+        return [MemoryHit(memory_from_row(row, SQLITE), -float(row["rank"])) for row in rows]
+
+    async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
+        rows = await self._db.read(statements.MEMORY_COUNT, (user_id,))
+        if not rows:
+            return []
+        most = max(floor, int(share * rows[0]["memory_count"]))
+        rare: list[str] = []
+        for term in terms:
+            query = fts_match(user_id, [term])
+            if query is None:
+                continue
+            found = await self._db.read(_TERM_COUNT_SQL, (query, most + 1))
+            if 0 < found[0]["n"] <= most:
+                rare.append(term)
+        return rare
+
+    async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
+        rows = await self._db.read(
+            f"SELECT {_COLUMNS} FROM memories m WHERE m.user_id = ? ORDER BY m.id LIMIT ? OFFSET ?",
+            (user_id, limit, offset),
+        )
+        return [memory_from_row(row, SQLITE) for row in rows]
+
+    async def memory_count(self, user_id: str) -> int:
+        rows = await self._db.read(statements.MEMORY_COUNT, (user_id,))
+        return int(rows[0]["memory_count"]) if rows else 0
+
+    async def forget(self, user_id: str, memory_id: int) -> bool:
+        async with self._db.write() as db:
+            found = list(await db.execute_fetchall(
+                "SELECT source_turn_id FROM memories WHERE id = ? AND user_id = ?", (memory_id, user_id)
+            ))  # fmt: skip
+            if not found:
+                return False
+            # What was derived from this memory's turn goes with it (see pg_memories' _FORGET_SQL).
+            derived = await db.execute_fetchall(_DERIVED_SQL, (found[0]["source_turn_id"], user_id))
+            doomed = {memory_id, *(int(row["memory_id"]) for row in derived)}
+            for doomed_id in doomed:
+                await db.execute("DELETE FROM memories WHERE id = ?", (doomed_id,))
+                await db.execute("DELETE FROM reply_memories WHERE memory_id = ?", (doomed_id,))
+            await db.execute(
+                "UPDATE users SET memory_count = memory_count - ? WHERE id = ?", (len(doomed), user_id)
+            )
+        return True
+
+    async def forget_all(self, user_id: str) -> int:
+        async with self._db.write() as db:
+            cur = await db.execute("DELETE FROM memories WHERE user_id = ?", (user_id,))
+            count = cur.rowcount
+            await db.execute("DELETE FROM feedback WHERE user_id = ?", (user_id,))
+            await db.execute("DELETE FROM platform_messages WHERE user_id = ?", (user_id,))
+            await db.execute("DELETE FROM turns WHERE user_id = ?", (user_id,))
+            await db.execute("UPDATE users SET memory_count = 0 WHERE id = ?", (user_id,))
+        return count
