@@ -1,28 +1,13 @@
-"""The `store` fixture: every contract test runs once on SQLite and once on Postgres+pgvector."""
+"""The `store` fixture here is `any_store`: every contract test runs once on SQLite and once on
+Postgres + pgvector."""
 
 from __future__ import annotations
-
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from bot.core.ports import Store
-from bot.store.sqlite import SqliteStore
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    opened: Store
-    if request.param == "sqlite":
-        opened = await SqliteStore.open(tmp_path / "kindred.db")
-    else:
-        from bot.store.postgres import PostgresStore
-        from tests.support.pg import fresh_database
-
-        server = request.getfixturevalue("pg_server")
-        opened = await PostgresStore.open(await fresh_database(server))
-    try:
-        yield opened
-    finally:
-        await opened.close()
+@pytest.fixture
+def store(any_store: Store) -> Store:
+    return any_store
