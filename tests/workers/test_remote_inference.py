@@ -20,6 +20,7 @@ from bot.inference.reply_stream import GENERATE_JOB, ReplyKeys
 from bot.jobs.celery_runner import CeleryJobs
 from tests.jobs.workerproc import TEST_REDIS_DB, RedisServer, Worker, flush, redis_url
 from tests.support.tiny_model import build_tiny_model
+from tests.support.waiting import wait_until
 from tests.workers.remote_support import (
     Chat,
     chat_settings,
@@ -27,7 +28,6 @@ from tests.workers.remote_support import (
     entries,
     gpu_worker,
     reply_streams,
-    wait_until,
 )
 
 # Its own database on the shared Redis (the job tests use 13 and 14).

@@ -11,7 +11,6 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,8 @@ from bot.core.models import ChatMessage
 from bot.inference.local import THREAD_NAME, LocalInference, Sampling
 from bot.inference.model_files import BUNDLED_DIRNAME, prepare_model
 from tests.support.loop_watch import heartbeat_during
-from tests.support.tiny_model import build_tiny_model
+from tests.support.streams import collect
+from tests.support.waiting import wait_until
 
 HELLO = [ChatMessage("user", "hi there")]
 LONG_REPLY = 1500  # more tokens than the tiny model writes before any test gives up on it
@@ -44,11 +44,6 @@ def bundled(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
 
 
 @pytest.fixture(scope="session")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory, bundled: Prepared) -> Path:
-    return build_tiny_model(tmp_path_factory.mktemp("tiny"), bundled.data_dir)
-
-
-@pytest.fixture(scope="session")
 def tiny(tiny_dir: Path) -> LocalInference:
     return LocalInference.load(tiny_dir, timeout_s=30.0)
 
@@ -60,19 +55,6 @@ def tiny_greedy(tiny_dir: Path) -> LocalInference:
 
 def generation_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == THREAD_NAME and t.is_alive()]
-
-
-async def wait_until(condition: Callable[[], bool], within_s: float) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.01)
-    return condition()
-
-
-async def collect(chunks: AsyncIterator[str]) -> list[str]:
-    return [chunk async for chunk in chunks]
 
 
 # --- prepare_model -----------------------------------------------------------------------------
@@ -156,7 +138,7 @@ async def test_timeout_raises_quickly(tiny_dir: Path) -> None:
     with pytest.raises(InferenceTimeout, match=r"0\.05 s"):
         await collect(impatient.stream(HELLO, max_tokens=LONG_REPLY))
     assert time.monotonic() - started < 1.0
-    assert await wait_until(lambda: not generation_threads(), within_s=2.0)
+    await wait_until(lambda: not generation_threads(), within_s=2.0, what="generation stopped")
 
 
 async def test_event_loop_keeps_running_during_generation(tiny: LocalInference) -> None:
@@ -169,7 +151,7 @@ async def test_closing_the_stream_stops_the_model(tiny: LocalInference) -> None:
     assert isinstance(await anext(stream), str)
     assert generation_threads()
     await stream.aclose()
-    assert await wait_until(lambda: not generation_threads(), within_s=1.0)
+    await wait_until(lambda: not generation_threads(), within_s=1.0, what="generation stopped")
 
 
 async def test_breaking_out_of_the_loop_stops_the_model(tiny: LocalInference) -> None:
@@ -177,7 +159,7 @@ async def test_breaking_out_of_the_loop_stops_the_model(tiny: LocalInference) ->
         assert isinstance(chunk, str)
         break
     # The dropped generator is closed by asyncio's finaliser hook, which sets the cancel flag.
-    assert await wait_until(lambda: not generation_threads(), within_s=1.0)
+    await wait_until(lambda: not generation_threads(), within_s=1.0, what="generation stopped")
 
 
 async def test_cancelling_the_consumer_stops_the_model(tiny: LocalInference) -> None:
@@ -195,7 +177,7 @@ async def test_cancelling_the_consumer_stops_the_model(tiny: LocalInference) -> 
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await wait_until(lambda: not generation_threads(), within_s=1.0)
+    await wait_until(lambda: not generation_threads(), within_s=1.0, what="generation stopped")
 
 
 async def test_concurrent_streams_take_turns(tiny: LocalInference) -> None:
