@@ -30,7 +30,7 @@ from tests.support.streams import collect, text_of
 from tests.support.waiting import wait_until
 from tests.workers.remote_support import gpu_worker
 
-HELLO = [ChatMessage("system", "Be brief."), ChatMessage("user", "hi there")]
+HELLO = [ChatMessage("user", "hi there")]
 LONG_REPLY = 1500  # longer than any backend here writes before a test walks away from it
 # tests/workers/test_remote_inference.py uses this database too. Both start their worker per
 # module, so the two are never alive together and neither takes the other's requests.
