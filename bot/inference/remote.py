@@ -176,6 +176,8 @@ class RemoteInference:
                             yield entry.text
                     elif entry.kind == "end":
                         return
+                    elif entry.timed_out:  # the worker's own limit: a timeout, as in every backend
+                        raise InferenceTimeout(entry.text)
                     else:
                         raise InferenceError(entry.text or "the inference worker failed")
 

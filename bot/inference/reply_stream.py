@@ -9,7 +9,9 @@ All three expire (`ttl_s`), so nothing piles up in Redis.
 Each entry has `k` (kind), `run` (the writing run), `seq` and `t` (text):
 - `start`: a worker run took the request; `seq` is the chunk number it continues from;
 - `chunk`: reply text number `seq` (0, 1, 2, … over the whole reply, whichever run wrote it);
-- `end`: the reply is complete;  `error`: it failed, `t` says why.
+- `end`: the reply is complete;  `error`: it failed, `t` says why, and `to` is `1` when it failed
+  by running past the worker's time limit (the reader raises InferenceTimeout then, as every
+  backend does; a reader that does not know `to` still raises InferenceError with the text).
 
 Writes go through Lua scripts, so each is one atomic step: a run writes only while it owns the
 request and only while nobody cancelled it (`WRITE`), and taking a request over returns what is
@@ -70,9 +72,11 @@ class Entry:
     run: str
     seq: int
     text: str
+    timed_out: bool = False  # an `error` that was the worker's time limit
 
     def fields(self) -> list[str]:
-        return ["k", self.kind, "run", self.run, "seq", str(self.seq), "t", self.text]
+        found = ["k", self.kind, "run", self.run, "seq", str(self.seq), "t", self.text]
+        return [*found, "to", "1"] if self.timed_out else found
 
 
 def parse_entry(raw: Any) -> Entry:
@@ -81,7 +85,13 @@ def parse_entry(raw: Any) -> Entry:
     kind = fields.get("k", "")
     if kind not in ("start", "chunk", "end", "error"):
         raise ValueError(f"unknown reply entry kind {kind!r}")
-    return Entry(kind, fields.get("run", ""), int(fields.get("seq", "0")), fields.get("t", ""))  # type: ignore[arg-type]
+    return Entry(
+        kind,  # type: ignore[arg-type]
+        fields.get("run", ""),
+        int(fields.get("seq", "0")),
+        fields.get("t", ""),
+        timed_out=fields.get("to") == "1",
+    )
 
 
 def parse_range(raw: Any) -> list[Entry]:

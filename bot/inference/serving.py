@@ -14,8 +14,9 @@ One run of the job:
    and that the reader has not cancelled; if either fails, the run stops generating.
 3. A redelivered run continues after the chunks already written, with them as the beginning of
    the assistant's turn and the token budget that is left.
-4. Any error is written as an `error` entry (the reader raises InferenceError with its text) and
-   fails the job once; a bad payload is never retried.
+4. Any error is written as an `error` entry (the reader raises InferenceError with its text, or
+   InferenceTimeout for the engine's time limit) and fails the job once; a bad payload is never
+   retried.
 
 The model is loaded once per worker process, on its first job (`LoadOnce`), never at import
 and never before a fork: CUDA starts in the process that uses it. `CUDA_VISIBLE_DEVICES` is left
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import redis.asyncio as aioredis
 
-from bot.core.errors import InferenceError
+from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.jobs import JobPayload
 from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage
@@ -123,8 +124,8 @@ class ReplyWriter:
         self.owned = True
         return progress(parse_range(found))
 
-    async def write(self, kind: Kind, seq: int, text: str = "") -> int:
-        entry = Entry(kind, self.run, seq, text)
+    async def write(self, kind: Kind, seq: int, text: str = "", *, timed_out: bool = False) -> int:
+        entry = Entry(kind, self.run, seq, text, timed_out)
         status = await self.client.eval(
             WRITE, 3, *self.keys.all(), self.run, str(self.ttl_s), *entry.fields()
         )
@@ -202,4 +203,4 @@ async def _report(writer: ReplyWriter, exc: Exception) -> None:
         if not writer.owned:
             await writer.take_over()
         if writer.owned:
-            await writer.write("error", 0, text)
+            await writer.write("error", 0, text, timed_out=isinstance(exc, InferenceTimeout))

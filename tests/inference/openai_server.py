@@ -23,6 +23,8 @@ Failure = Literal["500", "429", "stall", "drop", "malformed", "error_event", "no
 class FakeOpenAI:
     chunks: list[str] = field(default_factory=lambda: ["Hel", "lo", " there", ",", " friend", "!"])
     base_model: str = "smollm2"
+    # Another reply for some model names (a LoRA adapter's), so that a test sees which one answered.
+    chunks_by_model: dict[str, list[str]] = field(default_factory=dict)
     chunk_delay_s: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
@@ -85,7 +87,7 @@ class FakeOpenAI:
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        chunks = self.chunks[: body["max_tokens"]]
+        chunks = self.chunks_by_model.get(body["model"], self.chunks)[: body["max_tokens"]]
         try:
             for index, chunk in enumerate(chunks):
                 if index == 2 and failure is not None:

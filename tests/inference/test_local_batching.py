@@ -13,8 +13,9 @@ from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage
 from bot.inference.batching import Request
 from bot.inference.local import THREAD_NAME, LocalInference, Sampling
-from tests.inference.conftest import collect, text_of, wait_until
 from tests.support.loop_watch import heartbeat_during
+from tests.support.streams import collect, text_of
+from tests.support.waiting import wait_until
 
 PROMPTS = [
     [ChatMessage("user", "hi there")],
@@ -88,7 +89,7 @@ async def test_a_consumer_that_leaves_stops_only_its_row(engine: LocalInference)
     await leaving.aclose()
     assert await staying == expected
     assert sizes_of(engine)[-1] == 2
-    assert await wait_until(lambda: not generation_threads(), within_s=2.0)
+    await wait_until(lambda: not generation_threads(), within_s=2.0, what="generation stopped")
 
 
 async def test_a_request_waiting_in_line_times_out_on_time(tiny_dir: Path) -> None:
@@ -101,7 +102,7 @@ async def test_a_request_waiting_in_line_times_out_on_time(tiny_dir: Path) -> No
         await collect(engine.stream(PROMPTS[1], max_tokens=5))
     assert time.monotonic() - started < 1.0  # at its own deadline, not when the running batch ends
     await running.aclose()
-    assert await wait_until(lambda: not generation_threads(), within_s=2.0)
+    await wait_until(lambda: not generation_threads(), within_s=2.0, what="generation stopped")
 
 
 async def test_batching_beats_one_at_a_time(engine: LocalInference) -> None:

@@ -1,8 +1,8 @@
 """LoRA adapters by name in the local engine: loaded from their folder, mixed with other adapters in
 one batch, and replaced by a new version on the next request while the engine keeps running.
 
-The adapters are made here with peft on the tiny model; their lora_B weights are set to large
-seeded values, so that each adapter's greedy reply visibly differs from the base model's."""
+The adapters are made with peft on the tiny model (`lora_files.make_adapter`), strong enough that
+each adapter's greedy reply visibly differs from the base model's."""
 
 from __future__ import annotations
 
@@ -16,29 +16,11 @@ import pytest
 from bot.core.errors import InferenceError
 from bot.core.models import ChatMessage
 from bot.inference.local import LocalInference, Sampling
-from tests.inference.conftest import text_of
+from tests.inference.lora_files import make_adapter
+from tests.support.streams import text_of
 
 HELLO = [ChatMessage("user", "hi there")]
 TOKENS = 16
-
-
-def make_adapter(tiny_dir: Path, folder: Path, seed: int) -> Path:
-    """Save a LoRA adapter for the tiny model whose effect on its replies is strong."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    base = AutoModelForCausalLM.from_pretrained(str(tiny_dir), local_files_only=True)
-    model = get_peft_model(
-        base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"])
-    )
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "lora_B" in name:
-                param.copy_(torch.randn(param.shape, generator=generator) * 2.0)
-    model.save_pretrained(str(folder))
-    return folder
 
 
 @pytest.fixture(scope="module")

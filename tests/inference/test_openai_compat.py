@@ -15,8 +15,8 @@ import pytest
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage
 from bot.inference.openai_compat import OpenAICompatInference, api_root, estimate_tokens
-from tests.inference.conftest import collect, text_of
 from tests.inference.openai_server import FakeOpenAI
+from tests.support.streams import collect, text_of
 
 HELLO = [ChatMessage("system", "Be kind."), ChatMessage("user", "hi there")]
 KEY = "sk-test-3f9c1d2e-never-print-me"

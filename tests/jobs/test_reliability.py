@@ -13,6 +13,7 @@ from bot.core.jobs import JobRegistry
 from bot.jobs.celery_runner import CeleryJobs, make_app
 from bot.store.sqlite import SqliteStore
 from tests.jobs.workerproc import TEST_REDIS_DB, RedisServer, Worker, flush, redis_url
+from tests.support.waiting import wait_until
 
 # Redelivery waits for the visibility timeout; a short one for these workers only keeps it quick.
 SHORT_VISIBILITY_S = "2"
@@ -20,13 +21,6 @@ SHORT_VISIBILITY_S = "2"
 
 def lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
-async def wait_until(check: object, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.05)
 
 
 async def test_a_job_whose_worker_is_killed_is_redelivered_and_its_effect_happens_once(
@@ -44,7 +38,8 @@ async def test_a_job_whose_worker_is_killed_is_redelivered_and_its_effect_happen
         job_id = jobs.submit(
             "kindred.test.write_turn", {**payload, "counter": str(counter), "first_run_holds_s": 30}
         )
-        await wait_until(lambda: lines(counter) == 1)  # the turn is stored; the job is still running
+        # The turn is stored; the job is still running.
+        await wait_until(lambda: lines(counter) == 1, within_s=20, what="the first run's turn")
         first.kill()  # SIGKILL: no chance to ack, requeue or say goodbye
 
         second = Worker(url, tmp_path / "second", KINDRED_VISIBILITY_TIMEOUT_S=SHORT_VISIBILITY_S)

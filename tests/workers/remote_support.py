@@ -3,10 +3,7 @@ through `load_inference` with KINDRED_INFERENCE_BACKEND=celery, and a look into 
 
 from __future__ import annotations
 
-import asyncio
 import io
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,10 +113,3 @@ def entries(url: str, key: str) -> list[Entry]:
 
 def chunks(found: list[Entry]) -> list[Entry]:
     return [entry for entry in found if entry.kind == "chunk"]
-
-
-async def wait_until(check: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.05)

@@ -22,6 +22,7 @@ from bot.inference.reply_stream import GENERATE_JOB, ReplyKeys
 from bot.jobs.celery_runner import CeleryJobs
 from tests.jobs.workerproc import TEST_REDIS_DB, RedisServer, Worker, flush, redis_url
 from tests.support.tiny_model import build_tiny_model
+from tests.support.waiting import wait_until
 from tests.workers.remote_support import (
     Chat,
     chat_settings,
@@ -29,7 +30,6 @@ from tests.workers.remote_support import (
     entries,
     gpu_worker,
     reply_streams,
-    wait_until,
 )
 
 # Its own database on the shared Redis (the job tests use 13 and 14).
@@ -246,3 +246,23 @@ def test_the_celery_backend_needs_redis_url(tmp_path: Path) -> None:
     assert str(raised.value) == (
         "invalid configuration: REDIS_URL: is required when KINDRED_INFERENCE_BACKEND=celery"
     )
+
+
+async def test_a_reply_past_the_workers_own_time_limit_reaches_the_reader_as_a_timeout(
+    tmp_path: Path, tiny: Path
+) -> None:
+    """The worker's engine has a limit of its own (its KINDRED_GENERATION_TIMEOUT_S); hitting it is
+    an InferenceTimeout for the reader too, as it is in the local engine, not a plain failure."""
+    server = RedisServer(tmp_path / "redis").start()  # its own Redis: no other worker takes the job
+    worker = gpu_worker(server.url, tmp_path / "worker", tiny, pace_s=0.05, KINDRED_GENERATION_TIMEOUT_S="1")
+    inference = load_inference(chat_settings(server.url, tmp_path, tiny))  # the reader waits 120 s
+    try:
+        worker.wait_ready()
+        started = time.monotonic()
+        with pytest.raises(InferenceTimeout, match=r"^the local model did not finish its reply within 1 s"):
+            _ = [chunk async for chunk in inference.stream(HELLO, max_tokens=1000)]
+        assert time.monotonic() - started < 60  # the worker's limit, not the reader's 120 s
+    finally:
+        await inference.close()
+        worker.kill()
+        server.stop()
