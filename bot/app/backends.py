@@ -125,11 +125,13 @@ def _openai_inference(inference: InferenceSettings, settings: Settings) -> Infer
 def load_local_inference(settings: Settings) -> LocalInference:
     """The local engine (transformers, this process): loads the model, which blocks a while."""
     _quiet_model_loading()
-    from bot.inference.local import LocalInference
+    from bot.inference.local import LocalInference, Sampling
 
+    temperature = settings.inference.temperature
     return LocalInference.load(
         _model_dir(settings.inference.model, settings.data_dir),
         device=settings.inference.device,
+        sampling=None if temperature is None else Sampling(temperature=temperature),
         timeout_s=settings.inference.generation_timeout_s,
         max_batch=settings.inference.batch_size,
         adapters_dir=settings.adapters_path,

@@ -183,6 +183,9 @@ class InferenceSettings(BaseSettings):
     embedding_model: str = "bundled"
     device: Literal["auto", "cpu", "cuda"] = "auto"
     generation_timeout_s: float = Field(default=120.0, gt=0)
+    # The local engine's sampling temperature; 0: greedy (the same reply to the same prompt).
+    # Unset: the engine's own default.
+    temperature: float | None = Field(default=None, ge=0, le=2)
     # "local": transformers in this process (KINDRED_MODEL); "openai": an OpenAI-compatible server;
     # "celery": GPU workers (`kindred worker --queues gpu`) over Redis (REDIS_URL).
     backend: Literal["local", "openai", "celery"] = Field(

@@ -3,7 +3,7 @@ with a short time limit, and a way to tell that it has stopped generating.
 
 - local: LocalInference on the tiny model in this process, greedy, with a LoRA adapters folder;
 - celery: RemoteInference, the reply written by a real GPU-queue worker process (CPU torch, the
-  same tiny model and adapters folder) through a real Redis;
+  same tiny model and adapters folder, greedy: KINDRED_TEMPERATURE=0) through a real Redis;
 - openai: OpenAICompatInference against the loopback server (openai_server.py), counting tokens
   with the tiny model's tokenizer and registering LoRA adapters (`load_lora`).
 All three count tokens with the same tokenizer, so the suite can hold them to one count.
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.app import load_inference
+from bot.app.backends import load_inference
 from bot.core.ports import Inference
 from bot.inference.local import THREAD_NAME, LocalInference, Sampling
 from bot.inference.openai_compat import OpenAICompatInference, local_token_counter
@@ -44,9 +44,6 @@ class Backend:
     # worker taking the request, and submitting it and the worker's pickup come first.
     overhead_s: float
     stopped: Callable[[], bool]
-    # Whether the same request gives the same reply, so that an adapter's effect on the text shows.
-    # Not celery: the worker's engine samples at the default temperature, and no setting changes it.
-    greedy: bool
 
 
 async def close(inference: Inference) -> None:
@@ -73,12 +70,12 @@ def local_backend(engine: LocalInference, tiny_dir: Path, adapters: Path) -> Bac
         timeout_s=0.05,
         overhead_s=0.95,
         stopped=lambda: not generation_threads(),
-        greedy=True,
     )
 
 
 def celery_backend(url: str, worker: Worker, tiny_dir: Path, folder: Path) -> Backend:
     settings = chat_settings(url, folder, tiny_dir)
+    impatient_inference = settings.inference.model_copy(update={"generation_timeout_s": 1.0})
     before = set(reply_streams(url))
 
     def stopped() -> bool:
@@ -90,11 +87,10 @@ def celery_backend(url: str, worker: Worker, tiny_dir: Path, folder: Path) -> Ba
     return Backend(
         name="celery",
         inference=load_inference(settings),
-        impatient=lambda: load_inference(settings.model_copy(update={"generation_timeout_s": 1.0})),
+        impatient=lambda: load_inference(settings.model_copy(update={"inference": impatient_inference})),
         timeout_s=1.0,
         overhead_s=5.0,
         stopped=stopped,
-        greedy=False,
     )
 
 
@@ -126,5 +122,4 @@ def openai_backend(server: FakeOpenAI, tiny_dir: Path, adapters: Path) -> Backen
         timeout_s=0.5,
         overhead_s=1.0,
         stopped=lambda: server.disconnects >= 1,
-        greedy=True,
     )

@@ -63,14 +63,15 @@ def celery_url() -> Iterator[str]:
 def gpu(
     celery_url: str, tiny_dir: Path, adapters: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Worker]:
-    """One GPU-queue worker; 0.02 s after each chunk, so that a long reply is still running when a
-    test walks away from it."""
+    """One greedy GPU-queue worker; 0.02 s after each chunk, so that a long reply is still running
+    when a test walks away from it."""
     started = gpu_worker(
         celery_url,
         tmp_path_factory.mktemp("contract-gpu"),
         tiny_dir,
         pace_s=0.02,
         KINDRED_ADAPTERS_DIR=str(adapters),
+        KINDRED_TEMPERATURE="0",
     )
     try:
         yield started.wait_ready()
@@ -112,10 +113,9 @@ async def test_a_reply_streams_as_text_chunks(backend: Backend) -> None:
 async def test_max_tokens_bounds_the_reply(backend: Backend, max_tokens: int) -> None:
     chunks = await collect(backend.inference.stream(HELLO, max_tokens=max_tokens))
     assert 0 < len(chunks) <= max_tokens  # every chunk carries at least one new token
-    if backend.greedy:
-        # A sampled reply of random weights may hold a broken character that the tokenizer
-        # reads back as more tokens than were written; a greedy one here is plain text.
-        assert 0 < backend.inference.count_tokens("".join(chunks)) <= max_tokens
+    # Every backend here is greedy: a sampled reply of random weights may hold a broken character
+    # that the tokenizer reads back as more tokens than were written.
+    assert 0 < backend.inference.count_tokens("".join(chunks)) <= max_tokens
 
 
 async def test_max_tokens_below_one_is_refused(backend: Backend) -> None:
@@ -175,8 +175,7 @@ async def test_an_adapter_is_asked_for_by_name(backend: Backend) -> None:
     base = await text_of(backend.inference.stream(HELLO, max_tokens=16))
     tuned = await text_of(backend.inference.stream(HELLO, max_tokens=16, adapter="one"))
     assert base and tuned
-    if backend.greedy:
-        assert tuned != base, "the adapter must change the reply"
+    assert tuned != base, "the adapter must change the reply"
 
 
 async def test_an_unknown_adapter_is_an_inference_error_and_the_backend_goes_on(backend: Backend) -> None:
