@@ -13,7 +13,7 @@ from bot.core.ratelimit import RateLimiter
 
 @dataclass(frozen=True)
 class Services:
-    """The core parts an adapter translates to and from. Built once by bot/app.py."""
+    """The core parts an adapter translates to and from. Built once by `bot/app/kindred.py: services`."""
 
     conversation: Conversation
     controls: Controls

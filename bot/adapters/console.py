@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -175,7 +175,8 @@ class ConsoleChat:
     async def _chat(self, text: str) -> None:
         message = UserMessage(self.user_id, CHAT_ID, text, datetime.now(UTC))
         surface = ConsoleSurface(self.io.out, "kindred › " if self.io.interactive else "")
-        delivered = await deliver(self.conversation.handle_message(message), surface, TERMINAL)
+        layout = replace(TERMINAL, notices=self._say_err)
+        delivered = await deliver(self.conversation.handle_message(message), surface, layout)
         if delivered.done is not None:
             self.last_reply_turn = delivered.done.turn_id
 

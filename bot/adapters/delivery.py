@@ -28,9 +28,15 @@ SORRY = "Sorry, something went wrong on my side and I couldn't answer that. Plea
 class NotShown(Exception):
     """The platform did not show a message: it refused, the person is gone, the network failed.
 
-    Surfaces raise it in place of their SDK's errors. The delivery then shows nothing more of that
-    reply but still consumes it to the end, so that the reply is stored all the same.
+    Surfaces raise it in place of their SDK's errors. The delivery then skips the growing text but
+    still tries the finished reply once (a network blip mid-stream must not leave a cut reply with
+    no notice), and consumes the reply to the end, so that it is stored all the same.
     """
+
+
+class Gone(NotShown):
+    """The person or chat is gone for good (blocked the bot, left, deleted it): nothing more of the
+    reply is tried."""
 
 
 class Surface(streaming.Surface, Protocol):
@@ -53,6 +59,9 @@ class Layout:
     draft: Callable[[str], Awaitable[None]] | None = None
     # Chat platforms trim a message's outer whitespace; a terminal prints words exactly as they come.
     verbatim: bool = False
+    # Where a finished reply's notice (the store was down) goes when the surface has a channel apart
+    # for it, as a terminal has stderr, so that a pipe reads only the reply; None: after the words.
+    notices: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,19 +90,24 @@ def with_notice(words: str, notice: str | None) -> str:
 
 
 class _Showing:
-    """Display steps until the first one the platform does not show; later ones are skipped."""
+    """Display steps. After the first one the platform does not show, the growing text is skipped;
+    the finished reply is tried once more (`retry`) unless the person is gone, and when it shows,
+    the steps after it run again."""
 
     def __init__(self) -> None:
         self.refused: NotShown | None = None
 
-    async def attempt(self, step: Callable[[], Awaitable[object]]) -> None:
-        if self.refused is not None:
+    async def attempt(self, step: Callable[[], Awaitable[object]], *, retry: bool = False) -> None:
+        if isinstance(self.refused, Gone) or (self.refused is not None and not retry):
             return
         try:
             await step()
         except NotShown as exc:
             log.warning("a reply could not be shown: %s", exc)
             self.refused = exc
+        else:
+            if retry:
+                self.refused = None  # the finished reply shows after all
 
 
 async def deliver(
@@ -132,11 +146,14 @@ async def deliver(
         log.error("a reply failed: %s", exc)
         ending = Refusal(SORRY)
     done = ending if isinstance(ending, ReplyDone) else None
-    if done is not None:
+    if done is not None and done.notice and layout.notices is not None:
+        final = with_notice(done.text, None)
+        layout.notices(done.notice)
+    elif done is not None:
         final = with_notice(done.text, done.notice)
     else:
         final = with_notice(reply.text_so_far, ending.text if ending is not None else None)
-    await showing.attempt(lambda: reply.finish(final))
+    await showing.attempt(lambda: reply.finish(final), retry=True)
     ids = reply.message_ids
     if link is not None and done is not None:
         await link.conversation.link_reply(link.platform, link.chat_id, ids, done, link.user_id)

@@ -33,20 +33,25 @@ class Kindred:
     jobs: Jobs
 
     async def close(self) -> list[Path]:
-        """Finish the jobs, write what waits, close every part. Returns the files holding the words
-        that could not be stored (the store was down), to be imported later; usually none."""
-        await self.jobs.close()
+        """Write what waits, finish the jobs, close every part. Returns the files holding the words
+        that could not be stored (the store was down), to be imported later; usually none.
+
+        The words are written out first: jobs get up to 30 s to finish, and a supervisor that stops
+        the process sooner must not take unsaved words with it."""
         await self.conversation.flush()
         spilled: list[Path] = []
         if len(self.conversation.outbox):
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
             spilled = self.conversation.outbox.spill(self.settings.data_dir / "unsaved", stamp)
-        # The embedder's batching thread and a remote model's HTTP client, where there are any.
-        for part in (self.embedder, self.conversation.inference):
-            close = getattr(part, "close", None)
-            if close is not None:
-                await close()
-        await self.store.close()
+        try:
+            await self.jobs.close()
+        finally:
+            # The embedder's batching thread and a remote model's HTTP client, where there are any.
+            for part in (self.embedder, self.conversation.inference):
+                close = getattr(part, "close", None)
+                if close is not None:
+                    await close()
+            await self.store.close()
         return spilled
 
 

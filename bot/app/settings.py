@@ -42,9 +42,9 @@ _CONVERSATION = ConversationPolicy(persona=DEFAULT_PERSONA)
 
 def _config(prefix: str = "KINDRED_") -> SettingsConfigDict:
     # env_file stays off unless load_settings passes one: a test never reads a stray `.env`.
-    return SettingsConfigDict(
-        env_prefix=prefix, env_file=None, env_file_encoding="utf-8", extra="ignore", populate_by_name=True
-    )
+    # No populate_by_name: it would also read prefix + field name for a field that names its own
+    # variable (KINDRED_BACKEND beside KINDRED_INFERENCE_BACKEND). Such a field is built by that name.
+    return SettingsConfigDict(env_prefix=prefix, env_file=None, env_file_encoding="utf-8", extra="ignore")
 
 
 def _env(*names: str) -> AliasChoices:

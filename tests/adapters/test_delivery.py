@@ -8,11 +8,10 @@ a real one in a real SQLite store, so linking is checked where reactions will lo
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import cast
 
 import discord
@@ -20,7 +19,7 @@ import pytest
 import telegram
 
 from bot.adapters.console import TERMINAL, ConsoleSurface
-from bot.adapters.delivery import SORRY, Delivered, Layout, LinkTo, Surface, deliver
+from bot.adapters.delivery import SORRY, Delivered, Gone, Layout, LinkTo, NotShown, Surface, deliver
 from bot.adapters.discord import options as discord_options
 from bot.adapters.discord.context import Unlinked
 from bot.adapters.discord.reply import DiscordReply
@@ -51,6 +50,8 @@ class Platform:
     seen: Callable[[], list[str]]  # the texts the person reads, in order
     posted: Callable[[], list[str]]  # the platform's ids of those messages
     refuse: Callable[[], None]  # the platform refuses every later send
+    # Notices shown apart from the reply (a terminal's stderr, so that a pipe reads only replies).
+    apart: Callable[[], list[str]] = list
 
 
 @asynccontextmanager
@@ -127,7 +128,11 @@ async def console_platform(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Pla
         out.refusing = True
 
     # A terminal's lines cannot be reacted to: nothing is linked, /react rates the last reply.
-    yield Platform("console", ConsoleSurface(out, ""), TERMINAL, lambda _: None, seen, lambda: [], refuse)
+    errors: list[str] = []
+    layout = replace(TERMINAL, notices=errors.append)
+    yield Platform(
+        "console", ConsoleSurface(out, ""), layout, lambda _: None, seen, lambda: [], refuse, lambda: errors
+    )
 
 
 PLATFORMS: dict[str, Callable[[pytest.MonkeyPatch], AbstractAsyncContextManager[Platform]]] = {
@@ -146,10 +151,8 @@ async def platform(
 
 
 @pytest.fixture
-async def conversation(tmp_path: Path) -> AsyncIterator[Conversation]:
-    store = await SqliteStore.open(tmp_path / "k.db")
-    yield Conversation(store, HashEmbedder(), ScriptedInference(), ConversationPolicy(persona="p"))
-    await store.close()
+def conversation(store: SqliteStore) -> Conversation:
+    return Conversation(store, HashEmbedder(), ScriptedInference(), ConversationPolicy(persona="p"))
 
 
 async def stored_reply(conversation: Conversation, text: str) -> ReplyDone:
@@ -257,7 +260,10 @@ async def test_the_store_down_notice_follows_the_reply(
     text = "Answering from what I know."
     done = ReplyDone(text, None, (), notice=STORE_DOWN_NOTICE)
     delivered = await run(platform, Script([*words(text), done]), conversation)
-    assert platform.seen() == [f"{text}\n\n{STORE_DOWN_NOTICE}"]
+    if platform.name == "console":  # on stderr, apart from the reply a pipe reads
+        assert platform.seen() == [text] and platform.apart() == [STORE_DOWN_NOTICE]
+    else:
+        assert platform.seen() == [f"{text}\n\n{STORE_DOWN_NOTICE}"] and platform.apart() == []
     assert delivered.done == done
     assert await links(conversation, platform) == [None] * len(platform.posted()), "nothing to credit"
 
@@ -273,3 +279,55 @@ async def test_a_platform_refusing_to_show_still_consumes_every_event(
     assert script.ended and script.taken == len(script.events)
     assert delivered.not_shown is not None and delivered.done == done
     assert platform.seen() == []
+
+
+class Blip:
+    """A surface whose platform fails one edit mid-stream (a network blip), then works again, or
+    is gone for good from that edit on. A plain object: the delivery only sees the Protocol."""
+
+    def __init__(self, error: NotShown) -> None:
+        self.messages: dict[str, str] = {}
+        self.finished: list[tuple[list[str], bool]] = []
+        self.error: NotShown | None = error
+        self.gone = isinstance(error, Gone)
+
+    async def send(self, text: str) -> str:
+        self._fail_if_gone()
+        self.messages[str(len(self.messages) + 1)] = text
+        return str(len(self.messages))
+
+    async def edit(self, message_id: str, text: str) -> None:
+        self._fail_if_gone()
+        if self.error is not None and not self.gone:
+            error, self.error = self.error, None
+            raise error
+        if self.gone:
+            raise Gone("blocked")
+        self.messages[message_id] = text
+
+    async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
+        self._fail_if_gone()
+        self.finished.append((list(message_ids), stored))
+
+    def _fail_if_gone(self) -> None:
+        if self.gone and len(self.messages) >= 1:
+            raise Gone("blocked")
+
+
+async def test_after_a_blip_mid_stream_the_finished_reply_still_shows(conversation: Conversation) -> None:
+    text = "one two three four five six"
+    done = await stored_reply(conversation, text)
+    surface = Blip(NotShown("503 for a moment"))
+    delivered = await deliver(Script([*words(text), done]), surface, Layout(limit=4096, interval_s=0.0))
+    assert surface.messages == {"1": text}, "the final edit is tried once more, and shows"
+    assert surface.finished == [(["1"], True)] and delivered.not_shown is None
+
+
+async def test_once_the_person_is_gone_nothing_more_is_tried(conversation: Conversation) -> None:
+    text = "one two three four five six"
+    done = await stored_reply(conversation, text)
+    surface = Blip(Gone("blocked"))
+    script = Script([*words(text), done])
+    delivered = await deliver(script, surface, Layout(limit=4096, interval_s=0.0))
+    assert surface.messages == {"1": "one"} and surface.finished == []
+    assert isinstance(delivered.not_shown, Gone) and script.ended, "still consumed, so still stored"

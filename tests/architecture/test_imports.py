@@ -159,7 +159,8 @@ def test_model_libraries_load_only_when_a_model_is_needed() -> None:
     import subprocess
 
     probe = (
-        "import sys, bot.app.kindred, bot.app.platforms, bot.cli.main, bot.cli.run, workers.app;"
+        "import sys, bot.app.kindred, bot.app.platforms, bot.cli.main, bot.cli.run, bot.cli.chat,"
+        " bot.cli.memory, bot.cli.workers, workers.app;"
         f"print(sorted(m for m in {MODEL_LIBRARIES!r} if m in sys.modules))"
     )
     done = subprocess.run(
@@ -181,18 +182,44 @@ def test_every_package_is_listed_for_installation() -> None:
     assert found | {"kindred_schema"} == listed
 
 
+# Test folders that are not a package of bot/ or workers/: the house itself, shared fakes, bench/.
+TEST_EXTRAS = {"architecture", "support", "bench"}
+
+
 def test_tests_mirror_the_layout() -> None:
-    """No loose test modules at the root of tests/: each sits beside the floor it tests."""
+    """No loose test modules at the root of tests/, and each test folder is named for a package of
+    bot/ (or workers/) that it tests, or is one of TEST_EXTRAS."""
     kept = {"__init__.py", "conftest.py"}
     loose = sorted(p.name for p in (ROOT / "tests").glob("*.py") if p.name not in kept)
     assert not loose, loose
+    packages = {p.parent.name for p in (ROOT / "bot").glob("*/__init__.py")} | {"workers"}
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders - packages - TEST_EXTRAS == set()
+
+
+LIBRARIES_NAMED_LIKE_FILES = {"discord.py"}
 
 
 def test_every_path_in_the_architecture_exists() -> None:
-    """ARCHITECTURE.md names files and folders in backticks; each must be there."""
+    """ARCHITECTURE.md names files and folders in backticks, and the floors' drawing names files
+    under each folder; each must be there."""
     import re
 
     text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     named = set(re.findall(r"`((?:bot|workers|schema|tests|bench)/[\w/.]*)`", text))
     missing = sorted(path for path in named if not (ROOT / path.split(":")[0]).exists())
     assert named and not missing, missing
+    drawing = text.split("```")[1]
+    folder: str | None = None
+    drawn: list[str] = []
+    for line in drawing.splitlines():
+        here = re.search(r"\b((?:bot/\w+|workers)/)", line)
+        folder = here.group(1) if here else folder
+        for name in re.findall(r"(?<![\w/])([\w*]+\.py)\b", line):
+            if name in LIBRARIES_NAMED_LIKE_FILES:
+                continue
+            assert folder is not None, line
+            drawn.append(folder + name)
+            if not list(ROOT.glob(folder + name)):
+                missing.append(folder + name)
+    assert drawn and not missing, missing

@@ -24,8 +24,9 @@ from bot.cli.run import serve
 from tests.adapters.discord.conftest import fake
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.support import discord_payloads as p
-from tests.support.discord_fake import FakeDiscord, eventually
+from tests.support.discord_fake import FakeDiscord
 from tests.support.telegram_api import FakeTelegramBotApi
+from tests.support.waiting import wait_until
 
 __all__ = ["fake"]  # a fixture, imported for pytest to find
 
@@ -50,13 +51,13 @@ async def test_telegram_and_discord_share_one_process_and_one_store(
         try:
             await telegram.wait_for_call("getUpdates", timeout=120)
             # The platforms start one after the other; a DM before Discord's READY would be lost.
-            await eventually(lambda: bool(fake.gateway.dispatches("READY")), timeout_s=60, what="READY")
+            await wait_until(lambda: bool(fake.gateway.dispatches("READY")), within_s=60, what="READY")
             person = p.user(7_100_000_000_000_000_001, "dana")
             on_discord = await fake.dm(person, "hello from Discord")
             telegram.private_message(ANN, "hello from Telegram")
             await replies_done(telegram, ANN, 1, wait_s=60)
-            await eventually(
-                lambda: len(fake.replies_to(on_discord)) == 1, timeout_s=60, what="a Discord reply"
+            await wait_until(
+                lambda: len(fake.replies_to(on_discord)) == 1, within_s=60, what="a Discord reply"
             )
         finally:
             stop.set()

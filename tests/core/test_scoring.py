@@ -120,8 +120,8 @@ def test_the_settings_defaults_are_the_scorings_and_reach_the_policy() -> None:
         memory=MemorySettings(
             half_life_days={"event": 7.0, "turn": 30.0},
             weight_mix=0.5,
-            reward_beta=0.25,
-            session_gap_minutes=10,
+            KINDRED_REWARD_BETA=0.25,
+            KINDRED_SESSION_GAP_MINUTES=10,
         )
     )
     made = policy(custom)

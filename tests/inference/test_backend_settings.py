@@ -96,7 +96,9 @@ async def test_load_inference_builds_the_openai_backend(
 
 def test_load_inference_builds_the_batching_local_engine(tiny_dir: Path, tmp_path: Path) -> None:
     settings = Settings(
-        inference=InferenceSettings(model=str(tiny_dir), device="cpu", batch_size=4, adapters_dir=tmp_path)
+        inference=InferenceSettings(
+            model=str(tiny_dir), device="cpu", KINDRED_INFERENCE_BATCH_SIZE=4, adapters_dir=tmp_path
+        )
     )
     engine = load_inference(settings)
     assert isinstance(engine, LocalInference)

@@ -25,7 +25,7 @@ def jobs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def registry(jobs_dir: Path) -> JobRegistry:
     settings = Settings(
         general=GeneralSettings(data_dir=jobs_dir),
-        store=StoreSettings(database_url=f"sqlite:///{jobs_dir / 'worker.db'}"),
+        store=StoreSettings(DATABASE_URL=f"sqlite:///{jobs_dir / 'worker.db'}"),
     )
     return sample_registry(settings)
 

@@ -9,7 +9,7 @@ from bot.jobs.inprocess import InProcessJobs
 
 
 def settings(redis_url: str | None = None) -> Settings:
-    return Settings(workers=WorkerSettings(redis_url=redis_url))
+    return Settings(workers=WorkerSettings(REDIS_URL=redis_url))
 
 
 async def test_without_redis_jobs_run_in_this_process() -> None:

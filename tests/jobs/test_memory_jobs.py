@@ -5,8 +5,7 @@ contract suite is tests/jobs/test_contract.py)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from bot.core.ports import Store
 from bot.inference.embedder import SentenceTransformerEmbedder
 from bot.jobs.inprocess import InProcessJobs
 from tests.support.fakes import ScriptedInference
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -43,17 +43,6 @@ def runner(settings: Settings, embedder: SentenceTransformerEmbedder) -> InProce
     return InProcessJobs(job_registry(settings, models), workers=2)
 
 
-async def wait_for(
-    condition: Callable[[Store], Awaitable[bool]], store: Store, within_s: float = 20.0
-) -> None:
-    deadline = asyncio.get_running_loop().time() + within_s
-    while asyncio.get_running_loop().time() < deadline:
-        if await condition(store):
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the job's effect did not appear in time")
-
-
 async def test_a_stored_turn_is_extracted_by_a_job_off_the_reply_path(
     settings: Settings, store: Store, minilm: SentenceTransformerEmbedder
 ) -> None:
@@ -71,7 +60,7 @@ async def test_a_stored_turn_is_extracted_by_a_job_off_the_reply_path(
     async def extracted(s: Store) -> bool:
         return any(m.text == "My sister Ana is a nurse in Porto." for m in await s.list_memories("ann", 20))
 
-    await wait_for(extracted, store)
+    await wait_until(lambda: extracted(store), 20.0, what="the job's effect")
     sister = next(m for m in await store.list_memories("ann", 20) if m.text.startswith("My sister"))
     turn_memory = next(m for m in await store.list_memories("ann", 20) if m.text.startswith("We got"))
     assert sister.kind == "fact" and turn_memory.source_turn_id in await store.memory_sources(sister.id)

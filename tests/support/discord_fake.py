@@ -5,9 +5,7 @@ actions a test plays as people: write, mention, use a slash command, press a but
 from __future__ import annotations
 
 import asyncio
-import inspect
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 import pytest
 import yarl
@@ -136,20 +134,6 @@ class FakeDiscord:
 
 def dm_channel_id(person: p.Payload) -> int:
     return int(person["id"]) + 1  # one DM channel per person, stable
-
-
-async def eventually(
-    check: Callable[[], bool | Awaitable[bool]], *, timeout_s: float = 5.0, what: str = "condition"
-) -> None:
-    """Wait until `check()` holds (it may be a coroutine function); the client answers on its own tasks."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = check()
-        if await result if inspect.isawaitable(result) else result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 async def settled(check: Callable[[], bool], *, for_s: float = 0.3) -> bool:

@@ -53,13 +53,13 @@ def chat_settings(
     url: str, folder: Path, model: Path, *, wait_s: float = 60.0, max_tokens: int = 24
 ) -> Settings:
     return Settings(
-        workers=WorkerSettings(redis_url=url),
+        workers=WorkerSettings(REDIS_URL=url),
         general=GeneralSettings(data_dir=folder),
-        store=StoreSettings(database_url=f"sqlite:///{folder / 'chat.db'}"),
+        store=StoreSettings(DATABASE_URL=f"sqlite:///{folder / 'chat.db'}"),
         inference=InferenceSettings(
             model=str(model),
-            backend="celery",
-            wait_s=wait_s,
+            KINDRED_INFERENCE_BACKEND="celery",
+            KINDRED_INFERENCE_WAIT_S=wait_s,
             # Generous: on a shared 2-core machine a worker's start and model load can take a while.
             generation_timeout_s=120.0,
         ),

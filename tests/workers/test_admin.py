@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
@@ -31,19 +29,16 @@ def turn(user: str, text: str, at: datetime, role: str = "user") -> NewTurn:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = await SqliteStore.open(tmp_path / "kindred.db")
+async def store(store: SqliteStore) -> SqliteStore:
+    """The shared empty store, with three days of ann's rated replies and one line from bob."""
     now = datetime.now(UTC)
     for back, value in ((2, -1.0), (1, 0.5), (0, 1.0)):
         at = now - timedelta(days=back)
-        await opened.add_turn(turn("ann", f"hello {back}", at))
-        reply = await opened.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
-        await opened.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
-    await opened.add_turn(turn("bob", "hi", now))
-    try:
-        yield opened
-    finally:
-        await opened.close()
+        await store.add_turn(turn("ann", f"hello {back}", at))
+        reply = await store.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
+        await store.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
+    await store.add_turn(turn("bob", "hi", now))
+    return store
 
 
 async def client_for(page: AdminPage) -> TestClient:  # type: ignore[type-arg]

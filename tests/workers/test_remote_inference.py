@@ -242,7 +242,7 @@ async def test_one_gpu_worker_with_threads_batches_replies_that_arrive_together(
 def test_the_celery_backend_needs_redis_url(tmp_path: Path) -> None:
     settings = chat_settings("", tmp_path, tmp_path)
     with pytest.raises(ConfigError) as raised:
-        load_inference(settings.model_copy(update={"workers": WorkerSettings(redis_url=None)}))
+        load_inference(settings.model_copy(update={"workers": WorkerSettings(REDIS_URL=None)}))
     assert str(raised.value) == (
         "invalid configuration: REDIS_URL: is required when KINDRED_INFERENCE_BACKEND=celery"
     )

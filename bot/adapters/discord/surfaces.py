@@ -12,16 +12,19 @@ from typing import Any, Protocol
 import aiohttp
 import discord
 
-from bot.adapters.delivery import NotShown
+from bot.adapters.delivery import Gone, NotShown
 
 log = logging.getLogger(__name__)
 
 
 @contextmanager
 def refusals_mapped() -> Iterator[None]:
-    """Discord refusing a call (no permission, message deleted) or unreachable: NotShown."""
+    """Discord refusing a call for good (no permission, channel or message deleted): Gone; any other
+    refusal, or Discord unreachable: NotShown."""
     try:
         yield
+    except (discord.Forbidden, discord.NotFound) as exc:
+        raise Gone(f"Discord answered {exc.status}: {exc.text}") from None
     except discord.HTTPException as exc:
         raise NotShown(f"Discord answered {exc.status}: {exc.text}") from None
     except (aiohttp.ClientError, TimeoutError) as exc:

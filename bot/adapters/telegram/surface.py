@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.error import BadRequest, Forbidden, TelegramError
 
-from bot.adapters.delivery import NotShown
+from bot.adapters.delivery import Gone, NotShown
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 MESSAGE_LIMIT = 4096
 
 
-class Unreachable(NotShown):
+class Unreachable(Gone):
     """The person blocked the bot or left the chat: sending again cannot succeed."""
 
 

@@ -12,7 +12,8 @@ import pytest
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
-from tests.support.discord_fake import FakeDiscord, eventually
+from tests.support.discord_fake import FakeDiscord
+from tests.support.waiting import wait_until
 
 PEOPLE = [p.user(7_000_000_000_000_000_000 + n, f"person{n}") for n in range(6)]
 
@@ -26,8 +27,8 @@ async def test_people_writing_at_the_same_moment_are_all_answered_and_stored(
 ) -> None:
     async with running(services(store)):
         messages = [await fake.dm(person, f"hello, I am number {n}") for n, person in enumerate(PEOPLE)]
-        await eventually(
-            lambda: all(len(fake.replies_to(m)) == 1 for m in messages), timeout_s=3, what="every reply"
+        await wait_until(
+            lambda: all(len(fake.replies_to(m)) == 1 for m in messages), within_s=3, what="every reply"
         )
     assert (await store.stats()).turns == 2 * len(PEOPLE)
     for message in messages:
@@ -44,15 +45,15 @@ async def test_reactions_at_the_same_moment_are_all_recorded(
 ) -> None:
     async with running(services(store)):
         message = await fake.say_in_server(PEOPLE[0], "hi", mention=True)
-        await eventually(lambda: len(fake.replies_to(message)) == 1)
+        await wait_until(lambda: len(fake.replies_to(message)) == 1)
         reply = fake.replies_to(message)[0]
         chat_id = f"discord:{reply.channel_id}"
 
         async def linked() -> bool:
             return await store.find_message("discord", chat_id, str(reply.id)) is not None
 
-        await eventually(linked, what="the reply to be stored and linked")
+        await wait_until(linked, what="the reply to be stored and linked")
         for person in PEOPLE:
             await fake.react(person, reply, "👍")
-        await eventually(lambda: len(feedback()) == len(PEOPLE), timeout_s=3, what="every reaction")
+        await wait_until(lambda: len(feedback()) == len(PEOPLE), within_s=3, what="every reaction")
     assert errors(caplog) == []

@@ -16,7 +16,8 @@ from bot.core.errors import ConfigError
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import OPTIONS, SlowInference, running, services
 from tests.support import discord_payloads as p
-from tests.support.discord_fake import ANN, FakeDiscord, eventually
+from tests.support.discord_fake import ANN, FakeDiscord
+from tests.support.waiting import wait_until
 
 REPLY = "Nice to hear from you."
 MEMBERS, PRESENCES, MESSAGE_CONTENT = 1 << 1, 1 << 8, 1 << 15
@@ -43,7 +44,7 @@ async def test_a_429_is_waited_out_and_the_reply_still_arrives(fake: FakeDiscord
     fake.rest.throttle("POST", r"/channels/\d+/messages$", retry_after=0.2)
     async with running(services(store)):
         message = await fake.dm(ANN, "are you there?")
-        await eventually(lambda: answered(fake, message), what="the reply after the 429")
+        await wait_until(lambda: answered(fake, message), what="the reply after the 429")
     posts = [call for call in fake.rest.calls if call.method == "POST" and call.path.endswith("/messages")]
     assert [call.status for call in posts] == [429, 200]
     assert posts[1].at - posts[0].at >= 0.2  # discord.py waited as told
@@ -54,7 +55,7 @@ async def test_a_429_on_an_interaction_webhook_is_waited_out(fake: FakeDiscord, 
     fake.rest.throttle("PATCH", r"/webhooks/\d+/[^/]+/messages/@original$", times=2, retry_after=0.2)
     async with running(services(store)):
         token = await fake.slash(ANN, "chat", message="hello")
-        await eventually(lambda: [m.content for m in fake.answers(token)] == [REPLY], what="the reply")
+        await wait_until(lambda: [m.content for m in fake.answers(token)] == [REPLY], what="the reply")
     statuses = [call.status for call in fake.rest.calls if call.path.endswith("/@original")]
     assert statuses[:3] == [429, 429, 200]
 
@@ -64,16 +65,16 @@ async def test_after_a_gateway_drop_the_client_resumes_and_nothing_is_lost(
 ) -> None:
     async with running(services(store)):
         before = await fake.dm(ANN, "before the drop")
-        await eventually(lambda: answered(fake, before))
+        await wait_until(lambda: answered(fake, before))
         last_seq = len(fake.gateway.sent)
         await fake.gateway.drop(code=4000)
         during = await fake.dm(ANN, "while the connection was down")  # kept for the RESUME
-        await eventually(lambda: bool(fake.gateway.log.resumes), what="a RESUME")
-        await eventually(fake.gateway.connected.is_set, what="RESUMED")
-        await eventually(lambda: answered(fake, during), what="the reply to the replayed message")
+        await wait_until(lambda: bool(fake.gateway.log.resumes), what="a RESUME")
+        await wait_until(fake.gateway.connected.is_set, what="RESUMED")
+        await wait_until(lambda: answered(fake, during), what="the reply to the replayed message")
         # One at a time: concurrent turns need the store fix that test_concurrency.py waits for.
         after = await fake.dm(ANN, "after the resume")
-        await eventually(lambda: answered(fake, after), what="the reply after the resume")
+        await wait_until(lambda: answered(fake, after), what="the reply after the resume")
     log = fake.gateway.log
     assert log.connections[:2] == ["/gateway", "/resume-gateway"]  # resumed where READY said to
     assert len(log.identifies) == 1  # the session went on; no new IDENTIFY
@@ -95,11 +96,11 @@ async def test_the_token_never_appears_in_a_log(
     fake.rest.throttle("POST", r"/channels/\d+/messages$")
     async with running(services(store)) as adapter:
         message = await fake.dm(ANN, "hello")
-        await eventually(lambda: answered(fake, message))
+        await wait_until(lambda: answered(fake, message))
         token = await fake.slash(ANN, "chat", message="and again")
-        await eventually(lambda: bool(fake.answers(token)) and fake.answers(token)[0].content == REPLY)
+        await wait_until(lambda: bool(fake.answers(token)) and fake.answers(token)[0].content == REPLY)
         await fake.gateway.drop()
-        await eventually(lambda: bool(fake.gateway.log.resumes))
+        await wait_until(lambda: bool(fake.gateway.log.resumes))
         logging.getLogger("test").info("adapter options: %r", adapter.options)
     assert "discord.http" in caplog.text  # discord.py did log at DEBUG
     assert p.TOKEN not in caplog.text
@@ -135,7 +136,7 @@ async def test_stop_lets_a_reply_being_written_finish(fake: FakeDiscord, store: 
     adapter = DiscordAdapter(services(store, inference=SlowInference(reply, 0.01)), OPTIONS)
     await adapter.start()
     message = await fake.dm(ANN, "take your time")
-    await eventually(lambda: bool(fake.replies_to(message)), what="the reply to begin")
+    await wait_until(lambda: bool(fake.replies_to(message)), what="the reply to begin")
     await adapter.stop()
     assert [shown.content for shown in fake.replies_to(message)] == [reply]
     assert (await store.stats()).turns == 2

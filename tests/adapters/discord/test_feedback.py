@@ -9,8 +9,9 @@ from bot.core.access import Access
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import SlowInference, running, services
 from tests.support import discord_payloads as p
-from tests.support.discord_fake import ANN, BEN, FakeDiscord, eventually, settled
+from tests.support.discord_fake import ANN, BEN, FakeDiscord, settled
 from tests.support.discord_rest import Shown
+from tests.support.waiting import wait_until
 
 Feedback = Callable[[], list[tuple[str, str, str, float]]]
 ANN_ID = f"discord:{ANN['id']}"
@@ -21,7 +22,7 @@ async def a_reply(fake: FakeDiscord, *, in_server: bool = False) -> tuple[p.Payl
         message = await fake.say_in_server(ANN, "how are you?", mention=True)
     else:
         message = await fake.dm(ANN, "how are you?")
-    await eventually(lambda: [m.content for m in fake.replies_to(message)] == ["Nice to hear from you."])
+    await wait_until(lambda: [m.content for m in fake.replies_to(message)] == ["Nice to hear from you."])
     return message, fake.replies_to(message)[0]
 
 
@@ -31,14 +32,14 @@ async def test_a_reaction_is_recorded_changed_and_removed(
     async with running(services(store)):
         _, reply = await a_reply(fake)
         await fake.react(ANN, reply, "👍")
-        await eventually(lambda: feedback() == [(ANN_ID, "reaction", "👍", 1.0)], what="👍 recorded")
+        await wait_until(lambda: feedback() == [(ANN_ID, "reaction", "👍", 1.0)], what="👍 recorded")
         # A changed reaction arrives as the new one added and the old one removed, in either order.
         await fake.react(ANN, reply, "👎")
-        await eventually(lambda: feedback() == [(ANN_ID, "reaction", "👎", -1.0)], what="👎 replacing 👍")
+        await wait_until(lambda: feedback() == [(ANN_ID, "reaction", "👎", -1.0)], what="👎 replacing 👍")
         await fake.react(ANN, reply, "👍", added=False)
-        await eventually(lambda: feedback() == [], what="the removal")
+        await wait_until(lambda: feedback() == [], what="the removal")
         await fake.react(ANN, reply, "❤️")
-        await eventually(lambda: feedback() == [(ANN_ID, "reaction", "❤️", 1.0)], what="❤️ recorded")
+        await wait_until(lambda: feedback() == [(ANN_ID, "reaction", "❤️", 1.0)], what="❤️ recorded")
 
 
 async def test_reactions_in_a_server_count_per_person(
@@ -47,10 +48,10 @@ async def test_reactions_in_a_server_count_per_person(
     async with running(services(store)):
         _, reply = await a_reply(fake, in_server=True)
         await fake.react(ANN, reply, "🔥")
-        await eventually(lambda: len(feedback()) == 1)  # one at a time: see test_concurrency.py
+        await wait_until(lambda: len(feedback()) == 1)  # one at a time: see test_concurrency.py
         await fake.react(BEN, reply, "💩")
         expected = [(ANN_ID, "reaction", "🔥", 1.0), (f"discord:{BEN['id']}", "reaction", "💩", -1.0)]
-        await eventually(lambda: sorted(feedback()) == sorted(expected), what="both reactions")
+        await wait_until(lambda: sorted(feedback()) == sorted(expected), what="both reactions")
 
 
 async def test_reactions_that_are_not_feedback_change_nothing(
@@ -73,7 +74,7 @@ async def test_reactions_from_someone_not_allowed_are_ignored(
         await fake.react(BEN, reply, "👍")
         assert await settled(lambda: feedback() == [])
         await fake.react(ANN, reply, "👍")
-        await eventually(lambda: feedback() == [(ANN_ID, "reaction", "👍", 1.0)])
+        await wait_until(lambda: feedback() == [(ANN_ID, "reaction", "👍", 1.0)])
 
 
 async def test_a_reaction_on_a_reply_still_being_written_counts_once_it_is_stored(
@@ -83,10 +84,10 @@ async def test_a_reaction_on_a_reply_still_being_written_counts_once_it_is_store
     async with running(services(store, inference=SlowInference(reply, 0.01))):
         message = await fake.dm(ANN, "take your time")
         # Once it has been edited, the client surely knows the message it posted.
-        await eventually(lambda: len(fake.replies_to(message)) == 1, what="the reply to begin")
+        await wait_until(lambda: len(fake.replies_to(message)) == 1, what="the reply to begin")
         first = fake.replies_to(message)[0]
-        await eventually(lambda: len(first.versions) >= 2, what="the first edit")
+        await wait_until(lambda: len(first.versions) >= 2, what="the first edit")
         assert first.content != reply  # still being written
         await fake.react(ANN, first, "👍")
-        await eventually(lambda: feedback() == [(ANN_ID, "reaction", "👍", 1.0)], what="👍 recorded")
+        await wait_until(lambda: feedback() == [(ANN_ID, "reaction", "👍", 1.0)], what="👍 recorded")
     assert first.content == reply

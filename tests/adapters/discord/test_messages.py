@@ -9,7 +9,8 @@ from bot.core.access import NOT_ALLOWED, Access
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import SlowInference, running, services
 from tests.support import discord_payloads as p
-from tests.support.discord_fake import ANN, BEN, FakeDiscord, dm_channel_id, eventually, settled
+from tests.support.discord_fake import ANN, BEN, FakeDiscord, dm_channel_id, settled
+from tests.support.waiting import wait_until
 
 REPLY = "Nice to hear from you."
 
@@ -19,7 +20,7 @@ def texts(fake: FakeDiscord, message: p.Payload) -> list[str]:
 
 
 async def answered(fake: FakeDiscord, message: p.Payload, text: str = REPLY) -> None:
-    await eventually(lambda: texts(fake, message) == [text], what=f"the reply to {message['content']!r}")
+    await wait_until(lambda: texts(fake, message) == [text], what=f"the reply to {message['content']!r}")
 
 
 async def test_a_dm_is_answered_stored_and_linked(fake: FakeDiscord, store: SqliteStore) -> None:
@@ -75,7 +76,7 @@ async def test_a_long_reply_streams_with_paced_edits_and_splits_past_2000_charac
     served = services(store, inference=SlowInference(reply, delay_s=0.003))
     async with running(served, edit_interval_s=interval_s):
         message = await fake.dm(ANN, "tell me a long story")
-        await eventually(lambda: " ".join(texts(fake, message)) == reply, timeout_s=15, what="the full reply")
+        await wait_until(lambda: " ".join(texts(fake, message)) == reply, within_s=15, what="the full reply")
     shown = fake.replies_to(message)
     assert len(shown) == 3 and all(len(piece.content) <= 2000 for piece in shown)
     assert all(piece.content == piece.content.strip() for piece in shown)  # cut between words
@@ -99,7 +100,7 @@ async def test_an_empty_message_is_refused_politely_and_nothing_is_stored(
 ) -> None:
     async with running(services(store)):
         message = await fake.dm(ANN, "   \n\t ")
-        await eventually(lambda: bool(texts(fake, message)), what="a refusal")
+        await wait_until(lambda: bool(texts(fake, message)), what="a refusal")
     assert texts(fake, message) == ["I didn't get any text there. Send me a few words and I'll answer."]
     assert (await store.stats()).turns == 0
 
@@ -116,7 +117,7 @@ async def test_a_10000_character_message_is_answered_or_refused_politely(
     strict = services(store, max_message_chars=4000)
     async with running(strict):
         message = await fake.dm(BEN, huge)
-        await eventually(lambda: bool(texts(fake, message)), what="a refusal")
+        await wait_until(lambda: bool(texts(fake, message)), what="a refusal")
     assert texts(fake, message)[0].startswith(
         "That message is 10,000 characters long; I can take up to 4,000."
     )
@@ -129,7 +130,7 @@ async def test_someone_not_on_the_allowlist_is_refused_politely_and_nothing_is_s
     access = Access(allowed=frozenset({f"discord:{BEN['id']}", f"discord-guild:{p.GUILD_ID}"}))
     async with running(services(store, access=access)):
         stranger = await fake.dm(ANN, "let me in")
-        await eventually(lambda: texts(fake, stranger) == [NOT_ALLOWED], what="the refusal")
+        await wait_until(lambda: texts(fake, stranger) == [NOT_ALLOWED], what="the refusal")
         friend = await fake.dm(BEN, "hello")
         await answered(fake, friend)
         in_the_server = await fake.say_in_server(ANN, "hi", mention=True)  # the server is allowed
@@ -144,6 +145,6 @@ async def test_writing_too_fast_gets_a_polite_wait(fake: FakeDiscord, store: Sql
         first = await fake.dm(ANN, "one")
         await answered(fake, first)
         second = await fake.dm(ANN, "two")
-        await eventually(lambda: bool(texts(fake, second)), what="the slow-down")
+        await wait_until(lambda: bool(texts(fake, second)), what="the slow-down")
     assert texts(fake, second)[0].startswith("You're writing faster than I can think!")
     assert (await store.stats()).turns == 2

@@ -13,9 +13,10 @@ from bot.core.models import NewMemory
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import PERSONA, running, services
 from tests.support import discord_payloads as p
-from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id, eventually
+from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id
 from tests.support.discord_rest import Shown
 from tests.support.fakes import HashEmbedder, ScriptedInference
+from tests.support.waiting import wait_until
 
 COMMANDS = {"chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "help"}
 GLOBAL_SYNC = f"/api/v10/applications/{p.APP_ID}/commands"
@@ -32,7 +33,7 @@ def callbacks(fake: FakeDiscord, token: str) -> list[dict[str, object]]:
 
 
 async def one_answer(fake: FakeDiscord, token: str) -> Shown:
-    await eventually(
+    await wait_until(
         lambda: bool(fake.answers(token)) and fake.answers(token)[0].content != "", what="an answer"
     )
     return fake.answers(token)[0]
@@ -68,7 +69,7 @@ async def test_chat_defers_then_fills_the_response_and_follows_up(
     reply = " ".join(f"word{index:04d}" for index in range(300))  # 2,699 characters: two messages
     async with running(services(store, inference=ScriptedInference(reply))):
         token = await fake.slash(ANN, "chat", message="tell me everything")
-        await eventually(lambda: " ".join(m.content for m in fake.answers(token)) == reply, what="the reply")
+        await wait_until(lambda: " ".join(m.content for m in fake.answers(token)) == reply, what="the reply")
     assert [body["type"] for body in callbacks(fake, token)] == [DEFERRED]  # within 3 s, before any work
     original, follow_up = fake.answers(token)
     assert fake.rest.originals[token] == original.id
@@ -86,20 +87,20 @@ async def test_chat_elsewhere_gets_feedback_buttons_and_a_press_counts(
 ) -> None:
     async with running(services(store)):
         token = await fake.slash(ANN, "chat", where="elsewhere", message="hi")
-        await eventually(lambda: bool(fake.answers(token)) and bool(fake.answers(token)[0].components))
+        await wait_until(lambda: bool(fake.answers(token)) and bool(fake.answers(token)[0].components))
         reply = fake.answers(token)[0]
         assert reply.custom_ids() == ["kindred:feedback:up", "kindred:feedback:down"]
         press = await fake.press(ANN, reply, "kindred:feedback:up", where="elsewhere")
         thanks = await one_answer(fake, press)
         assert thanks.ephemeral and thanks.content.startswith("Thanks, noted 👍")
         await fake.press(ANN, reply, "kindred:feedback:down", where="elsewhere")
-        await eventually(lambda: feedback() == [(f"discord:{ANN['id']}", "button", "👎", -1.0)])
+        await wait_until(lambda: feedback() == [(f"discord:{ANN['id']}", "button", "👎", -1.0)])
 
 
 async def test_chat_has_a_per_person_cooldown(fake: FakeDiscord, store: SqliteStore) -> None:
     async with running(services(store, per_minute=1, burst=1)):
         first = await fake.slash(ANN, "chat", message="one")
-        await eventually(lambda: bool(fake.answers(first)) and fake.answers(first)[0].content != "")
+        await wait_until(lambda: bool(fake.answers(first)) and fake.answers(first)[0].content != "")
         second = await fake.slash(ANN, "chat", message="two")
         wait = await one_answer(fake, second)
     assert wait.ephemeral and wait.content.startswith("You're writing faster than I can think!")
@@ -135,7 +136,7 @@ async def test_memories_are_paged_with_buttons(fake: FakeDiscord, store: SqliteS
         assert "fact number 6" in page.content and "fact number 1" not in page.content
         assert page.custom_ids() == ["kindred:memories:2"]
         await fake.press(ANN, page, "kindred:memories:2")
-        await eventually(lambda: page.content.startswith("Memories, page 2"), what="page 2")
+        await wait_until(lambda: page.content.startswith("Memories, page 2"), what="page 2")
     assert "fact number 1" in page.content and "fact number 6" not in page.content
     assert page.custom_ids() == ["kindred:memories:1"]
     assert [body["type"] for body in callbacks(fake, token)] == [MESSAGE]
@@ -153,7 +154,7 @@ async def test_forget_one_then_all_after_a_confirmation(fake: FakeDiscord, store
         assert ask.ephemeral and ask.content == FORGET_ALL_ASK and ask.custom_ids() == ["kindred:forget-all"]
         assert await store.memory_count(f"discord:{ANN['id']}") == 2  # asking deletes nothing
         await fake.press(ANN, ask, "kindred:forget-all")
-        await eventually(lambda: ask.content.startswith("Done. I forgot everything"), what="the confirmation")
+        await wait_until(lambda: ask.content.startswith("Done. I forgot everything"), what="the confirmation")
     assert await store.memory_count(f"discord:{ANN['id']}") == 0
     assert ask.components == []
 
@@ -161,9 +162,9 @@ async def test_forget_one_then_all_after_a_confirmation(fake: FakeDiscord, store
 async def test_export_sends_every_memory_as_an_ephemeral_file(fake: FakeDiscord, store: SqliteStore) -> None:
     async with running(services(store)):
         message = await fake.dm(ANN, "my cat is called Miso")
-        await eventually(lambda: len(fake.replies_to(message)) == 1)
+        await wait_until(lambda: len(fake.replies_to(message)) == 1)
         token = await fake.slash(ANN, "export")
-        await eventually(lambda: any(shown.files for shown in fake.answers(token)), what="the file")
+        await wait_until(lambda: any(shown.files for shown in fake.answers(token)), what="the file")
     assert [body["type"] for body in callbacks(fake, token)] == [DEFERRED]
     assert callbacks(fake, token)[0]["data"] == {"flags": 64}
     sent = next(shown for shown in fake.answers(token) if shown.files)

@@ -1,0 +1,158 @@
+"""The settings' environment names: every one that Kindred read before the settings had sections
+still sets the same thing, and no other spelling does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app.settings import SECTIONS, Settings, env_name, load_settings
+from bot.core.errors import ConfigError
+
+Read = Callable[[Settings], Any]
+
+
+def secret(value: Any) -> Any:
+    return value.get_secret_value() if value is not None else None
+
+
+# (variable, a value, where it lands, what it reads back as): every name of the flat settings.
+NAMES: list[tuple[str, str, Read, Any]] = [
+    ("DATABASE_URL", "sqlite:///a.db", lambda s: s.store.database_url, "sqlite:///a.db"),
+    ("KINDRED_DATABASE_URL", "sqlite:///b.db", lambda s: s.store.database_url, "sqlite:///b.db"),
+    ("KINDRED_SQLITE_BUSY_TIMEOUT_MS", "7", lambda s: s.store.sqlite_busy_timeout_ms, 7),
+    ("REDIS_URL", "redis://h:1/2", lambda s: s.workers.redis_url, "redis://h:1/2"),
+    ("TELEGRAM_BOT_TOKEN", "1:abc", lambda s: secret(s.telegram.bot_token), "1:abc"),
+    ("TELEGRAM_API_BASE_URL", "http://t/bot", lambda s: s.telegram.api_base_url, "http://t/bot"),
+    ("KINDRED_TELEGRAM_API_BASE_URL", "http://u/bot", lambda s: s.telegram.api_base_url, "http://u/bot"),
+    ("TELEGRAM_WEBHOOK_URL", "https://w/h", lambda s: s.telegram.webhook_url, "https://w/h"),
+    ("KINDRED_TELEGRAM_WEBHOOK_URL", "https://x/h", lambda s: s.telegram.webhook_url, "https://x/h"),
+    ("TELEGRAM_WEBHOOK_SECRET", "s3cret!", lambda s: secret(s.telegram.webhook_secret), "s3cret!"),
+    ("KINDRED_TELEGRAM_WEBHOOK_SECRET", "s4cret!", lambda s: secret(s.telegram.webhook_secret), "s4cret!"),
+    ("KINDRED_TELEGRAM_GROUP_MODE", "all", lambda s: s.telegram.group_mode, "all"),
+    ("KINDRED_TELEGRAM_FEEDBACK_BUTTONS", "false", lambda s: s.telegram.feedback_buttons, False),
+    ("KINDRED_TELEGRAM_SENDS_PER_SECOND", "99", lambda s: s.telegram.sends_per_second, 99.0),
+    ("DISCORD_BOT_TOKEN", "d-token", lambda s: secret(s.discord.bot_token), "d-token"),
+    ("DISCORD_DEV_GUILD_ID", "12", lambda s: s.discord.dev_guild_id, 12),
+    ("KINDRED_DISCORD_DEV_GUILD_ID", "13", lambda s: s.discord.dev_guild_id, 13),
+    ("KINDRED_DISCORD_FEEDBACK_BUTTONS", "false", lambda s: s.discord.feedback_buttons, False),
+    ("KINDRED_DISCORD_MESSAGE_CONTENT", "true", lambda s: s.discord.message_content, True),
+    ("KINDRED_ALLOWED_IDS", "telegram:1", lambda s: s.chat.allowed_ids, "telegram:1"),
+    ("KINDRED_ADMIN_IDS", "telegram:2", lambda s: s.chat.admin_ids, "telegram:2"),
+    ("KINDRED_USER_MESSAGES_PER_MINUTE", "3", lambda s: s.chat.user_messages_per_minute, 3.0),
+    ("KINDRED_USER_MESSAGE_BURST", "4", lambda s: s.chat.user_message_burst, 4),
+    ("KINDRED_PERSONA", "Be brief.", lambda s: s.chat.persona, "Be brief."),
+    ("KINDRED_MAX_NEW_TOKENS", "50", lambda s: s.chat.max_new_tokens, 50),
+    ("KINDRED_RECENT_TURNS", "3", lambda s: s.chat.recent_turns, 3),
+    ("KINDRED_MAX_MESSAGE_CHARS", "500", lambda s: s.chat.max_message_chars, 500),
+    ("KINDRED_REACTIONS", '{"🙂": 0.5}', lambda s: s.chat.reactions, {"🙂": 0.5}),
+    ("KINDRED_WEB_HOST", "0.0.0.0", lambda s: s.web.host, "0.0.0.0"),
+    ("KINDRED_WEB_PORT", "81", lambda s: s.web.port, 81),
+    ("KINDRED_ADMIN_PASSWORD", "adm1n-pw", lambda s: secret(s.web.admin_password), "adm1n-pw"),
+    ("KINDRED_DATA_DIR", "/tmp/kd", lambda s: s.data_dir, Path("/tmp/kd")),
+    ("KINDRED_LOG_LEVEL", "DEBUG", lambda s: s.general.log_level, "DEBUG"),
+    ("KINDRED_ENV", "development", lambda s: s.general.env, "development"),
+    ("KINDRED_MODEL", "some/model", lambda s: s.inference.model, "some/model"),
+    ("KINDRED_EMBEDDING_MODEL", "some/embedder", lambda s: s.inference.embedding_model, "some/embedder"),
+    ("KINDRED_DEVICE", "cpu", lambda s: s.inference.device, "cpu"),
+    ("KINDRED_GENERATION_TIMEOUT_S", "9", lambda s: s.inference.generation_timeout_s, 9.0),
+    ("KINDRED_INFERENCE_BACKEND", "celery", lambda s: s.inference.backend, "celery"),
+    ("KINDRED_INFERENCE_WAIT_S", "8", lambda s: s.inference.wait_s, 8.0),
+    ("KINDRED_INFERENCE_BATCH_SIZE", "2", lambda s: s.inference.batch_size, 2),
+    ("KINDRED_ADAPTERS_DIR", "/tmp/ad", lambda s: s.adapters_path, Path("/tmp/ad")),
+    ("KINDRED_LOAD_LORA", "true", lambda s: s.inference.load_lora, True),
+    ("KINDRED_OPENAI_LORA_ROOT", "/srv/ad", lambda s: s.inference.openai_lora_root, "/srv/ad"),
+    ("KINDRED_OPENAI_BASE_URL", "http://o:1/v1", lambda s: s.inference.openai_base_url, "http://o:1/v1"),
+    ("KINDRED_OPENAI_API_KEY", "sk-x", lambda s: secret(s.inference.openai_api_key), "sk-x"),
+    ("KINDRED_OPENAI_MODEL", "m", lambda s: s.inference.openai_model, "m"),
+    ("KINDRED_OPENAI_TOKENIZER", "bundled", lambda s: s.inference.openai_tokenizer, "bundled"),
+    ("KINDRED_OPENAI_CONTEXT_WINDOW", "4096", lambda s: s.inference.openai_context_window, 4096),
+    ("KINDRED_MEMORY_TOP_K", "7", lambda s: s.memory.top_k, 7),
+    ("KINDRED_MEMORY_TOKEN_BUDGET", "300", lambda s: s.memory.token_budget, 300),
+    ("KINDRED_MEMORY_HALF_LIFE_DAYS", '{"turn": 3}', lambda s: s.memory.half_life_days, {"turn": 3.0}),
+    ("KINDRED_MEMORY_ASSISTANT_WEIGHT", "0.5", lambda s: s.memory.assistant_weight, 0.5),
+    ("KINDRED_MEMORY_WEIGHT_MIX", "0.3", lambda s: s.memory.weight_mix, 0.3),
+    ("KINDRED_MEMORY_FAVOURED_REWARD", "0.6", lambda s: s.memory.favoured_reward, 0.6),
+    ("KINDRED_MEMORY_EXTRACTION_MODEL", "false", lambda s: s.memory.extraction_model, False),
+    ("KINDRED_MEMORY_CONSOLIDATE_AFTER_DAYS", "3", lambda s: s.memory.consolidate_after_days, 3.0),
+    ("KINDRED_MEMORY_BUDGET", "20", lambda s: s.memory.budget, 20),
+    ("KINDRED_REWARD_ALPHA", "2", lambda s: s.memory.reward_alpha, 2.0),
+    ("KINDRED_REWARD_BETA", "0.2", lambda s: s.memory.reward_beta, 0.2),
+    ("KINDRED_REWARD_GAMMA", "3", lambda s: s.memory.reward_gamma, 3.0),
+    ("KINDRED_SESSION_GAP_MINUTES", "5", lambda s: s.memory.session_gap_minutes, 5.0),
+    ("KINDRED_MEMORY_UPKEEP_CRON", "1 2 * * *", lambda s: s.workers.memory_upkeep_cron, "1 2 * * *"),
+    ("KINDRED_UPKEEP_CRON", "3 4 * * *", lambda s: s.workers.upkeep_cron, "3 4 * * *"),
+    ("KINDRED_JOB_THREADS", "3", lambda s: s.workers.job_threads, 3),
+    ("KINDRED_VISIBILITY_TIMEOUT_S", "99", lambda s: s.workers.visibility_timeout_s, 99.0),
+    ("KINDRED_BEAT_LOCK_TTL_S", "30", lambda s: s.workers.beat_lock_ttl_s, 30),
+    ("KINDRED_FLOWER_USER", "admin", lambda s: s.workers.flower_user, "admin"),
+    ("KINDRED_FLOWER_PASSWORD", "fl0wer-pw", lambda s: secret(s.workers.flower_password), "fl0wer-pw"),
+    ("KINDRED_FLOWER_PORT", "5556", lambda s: s.workers.flower_port, 5556),
+    ("KINDRED_FLOWER_URL", "http://f", lambda s: s.workers.flower_url, "http://f"),
+]
+# Spellings that the sections' prefixes would make up for a field that names its own variable.
+NOT_NAMES = [
+    "KINDRED_BACKEND",
+    "KINDRED_WAIT_S",
+    "KINDRED_BATCH_SIZE",
+    "KINDRED_MEMORY_REWARD_ALPHA",
+    "KINDRED_MEMORY_SESSION_GAP_MINUTES",
+    "KINDRED_WEB_ADMIN_PASSWORD",
+    "KINDRED_TELEGRAM_BOT_TOKEN",
+    "KINDRED_DISCORD_BOT_TOKEN",
+    "KINDRED_REDIS_URL",
+]
+
+
+@pytest.fixture(autouse=True)
+def no_kindred_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("KINDRED_", "TELEGRAM_", "DISCORD_")) or name in ("DATABASE_URL", "REDIS_URL"):
+            monkeypatch.delenv(name)
+
+
+@pytest.mark.parametrize(("name", "value", "read", "expected"), NAMES, ids=[n[0] for n in NAMES])
+def test_every_variable_sets_its_setting(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, read: Read, expected: Any
+) -> None:
+    before = read(load_settings(env_file=None))
+    monkeypatch.setenv(name, value)
+    after = read(load_settings(env_file=None))
+    assert after == expected and after != before
+
+
+def test_every_setting_has_one_of_the_names_above() -> None:
+    """A new setting needs a row in NAMES: its name is part of every deployment's configuration."""
+    listed = {name for name, *_ in NAMES}
+    for section in SECTIONS.values():
+        for field in section.model_fields:
+            if field == "temperature":  # new with the sections, so not one of the old names
+                continue
+            assert env_name(section, field) in listed, f"{section.__name__}.{field}"
+
+
+@pytest.mark.parametrize("name", NOT_NAMES)
+def test_made_up_spellings_set_nothing(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    defaults = load_settings(env_file=None)
+    monkeypatch.setenv(name, "celery" if "BACKEND" in name else "7")
+    assert load_settings(env_file=None) == defaults
+
+
+def test_an_invalid_value_is_named_by_the_variable_that_holds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDRED_REWARD_ALPHA", "lots")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_REWARD_ALPHA: ") as raised:
+        load_settings(env_file=None)
+    assert "lots" not in str(raised.value)
+
+
+def test_a_dot_env_file_is_read_when_given(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("KINDRED_MEMORY_BUDGET=42\nREDIS_URL=redis://e:1/0\n")
+    settings = load_settings(env_file=env)
+    assert settings.memory.budget == 42 and settings.workers.redis_url == "redis://e:1/0"
+    assert load_settings(env_file=None).memory.budget != 42
