@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.core.kinds import REPLY
+from bot.core.kinds import MAX_STATEMENT_CHARS, QUESTION, REPLY, is_question
 from bot.core.memory_file import ImportItem
 from bot.core.models import Memory, NewMemory
 from bot.core.ports import Embedder, MemoryIndex, RecallIndex
@@ -29,8 +29,9 @@ class SearchResult:
 async def import_items(
     index: MemoryIndex, embedder: Embedder, user_id: str, items: Sequence[ImportItem]
 ) -> list[int]:
-    """Embed and store items in batches. Each batch is one transaction. A line the assistant
-    said is kept as a reply: like the bot's own replies, never searched as evidence."""
+    """Embed and store items in batches. Each batch is one transaction. As in a chat, a line the
+    assistant said is kept as a reply, and a line that only asks as a question: neither is
+    searched as evidence (core/kinds.py)."""
     ids: list[int] = []
     now = datetime.now(UTC)
     for start in range(0, len(items), IMPORT_BATCH):
@@ -45,13 +46,19 @@ async def import_items(
                     created_at=item.timestamp or now,
                     embedding=vector,
                     embedding_model=embedder.model_name,
-                    kind=REPLY if item.speaker == ASSISTANT else "imported",
+                    kind=imported_kind(item),
                     meta=item.meta,
                 )
                 for item, vector in zip(batch, vectors, strict=True)
             ]
         )
     return ids
+
+
+def imported_kind(item: ImportItem) -> str:
+    if item.speaker == ASSISTANT:
+        return REPLY
+    return QUESTION if len(item.text) <= MAX_STATEMENT_CHARS and is_question(item.text) else "imported"
 
 
 async def search(

@@ -8,11 +8,12 @@ UPDATE memories SET kind = 'reply'
 WHERE kind = 'turn' AND source_turn_id IN (SELECT id FROM turns WHERE role = 'assistant');
 UPDATE memories SET kind = 'reply' WHERE kind = 'imported' AND speaker = 'assistant';
 
--- The person's messages that only ask: kinds.classify's rule (every sentence ends in '?', at most
--- 280 characters), written in SQL: a '.', '!' or '…' before a space or a line break ends a statement.
+-- Messages and imported lines that only ask: kinds.classify's rule (every sentence ends in '?', at
+-- most 280 characters), written in SQL: a '.', '!' or '…' before a space or a line break ends a
+-- statement. The assistant's lines are replies by now.
 UPDATE memories SET kind = 'question'
-WHERE kind = 'turn' AND speaker = 'user'
-  AND source_turn_id IS NOT NULL
+WHERE kind IN ('turn', 'imported')
+  AND (speaker IS NULL OR speaker <> 'assistant')
   AND length(text) <= 280
   AND text LIKE '%?'
   AND text NOT LIKE '%. %' AND text NOT LIKE '%! %' AND text NOT LIKE '%… %'
