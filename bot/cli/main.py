@@ -62,9 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     why = verbs.add_parser("why", help="one reply's reward, part by part, and the memories it used")
     why.add_argument("--turn", required=True, type=int, help="the reply's turn id")
     why.add_argument("--json", action="store_true", help="one JSON object")
-    listing = verbs.add_parser("list", help="list one user's memories, oldest first")
+    listing = verbs.add_parser(
+        "list", help="list one user's memories, oldest first: what they said, and what came of it"
+    )
     listing.add_argument("--user", required=True, type=user_name)
     listing.add_argument("--json", action="store_true")
+    listing.add_argument("--all", action="store_true", help="the bot's replies too")
     forget = verbs.add_parser("forget", help="delete one memory by id")
     forget.add_argument("--user", required=True, type=user_name)
     forget.add_argument("id", type=int)

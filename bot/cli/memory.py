@@ -12,6 +12,7 @@ from typing import Any
 from bot.app.settings import Settings
 from bot.core import memory_ops
 from bot.core.errors import InvalidInput
+from bot.core.kinds import UNLISTED
 from bot.core.memory_file import export_record, listing_record, parse_lines
 from bot.core.recall import Recalled
 from bot.core.reward import reply_reward
@@ -145,9 +146,11 @@ async def why(settings: Settings, args: argparse.Namespace) -> int:
 async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app.backends import open_store
 
+    # The bot's replies only with --all: the rest is what the person said and what came of it.
+    left_out = () if args.all else tuple(UNLISTED)
     store = await open_store(settings)
     try:
-        async for memory in memory_ops.all_memories(store, args.user):
+        async for memory in memory_ops.all_memories(store, args.user, without_kinds=left_out):
             if args.json:
                 _print_json(listing_record(memory))
             else:

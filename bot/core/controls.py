@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from bot.core import curation, memory_ops
 from bot.core.errors import InvalidInput, StoreUnavailable
+from bot.core.kinds import UNLISTED
 from bot.core.memory_file import listing_record
 from bot.core.models import Memory, Revision
 from bot.core.ports import Embedder, Store
@@ -27,11 +28,12 @@ FOOTER = "Forget one with /forget ID, confirm it with /confirm ID, fix it with /
 LINE_CHARS = 160
 
 PRIVACY = (
-    "What I keep: the messages you send me and my replies, as memories that only your "
-    "conversations with me can recall, and the reactions you give my replies. I use them to answer "
-    "you better and, at night, to improve how I reply. Nothing is shared with other people "
-    "or sold. /memories shows what I remember, /forget deletes one memory or all of them, "
-    "and /export sends you everything as a file."
+    "What I keep: the messages you send me, as memories that only your conversations with me can "
+    "recall; my replies, as our conversation (never as memories about you); and the reactions you "
+    "give my replies. I use them to answer you better and, at night, to improve how I reply. "
+    "Nothing is shared with other people or sold. /memories shows what I remember of what you told "
+    "me, /forget deletes one memory or all of them, and /export sends you everything, my replies "
+    "included, as a file."
 )
 APP_SOON = (
     "Building small web tools for you is coming soon. For now I can chat, remember, and forget on request."
@@ -154,12 +156,18 @@ class Controls:
         self._clock = clock
 
     async def memories_page(self, user_id: str, page: int) -> MemoryPage:
-        """Newest first: the latest memories are the ones a person checks."""
+        """Newest first: the latest memories are the ones a person checks. What the person said,
+        what was extracted from it, and summaries; the bot's replies are in the chat itself, and
+        in /export (core/kinds.py: UNLISTED)."""
         page = max(page, 1)
-        total = await self.store.memory_count(user_id)
+        total = await self.store.memory_count(user_id, without_kinds=tuple(UNLISTED))
         end = total - (page - 1) * self.page_size
         start = max(end - self.page_size, 0)
-        found = await self.store.list_memories(user_id, end - start, start) if end > 0 else []
+        found = (
+            await self.store.list_memories(user_id, end - start, start, without_kinds=tuple(UNLISTED))
+            if end > 0
+            else []
+        )
         return MemoryPage(tuple(reversed(found)), page, start > 0, self._clock())
 
     async def forget_one(self, user_id: str, argument: str) -> str:

@@ -19,7 +19,7 @@ from bot.core.events import (
     ReplyEvent,
     UserMessage,
 )
-from bot.core.kinds import classify
+from bot.core.kinds import REPLY, classify
 from bot.core.models import Feedback, MessageLink, NewTurn, Turn, Vector
 from bot.core.outbox import Outbox, Pending, RemoveFeedback, apply
 from bot.core.ports import Embedder, Inference, Store
@@ -137,6 +137,9 @@ class Conversation:
             reply_to=stored.id if stored else None,
             idempotency_key=f"{key}:reply",
             meta={"chat_id": message.chat_id},
+            # Kept for the history and the learning dataset, never searched: the model's words are
+            # not evidence about the person (core/kinds.py).
+            memory_kind=REPLY,
         )
 
     async def handle_reaction(self, reaction: Reaction) -> float | None:

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from bot.core.kinds import MAX_STATEMENT_CHARS, classify
+from bot.core.kinds import MAX_STATEMENT_CHARS, QUESTION, classify
 from bot.core.models import ChatMessage
 from bot.core.ports import Inference
 from bot.core.text import query_terms
 
 KINDS = ("preference", "fact", "event")
+# What a rule classifies as no statement: only a pin ("remember that …") keeps it, as a fact.
+UNSTATED = frozenset({"turn", QUESTION})
 MIN_CANDIDATE_CHARS = 8
 MAX_CANDIDATES = 6
 MODEL_MAX_TOKENS = 96
@@ -97,9 +99,9 @@ def rule_candidates(text: str, today: date) -> list[Candidate]:
         if not whole:  # a sentence stored on its own reads as one
             statement = statement[:1].upper() + statement[1:]
         kind = classify(statement)
-        if kind == "turn" and not pinned:
+        if kind in UNSTATED and not pinned:
             continue
-        kind = "fact" if kind == "turn" else kind
+        kind = "fact" if kind in UNSTATED else kind
         when = event_date(statement, today) if kind == "event" else None
         found.append(Candidate(kind, statement, "rule", when, pinned, whole))
     return found[:MAX_CANDIDATES]

@@ -1,8 +1,14 @@
-"""Which kind of memory a person's statement is, by rules: preference, fact, event or plain turn.
+"""Which kind of memory a turn is, by rules: preference, fact, event, question, plain turn, or reply.
 
 The kind sets how fast a memory fades (core/scoring.py): what someone likes and who they are stays,
 what happened yesterday fades in weeks. Rules catch the plain forms that even a small model misses
 ("I like …", "my X is …", "yesterday …"); model-based extraction (phase 2 of [memory]) adds the rest.
+
+Only what the person told is evidence about them. Two kinds are kept, listed and exported but never
+searched (`NOT_EVIDENCE`): the bot's own replies (a small model invents: "your cat Bella" after "I
+adopted a dog called Biscuit"), and the person's questions ("what is my job?" says nothing about
+their job, and asked again it would be its own best match). Both stay in the recent history of the
+prompt, and the replies in the learning dataset.
 """
 
 from __future__ import annotations
@@ -10,7 +16,16 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Kind = Literal["preference", "fact", "event", "turn"]
+Kind = Literal["preference", "fact", "event", "question", "turn"]
+
+# The bot's own reply, stored with its turn (core/conversation.py) or imported as the assistant's.
+REPLY = "reply"
+# A message that only asks: every sentence of it is a question.
+QUESTION = "question"
+# Kept, listed and exported, never searched: they say nothing about the person (see above).
+NOT_EVIDENCE: frozenset[str] = frozenset({REPLY, QUESTION})
+# What `/memories` and `kindred memory list` leave out unless asked for everything.
+UNLISTED: frozenset[str] = frozenset({REPLY})
 
 # Past this, a message is a story or a paste, not one statement about the person.
 MAX_STATEMENT_CHARS = 280
@@ -46,12 +61,30 @@ _FACT = re.compile(
       | \bi\s+(?:live|work|grew\s+up)\s+(?:in|at|as|for)\b | \bi\s+have\s+(?:a|an|two|three|\d+)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+# A sentence ends at . ! or ? (and any closing quotes or brackets) before whitespace or the end.
+_SENTENCE_END = re.compile(r"""[.!?…]+["')\]]*(?=\s|$)""")
+
+
+def is_question(text: str) -> bool:
+    """True when every sentence of `text` asks ("What is my job?", "Huh? Where did I park?").
+    A message that also tells something ("I moved last week. Have you been to Leeds?") is not
+    one: its statement is evidence."""
+    statement = text.strip()
+    if not statement.endswith("?"):
+        return False
+    ends = [match.group() for match in _SENTENCE_END.finditer(statement)]
+    return all("?" in end for end in ends)
 
 
 def classify(text: str) -> Kind:
-    """The kind of one message a person wrote. Questions and long messages are plain turns."""
+    """The kind of one message a person wrote. A message that only asks is a question; long
+    messages, and other questions mixed with statements, are plain turns."""
     statement = text.strip()
-    if not statement or len(statement) > MAX_STATEMENT_CHARS or statement.endswith("?"):
+    if not statement or len(statement) > MAX_STATEMENT_CHARS:
+        return "turn"
+    if is_question(statement):
+        return "question"
+    if statement.endswith("?"):
         return "turn"
     statement = statement.replace("\u2019", "'")
     if _EVENT.search(statement):

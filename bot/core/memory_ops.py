@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bot.core.kinds import MAX_STATEMENT_CHARS, QUESTION, REPLY, is_question
 from bot.core.memory_file import ImportItem
 from bot.core.models import Memory, NewMemory
 from bot.core.ports import Embedder, MemoryIndex, RecallIndex
@@ -14,6 +15,7 @@ from bot.core.scoring import SHIPPED, Scoring
 from bot.core.text import EMBED_CHARS
 
 IMPORT_BATCH = 256
+ASSISTANT = "assistant"  # the speaker that Kindred's own replies export as
 EXPORT_PAGE = 1000
 
 
@@ -27,7 +29,9 @@ class SearchResult:
 async def import_items(
     index: MemoryIndex, embedder: Embedder, user_id: str, items: Sequence[ImportItem]
 ) -> list[int]:
-    """Embed and store items in batches. Each batch is one transaction."""
+    """Embed and store items in batches. Each batch is one transaction. As in a chat, a line the
+    assistant said is kept as a reply, and a line that only asks as a question: neither is
+    searched as evidence (core/kinds.py)."""
     ids: list[int] = []
     now = datetime.now(UTC)
     for start in range(0, len(items), IMPORT_BATCH):
@@ -42,13 +46,19 @@ async def import_items(
                     created_at=item.timestamp or now,
                     embedding=vector,
                     embedding_model=embedder.model_name,
-                    kind="imported",
+                    kind=imported_kind(item),
                     meta=item.meta,
                 )
                 for item, vector in zip(batch, vectors, strict=True)
             ]
         )
     return ids
+
+
+def imported_kind(item: ImportItem) -> str:
+    if item.speaker == ASSISTANT:
+        return REPLY
+    return QUESTION if len(item.text) <= MAX_STATEMENT_CHARS and is_question(item.text) else "imported"
 
 
 async def search(
@@ -69,11 +79,13 @@ async def search(
     return results
 
 
-async def all_memories(index: MemoryIndex, user_id: str) -> AsyncIterator[Memory]:
-    """Every memory of a user, oldest first, a page at a time."""
+async def all_memories(
+    index: MemoryIndex, user_id: str, *, without_kinds: Sequence[str] = ()
+) -> AsyncIterator[Memory]:
+    """Every memory of a user (but those of `without_kinds`), oldest first, a page at a time."""
     offset = 0
     while True:
-        page = await index.list_memories(user_id, EXPORT_PAGE, offset)
+        page = await index.list_memories(user_id, EXPORT_PAGE, offset, without_kinds=without_kinds)
         for memory in page:
             yield memory
         if len(page) < EXPORT_PAGE:

@@ -10,6 +10,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from bot.core.kinds import NOT_EVIDENCE
+
 Vector = npt.NDArray[np.float32]
 Role = Literal["system", "user", "assistant"]
 # Implicit reward signals a reply can earn besides reactions (their sources come with later issues).
@@ -39,7 +41,8 @@ class NewTurn:
     # A retry that repeats the same key returns the first stored turn instead of a second one.
     idempotency_key: str | None = None
     meta: JSONObject = field(default_factory=dict)
-    # The kind its memory is stored as (core/kinds.py): "turn", or "preference", "fact", "event".
+    # The kind its memory is stored as (core/kinds.py): "turn", or "preference", "fact", "event",
+    # "question"; a reply's is "reply" (never searched).
     memory_kind: str = "turn"
     # Each used memory's share of the prompt's retrieval score, in `used_memory_ids` order; a
     # reaction to this reply credits the memories in these proportions. Empty: no credit.
@@ -93,7 +96,8 @@ class Memory:
 
     @property
     def recallable(self) -> bool:
-        return self.status in RECALLABLE
+        """What search may return: a recallable status, and evidence about the person (core/kinds)."""
+        return self.status in RECALLABLE and self.kind not in NOT_EVIDENCE
 
 
 # active: recalled as usual. past: an event whose date has gone by; still recalled, shown as past.

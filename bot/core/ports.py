@@ -81,12 +81,16 @@ class MemoryIndex(Protocol):
         this user's memories, in input order: the words that can single a memory out."""
         ...
 
-    async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
-        """One person's memories, oldest first."""
+    async def list_memories(
+        self, user_id: str, limit: int, offset: int = 0, *, without_kinds: Sequence[str] = ()
+    ) -> list[Memory]:
+        """One person's memories, oldest first, leaving out those of `without_kinds` (the offset
+        counts only the memories listed)."""
         ...
 
-    async def memory_count(self, user_id: str) -> int:
-        """How many memories this person has (0 for someone unknown)."""
+    async def memory_count(self, user_id: str, *, without_kinds: Sequence[str] = ()) -> int:
+        """How many memories this person has, leaving out those of `without_kinds` (0 for
+        someone unknown)."""
         ...
 
     async def forget(self, user_id: str, memory_id: int) -> bool:

@@ -11,7 +11,9 @@
 - λ_kind = ln 2 / half-life of the memory's kind; a half-life of 0 means no decay.
 - v(m): verification (−1…1): 1 once the person confirmed the memory (/confirm) or corrected it.
 - c(m): consolidation's weight, 1 unless a summary covers this raw turn (core/consolidation.py).
-- speaker: the assistant's own words count less than the person's.
+- speaker: the assistant's own words count less than the person's. The bot's replies are not
+  searched at all (kind `reply`, core/kinds.py), so this weighs only other memories an assistant
+  spoke, should a store hold any.
 
 The factor is bounded (at most ±mix/2 for unverified memories), so relevance stays first: reward and
 age reorder memories of about equal relevance, and cannot lift an unrelated one over a related one.
@@ -55,7 +57,7 @@ class Scoring:
     half_life_days: Mapping[str, float] = field(default_factory=lambda: DEFAULT_HALF_LIVES)
     # For a kind missing from `half_life_days`.
     default_half_life_days: float = TURN_HALF_LIFE_DAYS
-    # Measured: dense recall gains about 3 points when assistant turns are left out entirely.
+    # Replies (kind "reply") are never searched; see core/kinds.py and bench/recall_evidence.py.
     assistant_weight: float = 0.85
     mix: float = 0.2
     favoured_reward: float = 0.7

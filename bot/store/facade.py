@@ -77,11 +77,13 @@ class StoreFacade:
     async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
         return await self.memories.rare_terms(user_id, terms, share=share, floor=floor)
 
-    async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
-        return await self.memories.list_memories(user_id, limit, offset)
+    async def list_memories(
+        self, user_id: str, limit: int, offset: int = 0, *, without_kinds: Sequence[str] = ()
+    ) -> list[Memory]:
+        return await self.memories.list_memories(user_id, limit, offset, without_kinds=without_kinds)
 
-    async def memory_count(self, user_id: str) -> int:
-        return await self.memories.memory_count(user_id)
+    async def memory_count(self, user_id: str, *, without_kinds: Sequence[str] = ()) -> int:
+        return await self.memories.memory_count(user_id, without_kinds=without_kinds)
 
     async def forget(self, user_id: str, memory_id: int) -> bool:
         return await self.memories.forget(user_id, memory_id)

@@ -29,7 +29,10 @@ WHERE u.id = %s AND c.oid = 'memories'::regclass
 _MEMORY_COUNT_SQL = POSTGRES.sql(statements.MEMORY_COUNT)
 _LIST_MEMORIES_SQL = f"""
 SELECT {select_list(MEMORY_COLUMNS, "m")} FROM memories m
-WHERE m.user_id = %s ORDER BY m.id LIMIT %s OFFSET %s
+WHERE m.user_id = %s AND m.kind <> ALL(%s::text[]) ORDER BY m.id LIMIT %s OFFSET %s
+"""
+_COUNT_KINDS_SQL = """
+SELECT count(*) AS memory_count FROM memories WHERE user_id = %s AND kind <> ALL(%s::text[])
 """
 # Forgetting a turn's memory also forgets what was derived from that turn (extracted statements,
 # the memory a twin was merged into, summaries covering it): its words must not stay behind.
@@ -136,16 +139,22 @@ class PostgresMemories:
         async with self._pool.connection() as conn:
             return await pg_search.rare_terms(conn, user_id, terms, share=share, floor=floor)
 
-    async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
+    async def list_memories(
+        self, user_id: str, limit: int, offset: int = 0, *, without_kinds: Sequence[str] = ()
+    ) -> list[Memory]:
         if limit <= 0:
             return []
+        params = (user_id, list(without_kinds), limit, max(offset, 0))
         async with self._pool.connection() as conn:
-            cursor = await conn.execute(_LIST_MEMORIES_SQL, (user_id, limit, max(offset, 0)))
+            cursor = await conn.execute(_LIST_MEMORIES_SQL, params)
             return [memory_from_row(row, POSTGRES) for row in await cursor.fetchall()]
 
-    async def memory_count(self, user_id: str) -> int:
+    async def memory_count(self, user_id: str, *, without_kinds: Sequence[str] = ()) -> int:
         async with self._pool.connection() as conn:
-            cursor = await conn.execute(_MEMORY_COUNT_SQL, (user_id,))
+            if without_kinds:
+                cursor = await conn.execute(_COUNT_KINDS_SQL, (user_id, list(without_kinds)))
+            else:  # the count the store keeps, with no scan
+                cursor = await conn.execute(_MEMORY_COUNT_SQL, (user_id,))
             row = await cursor.fetchone()
         return int(row["memory_count"]) if row else 0
 

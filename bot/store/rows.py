@@ -16,6 +16,7 @@ from typing import Any, Protocol, get_args
 
 import numpy as np
 
+from bot.core.kinds import NOT_EVIDENCE
 from bot.core.models import (
     RECALLABLE,
     DayStats,
@@ -31,6 +32,7 @@ from bot.core.models import (
 _STATUSES = frozenset(get_args(MemoryStatus))
 # Plain literals, not parameters: the planner sees a fixed filter it can use with an index.
 _RECALLABLE_LIST = ", ".join(f"'{status}'" for status in sorted(RECALLABLE))
+_NOT_EVIDENCE_LIST = ", ".join(f"'{kind}'" for kind in sorted(NOT_EVIDENCE))
 
 
 class NamedRow(Protocol):
@@ -184,8 +186,12 @@ def unit(vector: Vector) -> Vector:
 
 
 def recallable(column: str = "status") -> str:
-    """The SQL condition (same in both dialects) that keeps only memories search may return."""
-    return f"{column} IN ({_RECALLABLE_LIST})"
+    """The SQL condition (same in both dialects) that keeps only memories search may return
+    (`Memory.recallable`): a recallable status, and a kind that is evidence about the person.
+    `column` is the status column as the query names it ("status", "m.status"); the kind column
+    of the same table is checked beside it."""
+    kind = column.removesuffix("status") + "kind"
+    return f"{column} IN ({_RECALLABLE_LIST}) AND {kind} NOT IN ({_NOT_EVIDENCE_LIST})"
 
 
 def revision_changes(revision: Revision) -> dict[str, Any]:

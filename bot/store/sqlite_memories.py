@@ -95,6 +95,11 @@ def fts_match(user_id: str, terms: Sequence[str]) -> str | None:
     return f'user_tag:"{user_tag(user_id)}" AND text:({either})'
 
 
+def _kinds_left_out(kinds: Sequence[str]) -> str:
+    """The condition that leaves memories of `kinds` out (one parameter each), or nothing."""
+    return f" AND m.kind NOT IN ({','.join('?' for _ in kinds)})" if kinds else ""
+
+
 class SqliteMemories:
     """MemoryIndex over one SQLite file; vectors have `dim` float32 components."""
 
@@ -158,15 +163,24 @@ class SqliteMemories:
                 rare.append(term)
         return rare
 
-    async def list_memories(self, user_id: str, limit: int, offset: int = 0) -> list[Memory]:
+    async def list_memories(
+        self, user_id: str, limit: int, offset: int = 0, *, without_kinds: Sequence[str] = ()
+    ) -> list[Memory]:
         rows = await self._db.read(
-            f"SELECT {_COLUMNS} FROM memories m WHERE m.user_id = ? ORDER BY m.id LIMIT ? OFFSET ?",
-            (user_id, limit, offset),
+            f"SELECT {_COLUMNS} FROM memories m WHERE m.user_id = ?{_kinds_left_out(without_kinds)}"
+            " ORDER BY m.id LIMIT ? OFFSET ?",
+            (user_id, *without_kinds, limit, offset),
         )
         return [memory_from_row(row, SQLITE) for row in rows]
 
-    async def memory_count(self, user_id: str) -> int:
-        rows = await self._db.read(statements.MEMORY_COUNT, (user_id,))
+    async def memory_count(self, user_id: str, *, without_kinds: Sequence[str] = ()) -> int:
+        if without_kinds:
+            where = f"m.user_id = ?{_kinds_left_out(without_kinds)}"
+            rows = await self._db.read(
+                f"SELECT count(*) AS memory_count FROM memories m WHERE {where}", (user_id, *without_kinds)
+            )
+        else:  # the count the store keeps, with no scan
+            rows = await self._db.read(statements.MEMORY_COUNT, (user_id,))
         return int(rows[0]["memory_count"]) if rows else 0
 
     async def forget(self, user_id: str, memory_id: int) -> bool:

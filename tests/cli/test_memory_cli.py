@@ -76,6 +76,38 @@ def test_import_search_list_export_round_trip(tmp_path: Path, capsys: pytest.Cap
     assert all(m["kind"] == "imported" for m in listed)
 
 
+def test_list_shows_the_replies_only_with_all_and_export_keeps_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chat = [
+        {"text": "I just adopted a dog called Biscuit", "speaker": "user"},
+        {"text": "Your cat's name is Bella, and she loves tuna!", "speaker": "assistant"},
+        {"text": "What is my pet's name?", "speaker": "user"},
+        {"text": "Your cat is called Bella.", "speaker": "assistant"},
+    ]
+    assert (
+        run(capsys, "memory", "import", "--user", "ann", str(write_jsonl(tmp_path / "c.jsonl", chat)))[0] == 0
+    )
+
+    code, out, _ = run(capsys, "memory", "list", "--user", "ann")
+    assert code == 0 and len(out.splitlines()) == 2 and "Bella" not in out, out
+    assert "user: I just adopted a dog called Biscuit" in out.splitlines()[0]
+    listed = [
+        json.loads(line)
+        for line in run(capsys, "memory", "list", "--user", "ann", "--all", "--json")[1].splitlines()
+    ]
+    assert [m["text"] for m in listed] == [line["text"] for line in chat]
+    assert [m["kind"] for m in listed] == ["imported", "reply", "question", "reply"]
+    exported = run(capsys, "memory", "export", "--user", "ann")[1].splitlines()
+    assert [json.loads(line)["text"] for line in exported] == [line["text"] for line in chat]
+
+    rows = run(capsys, "memory", "search", "--user", "ann", "--k", "5", "--json", "what is my pet's name")[1]
+    found = [json.loads(line)["text"] for line in rows.splitlines()]
+    assert (
+        found and found[0] == "I just adopted a dog called Biscuit" and not any("Bella" in t for t in found)
+    )
+
+
 def test_search_with_a_queries_file_runs_one_search_per_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

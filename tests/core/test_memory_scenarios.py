@@ -226,8 +226,12 @@ async def test_luigis_closed_down_and_is_no_longer_suggested(
         m for m in await any_store.list_memories(USER, 100) if "Luigi" in m.text and "closed" not in m.text
     ]
     news = next(m for m in await any_store.list_memories(USER, 100) if "closed down" in m.text)
-    assert len(old) == 3 and {m.status for m in old} == {"superseded"}, "both statements and the reply"
-    assert {m.superseded_by for m in old} == {news.id}, "each links to what replaced it"
+    said = [m for m in old if m.speaker == "user"]
+    assert len(said) == 2 and {m.status for m in said} == {"superseded"}, "both statements"
+    assert {m.superseded_by for m in said} == {news.id}, "each links to what replaced it"
+    # The reply is no evidence: never searched at all, so there is nothing for the news to replace.
+    [reply] = [m for m in old if m.speaker == "assistant"]
+    assert reply.kind == "reply" and not reply.recallable
 
 
 async def test_a_near_duplicate_statement_updates_the_old_memory_instead_of_adding_a_twin(

@@ -118,4 +118,5 @@ async def test_the_persons_statements_are_stored_with_their_kind(store: SqliteSt
     assert kinds["I'm allergic to peanuts"] == ("fact", "user")
     assert kinds["We went to Rome yesterday"] == ("event", "user")
     assert kinds["ok cool"] == ("turn", "user")
-    assert {kind for kind, speaker in kinds.values() if speaker == "assistant"} == {"turn"}
+    # The bot's replies are kept as replies: never searched as evidence about the person.
+    assert {kind for kind, speaker in kinds.values() if speaker == "assistant"} == {"reply"}

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from bot.core.models import Feedback, MessageLink, NewMemory, NewTurn
+from bot.core.models import Feedback, MessageLink, NewMemory, NewTurn, Revision
 from bot.core.ports import Store
 from tests.support.fakes import HashEmbedder
 
@@ -364,3 +364,42 @@ async def test_a_forgotten_turn_leaves_the_chat_history_too(store: Store) -> Non
     await store.add_turn(turn("ann", "what a day", key="b"))
     assert await store.forget("ann", secret.memory_id)
     assert [t.text for t in await store.recent_turns("ann", "c1", 10)] == ["what a day"]
+
+
+async def test_listing_and_counting_can_leave_kinds_out(store: Store) -> None:
+    said = await store.add_turn(turn("ann", "I adopted a dog called Biscuit"))
+    reply = await store.add_turn(turn("ann", "Your cat Bella is lovely", role="assistant"))
+    await store.revise_memory("ann", reply.memory_id, Revision(kind="reply"))
+    [imported] = await store.add_memories([memory("ann", "I like tea")])
+    kept = await store.add_turn(turn("ann", "Biscuit sleeps all day"))
+
+    listed = await store.list_memories("ann", 10, without_kinds=("reply",))
+    assert [m.id for m in listed] == [said.memory_id, imported, kept.memory_id]
+    assert [m.id for m in await store.list_memories("ann", 2, offset=1, without_kinds=("reply",))] == [
+        imported,
+        kept.memory_id,
+    ], "the offset counts only what is listed"
+    assert len(await store.list_memories("ann", 10)) == 4, "nothing left out unless asked"
+    assert await store.memory_count("ann", without_kinds=("reply",)) == 3
+    assert await store.memory_count("ann", without_kinds=("reply", "imported")) == 2
+    assert await store.memory_count("ann") == 4
+    assert await store.memory_count("nobody", without_kinds=("reply",)) == 0
+
+
+async def test_search_leaves_the_bots_replies_and_the_persons_questions_out(store: Store) -> None:
+    texts = {
+        "reply": "your dog Biscuit is lovely",
+        "question": "what is my dog Biscuit called",
+        "turn": "my dog Biscuit",
+    }
+    ids = {}
+    for kind, text in texts.items():
+        stored = await store.add_turn(turn("ann", text, role="assistant" if kind == "reply" else "user"))
+        await store.revise_memory("ann", stored.memory_id, Revision(kind=kind))
+        ids[kind] = stored.memory_id
+    dense = await store.dense_search("ann", EMB.vector("dog Biscuit"), 10)
+    lexical = await store.lexical_search("ann", ["biscuit"], 10)
+    assert [hit.memory.id for hit in dense] == [ids["turn"]]
+    assert [hit.memory.id for hit in lexical] == [ids["turn"]]
+    assert await store.rare_terms("ann", ["biscuit", "lovely", "called"], share=0.0, floor=1) == ["biscuit"]
+    assert {m.kind for m in await store.list_memories("ann", 10)} == set(texts), "kept and listed"
