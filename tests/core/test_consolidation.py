@@ -1,5 +1,6 @@
 """Consolidation (core/consolidation.py) on a real store, SQLite and PostgreSQL + pgvector: old
-sessions become summaries, the turns they cover weigh less, and a budget archives the oldest of them.
+sessions become summaries, the turns a summary says in full are archived, the rest weigh less, and a
+budget archives the oldest of those.
 Which memory is near which plays no part, so the hashed embedder will do."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ EMB = HashEmbedder()
 T0 = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=30)
 USER = "ann"
-POLICY = ConsolidationPolicy(older_than=timedelta(days=14), session_gap=timedelta(minutes=30), min_turns=3)
+POLICY = ConsolidationPolicy(older_than=timedelta(days=14), session_gap=timedelta(minutes=30))
 
 
 @dataclass
@@ -80,10 +81,13 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
     ]
     assert await any_store.revise_memory(USER, pinned.memory_id, Revision(pinned=True))
 
+    before = await recallable_count(any_store)
     done = await consolidate(any_store, EMB, USER, NOW, POLICY)
 
-    assert (done.summaries, done.covered, done.archived) == (3, 10, 0)
-    assert done.as_payload() == {"summaries": 3, "covered": 10, "archived": 0}
+    # Every covered turn fits its summary: all 10 are archived, 3 summaries take their place.
+    assert (done.summaries, done.covered, done.archived) == (3, 10, 10)
+    assert done.as_payload() == {"summaries": 3, "covered": 10, "archived": 10}
+    assert await recallable_count(any_store) == before - 10 + 3
     summaries = await history.summaries()
     by_covers = {tuple(s.meta["covers"]): s for s in summaries}
     assert set(by_covers) == {tuple(history.memory_ids(name)) for name in ("morning", "evening", "group")}
@@ -95,7 +99,8 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
         assert summary.meta["chat_id"] == turns[0].chat_id
         assert summary.text.startswith(f"{turns[0].created_at:%Y-%m-%d}: ")
         assert await any_store.memory_sources(summary.id) == [turn.id for turn in turns]
-        assert [m.weight for m in await history.memories(name)] == [POLICY.covered_weight] * len(turns)
+        covered = await history.memories(name)
+        assert [(m.weight, m.status) for m in covered] == [(POLICY.covered_weight, "archived")] * len(turns)
     morning = by_covers[tuple(history.memory_ids("morning"))].text
     assert "repairing my old bicycle" in morning and "replaced it" in morning
     assert "satisfying" not in morning, "only the person's own words"
@@ -106,8 +111,54 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
     [statement] = await history.memories("statement")
     assert statement.kind == "preference"
     hits = await any_store.lexical_search(USER, query_terms("bicycle chain"), 10)
-    assert {h.memory.id for h in hits} >= {by_covers[tuple(history.memory_ids("morning"))].id}
-    assert {h.memory.id for h in hits} & set(history.memory_ids("morning")), "covered turns stay recallable"
+    assert {h.memory.id for h in hits} == {by_covers[tuple(history.memory_ids("morning"))].id}, "the summary"
+
+
+async def recallable_count(store: Store) -> int:
+    return sum(m.recallable for m in await store.list_memories(USER, 1000))
+
+
+LONG = [
+    "I spent the whole morning repairing the rusty chain of my old blue bicycle.",
+    "Nice!",
+    "Then my neighbour Priya came over with her toolbox and fixed the squeaky brakes too.",
+    "Kind of her.",
+    "Afterwards we rode along the canal all the way to the lighthouse café.",
+]
+
+
+async def test_turns_that_did_not_fit_the_summary_stay_recallable_behind_it(any_store: Store) -> None:
+    history = History(any_store)
+    await history.session("long", T0, LONG)
+    policy = ConsolidationPolicy(older_than=POLICY.older_than, summary_chars=180)
+
+    done = await consolidate(any_store, EMB, USER, NOW, policy)
+
+    [summary] = await history.summaries()
+    turns = {m.text: m for m in await history.memories("long")}
+    assert done.summaries == 1 and done.covered == 5
+    in_summary = [text for text in LONG[::2] if text in summary.text]
+    assert 0 < len(in_summary) < 3, summary.text
+    for text, turn in turns.items():
+        said_in_full = text in summary.text or turn.speaker == "assistant"
+        assert turn.status == ("archived" if said_in_full else "active"), text
+        assert turn.weight == policy.covered_weight
+    assert done.archived == sum(m.status == "archived" for m in turns.values()) == 5 - (3 - len(in_summary))
+
+
+async def test_one_exchange_is_a_session_but_ok_is_not_worth_a_summary(any_store: Store) -> None:
+    history = History(any_store)
+    walk = "Spent the afternoon walking along the river with the dog"
+    await history.session("one", T0, [walk, "How lovely!"])
+    await history.session("ok", T0 + timedelta(days=1), ["ok", "Sure."])
+
+    done = await consolidate(any_store, EMB, USER, NOW, POLICY)
+
+    [summary] = await history.summaries()
+    assert (done.summaries, done.archived) == (1, 2)
+    assert summary.text == f"2026-02-02: {walk}"
+    assert all(m.status == "archived" for m in await history.memories("one"))
+    assert all(m.status == "active" and m.weight == 1.0 for m in await history.memories("ok"))
 
 
 async def test_running_twice_summarises_nothing_again(any_store: Store) -> None:
@@ -135,22 +186,25 @@ async def test_over_budget_the_oldest_covered_turns_are_archived_but_not_rewarde
     )  # fmt: skip
     await any_store.record_feedback(Feedback(reply.id, USER, "❤️", 2.0, NOW - timedelta(days=20)))
     assert (await any_store.memory_rewards(USER, [oldest.memory_id]))[oldest.memory_id] > 0
-    # After the 3 summaries there are this many recallable memories; the budget is 3 fewer.
+    # A summary too short for any whole sentence of the person's: only the 4 replies it covers are
+    # said in full (the summary keeps none of the bot's words). After the 3 summaries and those 4,
+    # there are this many recallable memories; the budget is 3 fewer.
     recallable = await any_store.memory_count(USER) + 3
-    policy = ConsolidationPolicy(
-        older_than=POLICY.older_than, session_gap=POLICY.session_gap, min_turns=3, budget=recallable - 3
-    )
+    policy = ConsolidationPolicy(older_than=POLICY.older_than, summary_chars=24, budget=recallable - 4 - 3)
 
     done = await consolidate(any_store, EMB, USER, NOW, policy)
 
-    assert (done.summaries, done.archived) == (3, 3)
+    assert (done.summaries, done.archived) == (3, 4 + 3)
     morning = await history.memories("morning")
     group = await history.memories("group")
+    evening = await history.memories("evening")
     assert morning[0].status == "active", "the rewarded turn is kept"
-    # Oldest first among the covered, the rewarded 10:00 one skipped: the group chat's 10:01, the
-    # morning's 10:05 and the group chat's 10:06.
-    archived = {m.id for m in morning + group if m.status == "archived"}
-    assert archived == {group[0].id, morning[1].id, group[1].id}
+    replies = [m for m in morning + group + evening if m.speaker == "assistant"]
+    assert len(replies) == 4 and all(m.status == "archived" for m in replies)
+    # Then oldest first among the person's covered turns, the rewarded 10:00 one skipped: the group
+    # chat's 10:01, the morning's 10:10 and the group chat's 10:11.
+    archived = {m.id for m in morning + group if m.status == "archived" and m.speaker == "user"}
+    assert archived == {group[0].id, morning[2].id, group[2].id}
     assert all(m.updated_at == NOW for m in morning + group if m.id in archived)
     found = set()
     for memory in morning + group:
@@ -163,9 +217,26 @@ async def test_over_budget_the_oldest_covered_turns_are_archived_but_not_rewarde
     assert (await consolidate(any_store, EMB, USER, NOW, policy)).archived == 0, "within budget now"
 
 
+async def test_a_rewarded_turn_is_never_archived_even_when_said_in_full(any_store: Store) -> None:
+    history = await old_history(any_store)
+    oldest = history.turns["morning"][0]
+    reply = await any_store.add_turn(
+        NewTurn(
+            USER, "c1", "assistant", "You fixed your bicycle!", EMB.vector("bicycle"), EMB.model_name,
+            NOW - timedelta(days=20), used_memory_ids=(oldest.memory_id,), memory_shares=(1.0,),
+            meta={"chat_id": "c1"},
+        )
+    )  # fmt: skip
+    await any_store.record_feedback(Feedback(reply.id, USER, "❤️", 2.0, NOW - timedelta(days=20)))
+    done = await consolidate(any_store, EMB, USER, NOW, POLICY)
+    [first] = await any_store.get_memories(USER, [oldest.memory_id])
+    assert first.status == "active" and first.weight == POLICY.covered_weight
+    assert done.archived == 9
+
+
 async def test_a_tiny_budget_archives_only_covered_turns(any_store: Store) -> None:
     history = await old_history(any_store)
-    policy = ConsolidationPolicy(older_than=POLICY.older_than, min_turns=3, budget=1)
+    policy = ConsolidationPolicy(older_than=POLICY.older_than, budget=1)
     done = await consolidate(any_store, EMB, USER, NOW, policy)
     assert done.archived == 10, "every covered turn, and nothing else"
     for name in ("brief", "recent", "statement"):
