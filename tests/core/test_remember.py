@@ -86,7 +86,7 @@ async def test_each_statement_of_a_longer_message_becomes_a_memory_linked_to_the
     assert (own.kind, own.text, own.status) == (classify(text), text, "active"), "the turn stays as stored"
     assert added[1].id in {m.id for m in await chat.lexical("sister Ana")}
     assert added[0].id in {m.id for m in await chat.dense("I enjoy hiking")}
-    assert done.as_payload() == {"added": done.added, "updated": [], "superseded": []}
+    assert done.as_payload() == {"added": done.added, "updated": [], "superseded": [], "revised": []}
 
 
 async def test_a_single_statement_only_updates_its_own_memory(
