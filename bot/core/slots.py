@@ -129,6 +129,12 @@ _GUARDS = re.compile(
     r"believes?|claims?|claimed|wish\w*|hope\w*|that|than|like)\b|[\"“”«»]",
     re.I,
 )
+_TEMPORARY = re.compile(
+    r"\b(?:for\s+(?:the|a|this|two|three|a\s+few|a\s+couple\s+of)?\s*(?:summer|winter|spring|autumn|"
+    r"week|weekend|month|days|weeks|months|semester|term|now)|this\s+(?:week|month|summer)|"
+    r"on\s+(?:holiday|vacation)|temporarily)\b",
+    re.I,
+)
 _QUESTION_START = re.compile(
     r"^\W*(?:do|does|did|am|is|are|was|were|should|would|could|can|will|shall|have|has|may|might|where|"
     r"what|why|how|when|who|which)\b",
@@ -184,6 +190,8 @@ def _clause_slots(clause: str, lowercase_only: bool) -> list[Slot]:
             value = match.groupdict().get("v") or ANY
             if attribute == "residence" and not (value[:1].isupper() or lowercase_only):
                 continue  # "I live in fear" names no place
+            if attribute == "residence" and _TEMPORARY.search(clause):
+                continue  # a stay, not a home: "I'm living in Paris for the summer"
             slots.append(Slot(attribute, _words(value), holds, change))  # type: ignore[arg-type]
             break
     if not slots and (match := _LEFT.search(clause)) and not _guarded(clause, match.start()):

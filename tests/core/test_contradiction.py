@@ -140,6 +140,10 @@ def test_ordinary_statements_contradict_nothing(text: str) -> None:
         "Imagine if I quit smoking",
         "I should quit smoking",
         "I'm trying to quit smoking",
+        # A stay is not a home.
+        "I'm living in Paris for the summer",
+        "We're based in Lisbon this month",
+        "I live in Rome for now, temporarily",
         # Other people's facts.
         "My sister lives in Paris",
         "My parents moved to Spain",
