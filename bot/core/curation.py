@@ -71,10 +71,9 @@ async def revise_summary(
     dropped = list(earlier) if isinstance(earlier, list) else []
     dropped += [{"text": said[index], "by": by_id} for index in sorted(untrue)]
     meta = {**summary.meta, "dropped": dropped}
-    if not kept:
-        return bool(await supersede(store, summary.user_id, [summary.id], by_id, now)) and (
-            await store.revise_memory(summary.user_id, summary.id, Revision(meta=meta))
-        )
+    if not kept:  # nothing true is left: it goes with the fact
+        revision = Revision(status="superseded", superseded_by=by_id, meta=meta, updated_at=now)
+        return await store.revise_memory(summary.user_id, summary.id, revision)
     text = consolidation.summary_from(head, kept)
     vector = (await embedder.embed([text[:EMBED_CHARS]]))[0]
     revision = Revision(text=text, embedding=vector, meta=meta, updated_at=now)
