@@ -1,18 +1,23 @@
-"""Statements that make older memories untrue: "Luigi's closed down", "I moved to Berlin",
-"I'm not vegetarian any more". By rules: a 135M model cannot be trusted to judge this, and a wrong
-supersession hides a true memory, so each rule is narrow and names what it replaces.
+"""Statements that make older memories untrue: "Luigi's closed down", "we moved to Porto", "I left
+Acme", "I quit smoking".
+
+Two readings, both by rules: a 135M model cannot be trusted to judge this, and a wrong supersession
+hides a true memory.
+- A closure names a place; every older memory that names it is no longer true.
+- Slots (`slots.py`): the new statement says something about the person's residence, employer,
+  favourite or a habit; an older statement of theirs about the same attribute says otherwise
+  (another city, an employer they left, a habit they quit).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
+from bot.core import slots
 from bot.core.models import Memory
+from bot.core.slots import Slot
 from bot.core.text import query_terms
-
-Reason = Literal["closed", "moved", "no_longer"]
 
 _NAME = r"[A-Z][\w'’&-]*(?:\s+(?:[A-Z][\w'’&-]*|de|di|la|le|of|the|and|&))*"
 _CLOSED = re.compile(
@@ -23,39 +28,30 @@ _CLOSED = re.compile(
     rf"|(?P<subject2>{_NAME})\s+(?:went|has\s+gone|is\s+going)\s+out\s+of\s+business"
     rf"|(?P<subject3>{_NAME})\s+(?:doesn'?t|does\s+not|no\s+longer)\s+exists?\b"
 )
-# A place: its first word in any case ("i moved to berlin"), then only capitalised ones ("New York
-# City", not "Berlin last year"); never an article or pronoun ("I live in a flat").
-_PLACE = r"(?!(?:an?|the|my|our|his|her|their|this|that)\b)[^\W\d_][\w-]*(?-i:(?:\s+[A-Z][\w-]*)*)"
-_MOVED = re.compile(
-    rf"\bi(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|recently\s+)?(?:moved|relocated)\s+to\s+(?P<place>{_PLACE})"
-    rf"|\bi\s+(?:now\s+)?live\s+in\s+(?P<place2>{_PLACE})\s+now\b"
-    rf"|\bi(?:'m|\s+am)\s+now\s+(?:living|based)\s+in\s+(?P<place3>{_PLACE})",
-    re.IGNORECASE,
-)
-_RESIDENCE = re.compile(
-    rf"\bi(?:'m|\s+am)?\s*(?:live|living|based|moved|relocated)\s+(?:in|to)\s+(?P<place>{_PLACE})",
-    re.IGNORECASE,
-)
-_NO_LONGER = re.compile(
-    r"\bi(?:'m|\s+am)\s+(?:no\s+longer|not)\s+(?:a\s+|an\s+)?(?P<state>[\w' -]+?)\s+any\s?more\b"
-    r"|\bi(?:'m|\s+am)\s+no\s+longer\s+(?:a\s+|an\s+)?(?P<state2>[\w' -]+?)[.!]*$"
-    r"|\bi\s+(?:don'?t|do\s+not|no\s+longer)\s+(?P<habit>[\w' -]+?)(?:\s+any\s?more)[.!]*$"
-    r"|\bi\s+no\s+longer\s+(?P<habit2>[\w' -]+?)[.!]*$",
-    re.IGNORECASE,
-)
-_FIRST_PERSON = re.compile(r"\bi\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|no|never|no\s+longer|any\s?more|\w+n't|don'?t|doesn'?t)\b", re.I)
-# The closing of a generic word is not a name: "The door closed", "It shut down".
-_NOT_NAMES = frozenset({"it", "the", "that", "this", "he", "she", "they", "we", "i", "door", "window"})
+# The closing of a generic word is not a name ("The door closed", "It shut down"), and the word
+# that opens a sentence is not part of one ("Sadly Luigi's went out of business").
+_NOT_NAMES = frozenset(
+    "it the that this he she they we i door window sadly unfortunately apparently so well oh also btw "
+    "guess update news bad good and but yes".split()
+)
+# Attributes with one value at a time: a new value replaces the old one.
+_SINGLE = frozenset({"residence", "employer", "favourite"})
+_SEARCH_WORDS = {
+    "residence": ["live", "living", "lived", "moved", "based", "relocated"],
+    "employer": ["work", "working", "job", "joined"],
+    "left": ["work", "working", "live", "living", "lived", "based"],
+    "favourite": ["favourite", "favorite"],
+    "habit": [],
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Contradiction:
-    reason: Reason
-    # The words an older memory must all contain to be about the same thing.
-    terms: tuple[str, ...]
-    # For "moved": the new place, which older residence statements do not name.
-    place: str = ""
+    """What a statement can make untrue: slots about the person, and a place that closed."""
+
+    slots: tuple[Slot, ...] = ()
+    closed: tuple[str, ...] = ()  # the words naming the place, all of which an older memory names
 
 
 def negated(text: str) -> bool:
@@ -64,56 +60,79 @@ def negated(text: str) -> bool:
 
 
 def detect(text: str) -> Contradiction | None:
-    """What this statement makes untrue, if anything."""
+    """What this statement can make untrue, if anything."""
     text = text.replace("\u2019", "'").strip()
-    if match := _MOVED.search(text):
-        place = next(value for value in (match["place"], match["place2"], match["place3"]) if value)
-        return Contradiction("moved", ("live",), place.strip())
+    undoing = tuple(slot for slot in slots.read(text) if _can_undo(slot))
+    closed: tuple[str, ...] = ()
     if match := _CLOSED.search(text):
         subject = next(value for value in (match["subject"], match["subject2"], match["subject3"]) if value)
-        terms = tuple(word for word in query_terms(subject) if word not in _NOT_NAMES)
-        if terms:
-            return Contradiction("closed", terms)
-    if match := _NO_LONGER.search(text):
-        rest = next(v for v in (match["state"], match["state2"], match["habit"], match["habit2"]) if v)
-        terms = tuple(query_terms(rest))
-        if terms:
-            return Contradiction("no_longer", terms)
-    return None
+        closed = tuple(word for word in query_terms(subject) if word not in _NOT_NAMES)
+    return Contradiction(undoing, closed) if undoing or closed else None
 
 
-def contradicts(contradiction: Contradiction, statement: Memory, older: Memory) -> bool:
-    """Whether `older` is made untrue by `statement`, which carries `contradiction`."""
+def _can_undo(slot: Slot) -> bool:
+    # A plain state ("I'm not vegetarian", "I eat fish") undoes nothing; news of a change does, and
+    # so does any present value of a one-value attribute ("I live in Porto").
+    return slot.change or (slot.attribute in _SINGLE and slot.holds)
+
+
+def contradicts(found: Contradiction, statement: Memory, older: Memory) -> bool:
+    """Whether `older` is made untrue by `statement`, which carries `found`."""
     if older.id == statement.id or older.created_at > statement.created_at or not older.recallable:
         return False
+    if older.kind == "summary":
+        return False  # a summary is revised sentence by sentence (`untrue_sentences`), not replaced
     text = older.text.replace("\u2019", "'")
-    if detect(text) == contradiction:
+    if found.closed and _names_closed(found, text):
+        return True
+    # The bot's words never stand for the person's, so only the person's own statements are read.
+    return older.speaker == "user" and _any_undone(found, text)
+
+
+def untrue_sentences(found: Contradiction, sentences: list[str]) -> list[int]:
+    """Which of a summary's sentences (the person's own words) `found` makes untrue."""
+    return [
+        index
+        for index, sentence in enumerate(sentences)
+        if (found.closed and _names_closed(found, sentence)) or _any_undone(found, sentence)
+    ]
+
+
+def _any_undone(found: Contradiction, text: str) -> bool:
+    return any(undoes(new, old) for new in found.slots for old in slots.read(text))
+
+
+def _names_closed(found: Contradiction, text: str) -> bool:
+    again = detect(text)
+    if again is not None and again.closed == found.closed:
         return False  # the same news said twice is not a contradiction of itself
-    if contradiction.reason == "moved":
-        match = _RESIDENCE.search(text)
+    return set(found.closed) <= set(query_terms(text))
+
+
+def undoes(new: Slot, old: Slot) -> bool:
+    """Whether what `new` says about the person makes `old` untrue."""
+    if new.attribute == "habit" or old.attribute == "habit":
         return (
-            older.speaker == "user"
-            and match is not None
-            and not same_place(match["place"], contradiction.place)
+            new.attribute == old.attribute == "habit"
+            and new.change
+            and new.holds != old.holds
+            and slots.same_habit(new.value, old.value)
         )
-    words = set(query_terms(text))
-    if not set(contradiction.terms) <= words:
+    if new.attribute == "left":  # "I left Acme" / "I left Glasgow": whichever it was
+        place_or_work = old.attribute in ("residence", "employer")
+        return place_or_work and old.holds and slots.same_value(new.value, old.value)
+    if new.attribute != old.attribute or new.what != old.what:
         return False
-    if contradiction.reason == "no_longer":
-        # "I eat meat" is undone by "I don't eat meat any more"; "I never eat meat" already agrees,
-        # and "my sister is vegetarian" is not about the person.
-        return older.speaker == "user" and bool(_FIRST_PERSON.search(text)) and not negated(text)
-    return True
+    if new.holds and old.holds:
+        return not slots.same_value(new.value, old.value)  # another city, another employer
+    return new.holds != old.holds and slots.same_value(new.value, old.value)
 
 
-def same_place(one: str, other: str) -> bool:
-    """ "New York" and "new york city" name one place; "New York" and "New Delhi" do not."""
-    a, b = one.lower().split(), other.lower().split()
-    return a[: len(b)] == b[: len(a)]
-
-
-def search_terms(contradiction: Contradiction) -> list[str]:
+def search_terms(found: Contradiction) -> list[str]:
     """Words to find candidate older memories by lexical search."""
-    if contradiction.reason == "moved":
-        return ["live", "living", "lived", "moved", "based"]
-    return list(contradiction.terms)
+    words: list[str] = list(found.closed)
+    for slot in found.slots:
+        words += _SEARCH_WORDS[slot.attribute]
+        if slot.attribute != "habit" and slot.value != slots.ANY:
+            words += query_terms(slot.value)
+    return list(dict.fromkeys(words))

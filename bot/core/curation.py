@@ -2,6 +2,8 @@
 
 Nothing is deleted here. A replaced memory keeps its text and its link to what replaced it
 (`superseded_by`), so /memories and /export can show what happened; search no longer sees it.
+A summary that a new statement makes partly untrue keeps the rest: the untrue sentences move to
+its `meta.dropped`, with the id of the memory that made them untrue.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from bot.core import consolidation
+from bot.core.contradiction import Contradiction, untrue_sentences
 from bot.core.models import Memory, NewMemory, Revision
 from bot.core.ports import Embedder, MemoryCuration, MemoryIndex
 from bot.core.text import EMBED_CHARS
@@ -51,3 +55,26 @@ async def replace(store: CurationStore, embedder: Embedder, old: Memory, text: s
     await store.link_sources(new_id, await store.memory_sources(old.id))
     await supersede(store, old.user_id, [old.id], new_id, now)
     return new_id
+
+
+async def revise_summary(
+    store: CurationStore, embedder: Embedder, summary: Memory, found: Contradiction, by_id: int, now: datetime
+) -> bool:
+    """Drop the sentences of `summary` that `found` (said in memory `by_id`) makes untrue; with
+    none left, the summary is superseded. Returns whether it changed."""
+    head, said = consolidation.summary_parts(summary.text)
+    untrue = set(untrue_sentences(found, said))
+    if not untrue:
+        return False
+    kept = [sentence for index, sentence in enumerate(said) if index not in untrue]
+    earlier = summary.meta.get("dropped")
+    dropped = list(earlier) if isinstance(earlier, list) else []
+    dropped += [{"text": said[index], "by": by_id} for index in sorted(untrue)]
+    meta = {**summary.meta, "dropped": dropped}
+    if not kept:  # nothing true is left: it goes with the fact
+        revision = Revision(status="superseded", superseded_by=by_id, meta=meta, updated_at=now)
+        return await store.revise_memory(summary.user_id, summary.id, revision)
+    text = consolidation.summary_from(head, kept)
+    vector = (await embedder.embed([text[:EMBED_CHARS]]))[0]
+    revision = Revision(text=text, embedding=vector, meta=meta, updated_at=now)
+    return await store.revise_memory(summary.user_id, summary.id, revision)

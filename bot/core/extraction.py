@@ -1,7 +1,8 @@
 """Durable statements about a person, pulled out of what they wrote: by rules, and by the model.
 
 Rules catch the plain forms a 135M model misses or garbles ("I like …", "my X is …", "I'm
-allergic to …", dates). The model may add others; what it writes is parsed as JSON and checked
+allergic to …", dates, news that makes an older memory untrue: "we moved to Porto"). The model
+may add others; what it writes is parsed as JSON and checked
 against a schema and against the message itself, and anything that fails is dropped, never stored.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from bot.core import contradiction
 from bot.core.kinds import MAX_STATEMENT_CHARS, QUESTION, classify
 from bot.core.models import ChatMessage
 from bot.core.ports import Inference
@@ -99,6 +101,8 @@ def rule_candidates(text: str, today: date) -> list[Candidate]:
         if not whole:  # a sentence stored on its own reads as one
             statement = statement[:1].upper() + statement[1:]
         kind = classify(statement)
+        if kind == "turn" and contradiction.detect(statement) is not None:
+            kind = "fact"  # news that makes something untrue is itself lasting: "we moved to Porto"
         if kind in UNSTATED and not pinned:
             continue
         kind = "fact" if kind in UNSTATED else kind

@@ -1,7 +1,8 @@
 """After an exchange: what the person said becomes lasting memories (`remember_turn`).
 
 Run as a job (`kindred.memory.extract`), never on the reply's path. For one stored user turn:
-1. Contradictions: older memories its statement makes untrue are superseded by the turn's memory.
+1. Contradictions: older memories its statement makes untrue are superseded by the turn's memory,
+   and an older summary loses the sentences it makes untrue (`contradiction.py`, `slots.py`).
 2. Candidates: rules, plus the model when one is given (`extraction.py`), validated.
 3. Each candidate is stored unless a near-duplicate exists: then that older memory takes the new
    wording (and the turn as a source) instead of a twin being made. Every extracted memory links
@@ -15,11 +16,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.core import contradiction, extraction
-from bot.core.curation import CurationStore, supersede
+from bot.core.curation import CurationStore, revise_summary, supersede
 from bot.core.errors import InferenceError
 from bot.core.models import Memory, NewMemory, Revision, Vector
 from bot.core.ports import Embedder, Inference
-from bot.core.text import EMBED_CHARS
+from bot.core.text import EMBED_CHARS, query_terms
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 DUPLICATE_SIMILARITY = 0.85
 DUPLICATE_FETCH = 8
 CONTRADICTION_FETCH = 200
+CONTRADICTION_NEAREST = 40
 STATEMENT_KINDS = frozenset({"preference", "fact", "event"})
 
 
@@ -39,9 +41,13 @@ class Remembered:
     added: list[int] = field(default_factory=list)
     updated: list[int] = field(default_factory=list)
     superseded: list[int] = field(default_factory=list)
+    revised: list[int] = field(default_factory=list)  # summaries that lost an untrue sentence
 
     def as_payload(self) -> dict[str, object]:
-        return {"added": self.added, "updated": self.updated, "superseded": self.superseded}
+        return {
+            "added": self.added, "updated": self.updated, "superseded": self.superseded,
+            "revised": self.revised,
+        }  # fmt: skip
 
 
 async def remember_turn(
@@ -59,7 +65,7 @@ async def remember_turn(
     if not found or found[0].speaker != "user" or not found[0].recallable:
         return done  # forgotten meanwhile, an assistant turn, or already folded into another
     turn_memory = found[0]
-    done.superseded = await _contradict(store, turn_memory, now)
+    await _contradict(store, embedder, turn_memory, now, done)
     candidates = extraction.rule_candidates(turn_memory.text, turn_memory.created_at.date())
     if inference is not None:
         candidates = extraction.combine(candidates, await _model_candidates(inference, turn_memory.text))
@@ -76,17 +82,32 @@ async def _model_candidates(inference: Inference, text: str) -> list[extraction.
         return []
 
 
-async def _contradict(store: CurationStore, statement: Memory, now: datetime) -> list[int]:
+async def _contradict(
+    store: CurationStore, embedder: Embedder, statement: Memory, now: datetime, done: Remembered
+) -> None:
+    """Supersede what `statement` makes untrue, and drop those sentences from older summaries."""
     found = contradiction.detect(statement.text)
     if found is None:
-        return []
-    hits = await store.lexical_search(
-        statement.user_id, contradiction.search_terms(found), CONTRADICTION_FETCH
-    )
-    untrue = [hit.memory.id for hit in hits if contradiction.contradicts(found, statement, hit.memory)]
+        return
+    terms = contradiction.search_terms(found) + query_terms(statement.text)
+    candidates = {hit.memory.id: hit.memory for hit in await store.lexical_search(
+        statement.user_id, list(dict.fromkeys(terms)), CONTRADICTION_FETCH
+    )}  # fmt: skip
+    # The same attribute in other words ("I'm a heavy smoker" for "I quit smoking"): by meaning.
+    vector = (await embedder.embed([statement.text[:EMBED_CHARS]]))[0]
+    for hit in await store.dense_search(statement.user_id, vector, CONTRADICTION_NEAREST):
+        candidates.setdefault(hit.memory.id, hit.memory)
+    older = sorted(candidates.values(), key=lambda m: m.id)
+    untrue = [memory.id for memory in older if contradiction.contradicts(found, statement, memory)]
     if untrue:
-        log.info("memory %d supersedes %s (%s)", statement.id, untrue, found.reason)
-    return await supersede(store, statement.user_id, untrue, statement.id, now)
+        log.info("memory %d supersedes %s", statement.id, untrue)
+    done.superseded = await supersede(store, statement.user_id, untrue, statement.id, now)
+    summaries = [
+        m for m in older if m.kind == "summary" and m.recallable and m.created_at <= statement.created_at
+    ]
+    for summary in summaries:
+        if await revise_summary(store, embedder, summary, found, statement.id, now):
+            done.revised.append(summary.id)
 
 
 async def _keep(

@@ -1,5 +1,6 @@
 """Consolidation (core/consolidation.py) on a real store, SQLite and PostgreSQL + pgvector: old
-sessions become summaries, the turns they cover weigh less, and a budget archives the oldest of them.
+sessions become summaries, the turns a summary says in full are archived (the bot's replies, a
+one-exchange session's turn), and a budget archives the oldest of the rest.
 Which memory is near which plays no part, so the hashed embedder will do."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ EMB = HashEmbedder()
 T0 = datetime(2026, 2, 2, 10, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=30)
 USER = "ann"
-POLICY = ConsolidationPolicy(older_than=timedelta(days=14), session_gap=timedelta(minutes=30), min_turns=3)
+POLICY = ConsolidationPolicy(older_than=timedelta(days=14), session_gap=timedelta(minutes=30))
 
 
 @dataclass
@@ -80,10 +81,13 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
     ]
     assert await any_store.revise_memory(USER, pinned.memory_id, Revision(pinned=True))
 
+    before = await recallable_count(any_store)
     done = await consolidate(any_store, EMB, USER, NOW, POLICY)
 
-    assert (done.summaries, done.covered, done.archived) == (3, 10, 0)
-    assert done.as_payload() == {"summaries": 3, "covered": 10, "archived": 0}
+    # The 4 replies the summaries cover are archived; 3 summaries join the person's covered turns.
+    assert (done.summaries, done.covered, done.archived) == (3, 10, 4)
+    assert done.as_payload() == {"summaries": 3, "covered": 10, "archived": 4}
+    assert await recallable_count(any_store) == before - 4 + 3
     summaries = await history.summaries()
     by_covers = {tuple(s.meta["covers"]): s for s in summaries}
     assert set(by_covers) == {tuple(history.memory_ids(name)) for name in ("morning", "evening", "group")}
@@ -95,7 +99,10 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
         assert summary.meta["chat_id"] == turns[0].chat_id
         assert summary.text.startswith(f"{turns[0].created_at:%Y-%m-%d}: ")
         assert await any_store.memory_sources(summary.id) == [turn.id for turn in turns]
-        assert [m.weight for m in await history.memories(name)] == [POLICY.covered_weight] * len(turns)
+        covered = await history.memories(name)
+        assert all(m.weight == POLICY.covered_weight and m.meta["covered_by"] == summary.id for m in covered)
+        expected = ["active" if m.speaker == "user" else "archived" for m in covered]
+        assert [m.status for m in covered] == expected
     morning = by_covers[tuple(history.memory_ids("morning"))].text
     assert "repairing my old bicycle" in morning and "replaced it" in morning
     assert "satisfying" not in morning, "only the person's own words"
@@ -107,7 +114,26 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
     assert statement.kind == "preference"
     hits = await any_store.lexical_search(USER, query_terms("bicycle chain"), 10)
     assert {h.memory.id for h in hits} >= {by_covers[tuple(history.memory_ids("morning"))].id}
-    assert {h.memory.id for h in hits} & set(history.memory_ids("morning")), "covered turns stay recallable"
+    assert {h.memory.id for h in hits} & set(history.memory_ids("morning")), "the person's turns stay"
+
+
+async def recallable_count(store: Store) -> int:
+    return sum(m.recallable for m in await store.list_memories(USER, 1000))
+
+
+async def test_one_exchange_is_a_session_but_ok_is_not_worth_a_summary(any_store: Store) -> None:
+    history = History(any_store)
+    walk = "Spent the afternoon walking along the river with the dog"
+    await history.session("one", T0, [walk, "How lovely!"])
+    await history.session("ok", T0 + timedelta(days=1), ["ok", "Sure."])
+
+    done = await consolidate(any_store, EMB, USER, NOW, POLICY)
+
+    [summary] = await history.summaries()
+    assert (done.summaries, done.archived) == (1, 2)
+    assert summary.text == f"2026-02-02: {walk}"
+    assert all(m.status == "archived" for m in await history.memories("one"))
+    assert all(m.status == "active" and m.weight == 1.0 for m in await history.memories("ok"))
 
 
 async def test_running_twice_summarises_nothing_again(any_store: Store) -> None:
@@ -135,22 +161,25 @@ async def test_over_budget_the_oldest_covered_turns_are_archived_but_not_rewarde
     )  # fmt: skip
     await any_store.record_feedback(Feedback(reply.id, USER, "❤️", 2.0, NOW - timedelta(days=20)))
     assert (await any_store.memory_rewards(USER, [oldest.memory_id]))[oldest.memory_id] > 0
-    # After the 3 summaries there are this many recallable memories; the budget is 3 fewer.
+    # A summary too short for any whole sentence of the person's: only the 4 replies it covers are
+    # said in full (the summary keeps none of the bot's words). After the 3 summaries and those 4,
+    # there are this many recallable memories; the budget is 3 fewer.
     recallable = await any_store.memory_count(USER) + 3
-    policy = ConsolidationPolicy(
-        older_than=POLICY.older_than, session_gap=POLICY.session_gap, min_turns=3, budget=recallable - 3
-    )
+    policy = ConsolidationPolicy(older_than=POLICY.older_than, summary_chars=24, budget=recallable - 4 - 3)
 
     done = await consolidate(any_store, EMB, USER, NOW, policy)
 
-    assert (done.summaries, done.archived) == (3, 3)
+    assert (done.summaries, done.archived) == (3, 4 + 3)
     morning = await history.memories("morning")
     group = await history.memories("group")
+    evening = await history.memories("evening")
     assert morning[0].status == "active", "the rewarded turn is kept"
-    # Oldest first among the covered, the rewarded 10:00 one skipped: the group chat's 10:01, the
-    # morning's 10:05 and the group chat's 10:06.
-    archived = {m.id for m in morning + group if m.status == "archived"}
-    assert archived == {group[0].id, morning[1].id, group[1].id}
+    replies = [m for m in morning + group + evening if m.speaker == "assistant"]
+    assert len(replies) == 4 and all(m.status == "archived" for m in replies)
+    # Then oldest first among the person's covered turns, the rewarded 10:00 one skipped: the group
+    # chat's 10:01, the morning's 10:10 and the group chat's 10:11.
+    archived = {m.id for m in morning + group if m.status == "archived" and m.speaker == "user"}
+    assert archived == {group[0].id, morning[2].id, group[2].id}
     assert all(m.updated_at == NOW for m in morning + group if m.id in archived)
     found = set()
     for memory in morning + group:
@@ -163,14 +192,42 @@ async def test_over_budget_the_oldest_covered_turns_are_archived_but_not_rewarde
     assert (await consolidate(any_store, EMB, USER, NOW, policy)).archived == 0, "within budget now"
 
 
+async def test_a_rewarded_turn_is_never_archived_even_when_said_in_full(any_store: Store) -> None:
+    history = History(any_store)
+    [told, _] = await history.session("one", T0, ["Spent the afternoon walking along the river", "Lovely!"])
+    reply = await any_store.add_turn(
+        NewTurn(
+            USER, "c1", "assistant", "A river walk!", EMB.vector("river"), EMB.model_name,
+            T0 + timedelta(days=1), used_memory_ids=(told.memory_id,), memory_shares=(1.0,),
+            meta={"chat_id": "c1"},
+        )
+    )  # fmt: skip
+    await any_store.record_feedback(Feedback(reply.id, USER, "❤️", 2.0, T0 + timedelta(days=1)))
+    done = await consolidate(any_store, EMB, USER, NOW, POLICY)
+    [first, answer] = await history.memories("one")
+    assert (first.status, answer.status) == ("active", "archived"), "the rewarded turn is kept"
+    assert done.archived == 1
+
+
 async def test_a_tiny_budget_archives_only_covered_turns(any_store: Store) -> None:
     history = await old_history(any_store)
-    policy = ConsolidationPolicy(older_than=POLICY.older_than, min_turns=3, budget=1)
+    policy = ConsolidationPolicy(older_than=POLICY.older_than, budget=1)
     done = await consolidate(any_store, EMB, USER, NOW, policy)
     assert done.archived == 10, "every covered turn, and nothing else"
     for name in ("brief", "recent", "statement"):
         assert all(m.status == "active" for m in await history.memories(name))
     assert all(s.recallable for s in await history.summaries())
+
+
+async def test_a_later_run_over_budget_archives_turns_an_earlier_run_covered(any_store: Store) -> None:
+    history = await old_history(any_store)
+    first = await consolidate(any_store, EMB, USER, NOW, POLICY)
+    assert first.archived == 4
+    later = ConsolidationPolicy(older_than=POLICY.older_than, budget=1)
+    again = await consolidate(any_store, EMB, USER, NOW + timedelta(days=1), later)
+    assert (again.summaries, again.archived) == (0, 6), "the person's 6 covered turns"
+    for name in ("brief", "recent", "statement"):
+        assert all(m.status == "active" for m in await history.memories(name))
 
 
 def memory(memory_id: int, text: str, minutes: int, *, chat: str = "c1", speaker: str = "user") -> Memory:

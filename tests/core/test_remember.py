@@ -9,6 +9,7 @@ from typing import Literal
 
 import numpy as np
 
+from bot.core.consolidation import consolidate
 from bot.core.errors import InferenceTimeout
 from bot.core.kinds import classify
 from bot.core.models import Memory, NewTurn, Turn
@@ -86,7 +87,7 @@ async def test_each_statement_of_a_longer_message_becomes_a_memory_linked_to_the
     assert (own.kind, own.text, own.status) == (classify(text), text, "active"), "the turn stays as stored"
     assert added[1].id in {m.id for m in await chat.lexical("sister Ana")}
     assert added[0].id in {m.id for m in await chat.dense("I enjoy hiking")}
-    assert done.as_payload() == {"added": done.added, "updated": [], "superseded": []}
+    assert done.as_payload() == {"added": done.added, "updated": [], "superseded": [], "revised": []}
 
 
 async def test_a_single_statement_only_updates_its_own_memory(
@@ -251,3 +252,82 @@ async def test_a_failing_model_leaves_the_rules_to_it(
     model = ScriptedInference(fail_with=InferenceTimeout("slow"))
     done = await remember_turn(any_store, minilm, USER, turn.memory_id, T0, inference=model)
     assert len(done.added) == 2
+
+
+async def test_a_summary_written_before_the_news_loses_only_the_untrue_sentence(
+    any_store: Store, minilm: SentenceTransformerEmbedder
+) -> None:
+    chat = Chat(any_store, minilm)
+    lived = await chat.turn("I've lived in Glasgow for six years.", T0)  # stored raw, as imported history
+    await chat.turn("Lovely city!", T0 + timedelta(minutes=1), role="assistant")
+    await chat.turn("I spent the weekend restoring an old oak bookshelf.", T0 + timedelta(minutes=2))
+    await consolidate(any_store, minilm, USER, T0 + timedelta(days=20))
+    [summary] = [m for m in await chat.all() if m.kind == "summary"]
+    assert "Glasgow" in summary.text and "bookshelf" in summary.text
+
+    later = T0 + timedelta(days=30)
+    moved = await chat.turn("We just moved to Porto!", later)
+    done = await remember_turn(any_store, minilm, USER, moved.memory_id, later)
+
+    assert done.superseded == [lived.memory_id] and done.revised == [summary.id]
+    revised = await chat.memory(summary.id)
+    assert revised.recallable and revised.updated_at == later
+    assert revised.text == f"{T0:%Y-%m-%d}: I spent the weekend restoring an old oak bookshelf."
+    lived_text = "I've lived in Glasgow for six years."
+    assert revised.meta["dropped"] == [{"text": lived_text, "by": moved.memory_id}]
+    assert summary.id not in {m.id for m in await chat.lexical("Glasgow lived")}
+    assert summary.id in {m.id for m in await chat.lexical("bookshelf")}
+    assert summary.id in {m.id for m in await chat.dense("restoring an oak bookshelf", 3)}
+
+
+async def test_a_summary_with_nothing_true_left_is_superseded_with_the_fact(
+    any_store: Store, minilm: SentenceTransformerEmbedder
+) -> None:
+    chat = Chat(any_store, minilm)
+    await chat.turn("I've lived in Glasgow for six years.", T0)
+    await chat.turn("Lovely city!", T0 + timedelta(minutes=1), role="assistant")
+    await consolidate(any_store, minilm, USER, T0 + timedelta(days=20))
+    [summary] = [m for m in await chat.all() if m.kind == "summary"]
+
+    later = T0 + timedelta(days=30)
+    moved = await chat.say("I moved to Porto last week.", later)
+
+    gone = await chat.memory(summary.id)
+    assert (gone.status, gone.superseded_by) == ("superseded", moved.memory_id)
+    assert gone.meta["dropped"] == [{"text": "I've lived in Glasgow for six years.", "by": moved.memory_id}]
+    assert summary.id not in {m.id for m in await chat.dense("which city do I live in", 20)}
+
+
+async def test_hostile_phrasings_supersede_nothing_and_others_facts_stay(
+    any_store: Store, minilm: SentenceTransformerEmbedder
+) -> None:
+    chat = Chat(any_store, minilm)
+    lyon = await chat.say("I live in Lyon", T0)
+    sister = await chat.say("My sister lives in Paris", T0 + timedelta(minutes=1))
+    smoker = await chat.say("I'm a smoker, about ten a day.", T0 + timedelta(minutes=2))
+    at = T0 + timedelta(days=1)
+    said: dict[str, int] = {}
+    for text in (
+        "If I moved to Rome I'd learn Italian",
+        "My mum thinks I moved to Rome",
+        "Do I still live in Lyon?",
+        "I'm not moving to Rome, I don't live in Rome",
+        "My dad quit smoking last year",
+        "I should quit smoking",
+    ):
+        at += timedelta(minutes=1)
+        turn = await chat.turn(text, at)
+        done = await remember_turn(any_store, minilm, USER, turn.memory_id, at)
+        assert done.superseded == [] and done.revised == [], text
+        said[text] = turn.memory_id
+    reply = await chat.turn("You moved to Rome and quit smoking!", at, role="assistant")
+    assert (await remember_turn(any_store, minilm, USER, reply.memory_id, at)).superseded == []
+
+    moved = await chat.turn("I moved to Rome", at + timedelta(days=1))
+    done = await remember_turn(any_store, minilm, USER, moved.memory_id, at + timedelta(days=1))
+    # "I don't live in Rome" was true when said; it is not any more.
+    assert done.superseded == [lyon.memory_id, said["I'm not moving to Rome, I don't live in Rome"]]
+    quit_ = await chat.turn("I quit smoking in spring.", at + timedelta(days=2))
+    done = await remember_turn(any_store, minilm, USER, quit_.memory_id, at + timedelta(days=2))
+    assert done.superseded == [smoker.memory_id]
+    assert (await chat.memory(sister.memory_id)).recallable, "her facts are not the person's"

@@ -107,7 +107,9 @@ async def test_nightly_upkeep_marks_past_events_and_consolidates_old_sessions(
     summary = next(m for m in memories if m.kind == "summary")
     assert "novel" in summary.text and "train" in summary.text
     covered = [m for m in memories if m.created_at < long_ago + timedelta(hours=1) and m.kind == "turn"]
-    assert covered and all(m.weight == 0.5 for m in covered)
+    assert covered and all(m.meta["covered_by"] == summary.id for m in covered)
+    # The person's turns stay recallable beside it (the replies were stored at reply time: not old).
+    assert {(m.speaker, m.status) for m in covered} == {("user", "active")}
     again = await jobs.result(jobs.submit(UPKEEP_JOB, {}), 120)
     assert again["summaries"] == 0, "a consolidated session is not summarised twice"
     await jobs.close()

@@ -228,3 +228,20 @@ async def test_forgetting_a_turn_forgets_what_was_derived_from_it(store: Store) 
     assert kept[0] in ids and other.memory_id in ids
     assert await store.memory_count("ann") == before - 2
     assert await store.lexical_search("ann", ["5521"], 10) == []
+
+
+async def test_a_summary_revised_in_one_step_reads_back_and_searches_by_its_new_words(store: Store) -> None:
+    """What revising a summary asks of the store: new text, vector and a nested meta at once."""
+    old_text = "2026-02-02: I live in Glasgow / I restored an oak bookshelf"
+    (summary,) = await store.add_memories([memory("ann", old_text, meta={"covers": [1, 2]})])
+    new_text = "2026-02-02: I restored an oak bookshelf"
+    meta = {"covers": [1, 2], "dropped": [{"text": "I live in Glasgow", "by": 7}]}
+    revision = Revision(text=new_text, embedding=EMB.vector(new_text), meta=meta, updated_at=LATER)
+    assert await store.revise_memory("ann", summary, revision)
+    revised = await one(store, "ann", summary)
+    assert (revised.text, dict(revised.meta), revised.updated_at) == (new_text, meta, LATER)
+    assert await store.lexical_search("ann", ["glasgow"], 5) == []
+    assert [h.memory.id for h in await store.lexical_search("ann", ["bookshelf"], 5)] == [summary]
+    for search in dense_paths(store):
+        [hit] = await search("ann", EMB.vector(new_text), 1)
+        assert hit.memory.id == summary and hit.score == pytest.approx(1.0, abs=1e-5), search.__name__
