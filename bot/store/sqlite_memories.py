@@ -116,10 +116,9 @@ class SqliteMemories:
     async def dense_search(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
         if k <= 0:
             return []
-        found, matrix = await self._vectors.vectors(user_id)
+        found, sims = await self._vectors.similarities(user_id, unit(vector))
         if not len(found):
             return []
-        sims = matrix @ unit(vector)
         take = min(k, len(found))
         top = np.argpartition(-sims, take - 1)[:take]
         ids = {i: int(found[i]) for i in top.tolist()}
