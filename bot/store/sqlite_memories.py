@@ -31,6 +31,7 @@ from bot.store.sqlite_rows import SQLITE
 from bot.store.sqlite_vectors import VectorCache
 
 _COLUMNS = select_list(MEMORY_COLUMNS, "m")
+TIE_DIGITS = 6  # cosines equal to this many decimals are ties
 _INSERT_SQL = """
 INSERT INTO memories(user_id, kind, text, speaker, created_at, meta, embedding, embedding_model,
                      source_turn_id, user_tag)
@@ -122,8 +123,9 @@ class SqliteMemories:
         take = min(k, len(found))
         top = np.argpartition(-sims, take - 1)[:take]
         ids = {i: int(found[i]) for i in top.tolist()}
-        # Ties (and equal vectors) fall back to the newer memory, so results are deterministic.
-        order = sorted(ids, key=lambda i: (-float(sims[i]), -ids[i]))
+        # Ties (and equal vectors) fall back to the newer memory, so results are deterministic. BLAS
+        # may round two equal rows apart in the last bits, so scores this close count as equal.
+        order = sorted(ids, key=lambda i: (-round(float(sims[i]), TIE_DIGITS), -ids[i]))
         by_id = await self._memories_by_id([ids[i] for i in order])
         return [MemoryHit(by_id[ids[i]], float(sims[i])) for i in order if ids[i] in by_id]
 

@@ -43,7 +43,7 @@ def exact_top(path: Path, user: str, query: Vector, k: int = K) -> list[int]:
         return []
     ids = np.array([r[0] for r in rows])
     sims = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), DIM) @ query
-    order = sorted(range(len(rows)), key=lambda i: (-float(sims[i]), -int(ids[i])))
+    order = sorted(range(len(rows)), key=lambda i: (-round(float(sims[i]), 6), -int(ids[i])))
     return [int(ids[i]) for i in order[:k]]
 
 
