@@ -114,9 +114,12 @@ class VectorCache:
         rows = await self._db.read(_ROWS_SQL, (user_id, held.max_id))
         if rows:
             ids = np.fromiter((int(row["id"]) for row in rows), dtype=np.int64, count=len(rows))
-            held.append(ids, blob_to_matrix([row["embedding"] for row in rows], self._dim))
+            # A search of the same person that ran meanwhile may have appended some of these.
+            fresh = ids > held.max_id
+            vectors = blob_to_matrix([row["embedding"] for row in rows], self._dim)
+            held.append(ids[fresh], vectors[fresh])
             max_id = max(max_id, int(ids[-1]))  # a row committed after the state was read
-        held.max_id = max_id
+        held.max_id = max(held.max_id, max_id)
 
     def _empty(self, version: int) -> _Matrix:
         return _Matrix(version, 0, 0, np.zeros(0, dtype=np.int64), np.zeros((0, self._dim), dtype=np.float32))

@@ -3,6 +3,7 @@ search sees it. Every search is checked against an exact ranking read straight f
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -117,6 +118,22 @@ async def test_a_write_from_another_connection_is_seen(
         assert await searched(store, query, "telegram:2") == exact_top(path, "telegram:2", query)
     finally:
         await other.close()
+        await store.close()
+
+
+async def test_searches_at_once_after_a_write_each_see_it_once(
+    big: tuple[SqliteStore, Path, np.random.Generator],
+) -> None:
+    store, path, rng = big
+    try:
+        query = unit(rng)
+        await searched(store, query)
+        (added,) = await store.add_memories([memory(query)])
+        results = await asyncio.gather(*(searched(store, query) for _ in range(4)))
+        for found in results:
+            assert found == exact_top(path, PERSON, query) and found.count(added) == 1
+        assert await searched(store, query) == exact_top(path, PERSON, query)
+    finally:
         await store.close()
 
 
