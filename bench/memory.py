@@ -9,6 +9,9 @@ For each backend and size: bulk-load memories spread over many users (random uni
 - on PostgreSQL, recall@10 of the HNSW path (`dense_search_index`) against `dense_search_exact`,
   for ordinary users and for one heavy user whose searches really take the index path. The heavy
   user's memories carry real embeddings: random vectors have no neighbourhoods, HNSW's worst case;
+- embedding one short text with the product's embedder (ONNX Runtime unless told otherwise) and with
+  sentence-transformers, alternately in the same run;
+- import: `memory_ops.import_items` of a two-speaker conversation into a new person, in turns/s;
 - extraction: `remember_turn` per stored user turn, rules only (statements, near-duplicates,
   contradictions), and once, on a fresh SQLite store, with the bundled model (SmolLM2-135M on the
   CPU) as well. It runs as the `kindred.memory.extract` job after the reply is stored: its cost is
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench import memory_phases as phases
+from bench import memory_speed as speed
 from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
 from bench.memory_phases import Plan
 from bot.core.ports import Embedder
@@ -56,7 +60,19 @@ BULK_VECTORS = {
     "pooled": f"real embeddings of {POOL_SIZE:,} chat-like texts, each reused with Gaussian noise "
               f"(sigma {phases.POOL_NOISE} per dimension)",
 }
-TARGETS = {"search_p95_ms": 10.0, "write_p95_ms": 50.0, "index_recall_at_10": 0.95}
+# Issue 11's targets, p95 on the 2-core machine. Per store where they differ.
+TARGETS: dict[str, Any] = {
+    "embed_one_p95_ms": 5.0,
+    "embed_vs_sentence_transformers_p95": round(1 / 3, 4),
+    "search_store_p95_ms": 10.0,
+    "search_end_to_end_p95_ms": {"sqlite": 10.0, "postgres": 12.0},
+    "write_p95_ms": {"sqlite": 12.0, "postgres": 15.0},
+    "heavy_user_search_p95_ms": 15.0,
+    "index_recall_at_10": 0.95,
+    "import_turns_per_s": 150.0,
+}
+IMPORT_TURNS, QUICK_IMPORT_TURNS = 5882, 1500
+EMBED_CALLS, QUICK_EMBED_CALLS = 300, 100
 MODEL_TURNS, QUICK_MODEL_TURNS = 12, 3  # user turns extracted with the model: ~4 s each on 2 cores
 OFF_REPLY_PATH = ("remember_turn runs as the kindred.memory.extract job after the reply is stored: "
                   "not on the reply's path, not part of write")
@@ -79,7 +95,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model-turns", type=int, help="user turns extracted with the model "
                         f"(default {MODEL_TURNS}, quick {QUICK_MODEL_TURNS})")
     parser.add_argument("--data-dir", type=Path,
-                        help="where the bundled model is converted (default: a temp dir)")
+                        help="where the bundled models are converted and exported (default: a temp dir)")
+    parser.add_argument("--embedding-runtime", choices=("auto", "onnx", "torch"), default="auto",
+                        help="the product's embedder, as KINDRED_EMBEDDING_RUNTIME")
+    parser.add_argument("--import-turns", type=int,
+                        help=f"turns imported per store (default {IMPORT_TURNS:,}, "
+                             f"quick {QUICK_IMPORT_TURNS:,})")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--database-url", help="PostgreSQL server (else $BENCH_DATABASE_URL, else embedded)")
     return parser.parse_args(argv)
@@ -94,35 +115,56 @@ def plan_from(args: argparse.Namespace) -> Plan:
                 heavy_user=args.heavy_user or HEAVY_MEMORIES, seed=args.seed)
 
 
-def checks(result: dict[str, Any]) -> dict[str, Any]:
-    """Each target with the measured value and whether it is met.
+def _check(
+    found: dict[str, Any], name: str, value: float, limit: float, below: bool, counts: bool = True
+) -> None:
+    met = value <= limit if below else value >= limit
+    found[name] = {"value": value, "target": limit, "pass": bool(met), "counts_toward_pass": counts}
 
-    The search target is for the store's part (DESIGN.md: retrieval in single-digit ms); end to end
-    adds the query's embedding, so its check is reported but not counted in `pass`.
+
+def checks(result: dict[str, Any], backend: str, pooled: bool) -> dict[str, Any]:
+    """Each target of one store and size, with the measured value and whether it is met.
+
+    The index recall of the bulk rows counts only for pooled vectors: random ones have no
+    neighbourhoods, HNSW's worst case. The heavy user's vectors are real embeddings, so theirs counts.
     """
     found: dict[str, Any] = {}
-
-    def check(name: str, value: float, limit: float, below: bool, counts: bool = True) -> None:
-        met = value <= limit if below else value >= limit
-        found[name] = {"value": value, "target": limit, "pass": bool(met), "counts_toward_pass": counts}
-
-    search_limit, write_limit = TARGETS["search_p95_ms"], TARGETS["write_p95_ms"]
-    check("search_store_p95_ms", result["search_store"]["p95_ms"], search_limit, True)
-    check("search_end_to_end_p95_ms", result["search_end_to_end"]["p95_ms"], search_limit, True, False)
-    check("write_p95_ms", result["write"]["p95_ms"], write_limit, True)
-    check("full_results_ratio", min(result["full_results_ratio"].values()), 1.0, False)
+    heavy = result["heavy_user"]
+    _check(found, "search_store_p95_ms", result["search_store"]["p95_ms"],
+           TARGETS["search_store_p95_ms"], True)
+    _check(found, "search_end_to_end_p95_ms", result["search_end_to_end"]["p95_ms"],
+           TARGETS["search_end_to_end_p95_ms"][backend], True)
+    _check(found, "write_p95_ms", result["write"]["p95_ms"], TARGETS["write_p95_ms"][backend], True)
+    _check(found, "full_results_ratio", min(result["full_results_ratio"].values()), 1.0, False)
+    _check(found, "heavy_user_search_store_p95_ms", heavy["search_store"]["p95_ms"],
+           TARGETS["heavy_user_search_p95_ms"], True)
+    _check(found, "heavy_user_search_end_to_end_p95_ms", heavy["search_end_to_end"]["p95_ms"],
+           TARGETS["heavy_user_search_p95_ms"], True)
+    _check(found, "heavy_user_full_results_ratio", min(heavy["full_results_ratio"].values()), 1.0, False)
+    _check(found, "import_turns_per_s", result["import"]["turns_per_s"], TARGETS["import_turns_per_s"], False)
     recall = result.get("index_recall")
     if recall:
-        check("index_recall_at_10", recall["recall_at_10"], TARGETS["index_recall_at_10"], False)
-    heavy = result["heavy_user"].get("index_recall")
-    if heavy:
-        check("heavy_user_index_recall_at_10", heavy["recall_at_10"], TARGETS["index_recall_at_10"], False)
+        _check(found, "index_recall_at_10", recall["recall_at_10"], TARGETS["index_recall_at_10"],
+               False, pooled)
+    heavy_recall = heavy.get("index_recall")
+    if heavy_recall:
+        _check(found, "heavy_user_index_recall_at_10", heavy_recall["recall_at_10"],
+               TARGETS["index_recall_at_10"], False)
+    return found
+
+
+def embedding_checks(embedding: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    _check(found, "embed_one_p95_ms", embedding["product"]["p95_ms"], TARGETS["embed_one_p95_ms"], True)
+    if "p95_ratio" in embedding:
+        _check(found, "embed_vs_sentence_transformers_p95", embedding["p95_ratio"],
+               TARGETS["embed_vs_sentence_transformers_p95"], True)
     return found
 
 
 async def one_size(
     backend: str, server: str | None, size: int, plan: Plan, embedder: Embedder,
-    heavy: phases.Rows, pool: phases.Rows | None,
+    heavy: phases.Rows, pool: phases.Rows | None, import_turns: int,
 ) -> dict[str, Any]:
     rng = random.Random(plan.seed * 1_000_003 + size)
     async with open_store(backend, server) as opened:
@@ -143,9 +185,10 @@ async def one_size(
             store, embedder, rng, plan.queries, sorted(counts)
         )
         result["heavy_user"] = await phases.heavy_user(store, embedder, rng, opened.dsn, heavy)
+        result["import"] = await speed.import_rate(store, embedder, rng, import_turns)
     # Other work on the machine shows up in the tails; this says how busy it was.
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    result["checks"] = checks(result)
+    result["checks"] = checks(result, backend, pool is not None)
     return result
 
 
@@ -177,11 +220,30 @@ async def with_model(
             "note": OFF_REPLY_PATH}
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
+def load_embedders(runtime: str, data_dir: Path) -> tuple[Embedder, Embedder | None]:
+    """The product's embedder (as KINDRED_EMBEDDING_RUNTIME picks it) and sentence-transformers, to
+    compare with; the second is None when the product's is sentence-transformers already."""
     from bot.inference.embedder import SentenceTransformerEmbedder
 
+    torch = SentenceTransformerEmbedder.load()
+    if runtime == "torch":
+        return torch, None
+    from bot.core.errors import ConfigError
+    from bot.inference.onnx_embedder import OnnxEmbedder
+
+    try:
+        return OnnxEmbedder.load(data_dir=data_dir), torch
+    except ConfigError as exc:
+        if runtime == "onnx":
+            raise
+        log(f"embedding with torch: {exc}")
+        return torch, None
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
     plan = plan_from(args)
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    import_turns = args.import_turns or (QUICK_IMPORT_TURNS if args.quick else IMPORT_TURNS)
     report: dict[str, Any] = {
         "benchmark": "memory",
         "date": now_iso(),
@@ -193,33 +255,43 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "bulk_vectors": BULK_VECTORS[args.bulk_vectors],
             "heavy_user_vectors": "real all-MiniLM-L6-v2 embeddings",
             "timed_vectors": "real all-MiniLM-L6-v2 embeddings of the query or turn",
+            "import_turns": import_turns,
             "extraction": OFF_REPLY_PATH,
         },
         "targets": TARGETS,
         "results": {},
     }
-    embedder = SentenceTransformerEmbedder.load()
-    report["embedding_model"] = embedder.model_name
-    started = time.perf_counter()
-    try:
-        texts_rng = random.Random(plan.seed)
-        heavy = await phases.embedded_rows(embedder, texts_rng, plan.heavy_user)
-        pool = None
-        if args.bulk_vectors == "pooled":
-            pool = await phases.embedded_rows(embedder, texts_rng, POOL_SIZE)
-        async with server_for(backends, args.database_url) as server:
-            for backend in backends:
-                for size in plan.sizes:
-                    log(f"{backend}, {size:,} memories")
-                    result = await one_size(backend, server, size, plan, embedder, heavy, pool)
-                    report["results"].setdefault(backend, {})[str(size)] = result
-        if args.extraction_model != "none":
-            turns = args.model_turns or (QUICK_MODEL_TURNS if args.quick else MODEL_TURNS)
-            report["extraction_with_model"] = await with_model(
-                args.extraction_model, args.data_dir, turns, embedder, plan
-            )
-    finally:
-        await embedder.close()
+    with tempfile.TemporaryDirectory(prefix="kindred-bench-data-") as scratch:
+        data_dir = args.data_dir or Path(scratch)
+        embedder, torch = load_embedders(args.embedding_runtime, data_dir)
+        report["embedding_model"] = embedder.model_name
+        started = time.perf_counter()
+        try:
+            calls = QUICK_EMBED_CALLS if args.quick else EMBED_CALLS
+            report["embedding"] = await speed.embed_one(embedder, torch, calls)
+            if torch is not None:
+                await torch.close()
+            report["checks"] = embedding_checks(report["embedding"])
+            texts_rng = random.Random(plan.seed)
+            heavy = await phases.embedded_rows(embedder, texts_rng, plan.heavy_user)
+            pool = None
+            if args.bulk_vectors == "pooled":
+                pool = await phases.embedded_rows(embedder, texts_rng, POOL_SIZE)
+            async with server_for(backends, args.database_url) as server:
+                for backend in backends:
+                    for size in plan.sizes:
+                        log(f"{backend}, {size:,} memories")
+                        result = await one_size(
+                            backend, server, size, plan, embedder, heavy, pool, import_turns
+                        )
+                        report["results"].setdefault(backend, {})[str(size)] = result
+            if args.extraction_model != "none":
+                turns = args.model_turns or (QUICK_MODEL_TURNS if args.quick else MODEL_TURNS)
+                report["extraction_with_model"] = await with_model(
+                    args.extraction_model, args.data_dir, turns, embedder, plan
+                )
+        finally:
+            await embedder.close()
     report["pass"] = {
         backend: {
             size: all(c["pass"] for c in r["checks"].values() if c["counts_toward_pass"])
@@ -227,6 +299,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         for backend, sizes in report["results"].items()
     }
+    report["pass_all"] = all(c["pass"] for c in report["checks"].values()) and all(
+        passed for sizes in report["pass"].values() for passed in sizes.values()
+    )
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report
 

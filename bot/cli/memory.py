@@ -6,14 +6,15 @@ import argparse
 import dataclasses
 import json
 import sys
+import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, TextIO
 
 from bot.app.settings import Settings
-from bot.core import memory_ops
-from bot.core.errors import InvalidInput
+from bot.core import memory_ops, telegram_export
+from bot.core.errors import InvalidInput, KindredError
 from bot.core.kinds import UNLISTED
-from bot.core.memory_file import export_record, listing_record, parse_lines
+from bot.core.memory_file import ImportItem, export_record, listing_record, parse_lines
 from bot.core.recall import Recalled
 from bot.core.reward import reply_reward
 
@@ -25,6 +26,31 @@ def _print_json(value: dict[str, Any]) -> None:
 async def import_file(settings: Settings, args: argparse.Namespace) -> int:
     from bot.app.backends import load_embedder, open_store
 
+    if args.format == "telegram":
+        items, skipped = _telegram_items(args)
+    else:
+        parsed = _jsonl_items(args)
+        if parsed is None:
+            return 1
+        items, skipped = parsed
+    store = await open_store(settings)
+    embedder = load_embedder(settings)
+    progress = ImportProgress.on_terminal(sys.stderr)
+    try:
+        ids = await memory_ops.import_items(store, embedder, args.user, items, on_progress=progress)
+    except KindredError:
+        progress.finish()
+        print(f"kindred: the import stopped after {progress.done} of {len(items)}; "
+              "those stay imported", file=sys.stderr)  # fmt: skip
+        raise
+    finally:
+        await store.close()
+    progress.finish()
+    print(f"imported {len(ids)} memories for {args.user}{skipped}", file=sys.stderr)
+    return 0
+
+
+def _jsonl_items(args: argparse.Namespace) -> tuple[list[ImportItem], str] | None:
     try:
         with args.file.open("rb") as handle:
             parsed = parse_lines(handle)
@@ -38,16 +64,61 @@ async def import_file(settings: Settings, args: argparse.Namespace) -> int:
             "(fix them, or pass --skip-invalid to import the valid lines)",
             file=sys.stderr,
         )
-        return 1
-    store = await open_store(settings)
-    embedder = load_embedder(settings)
+        return None
+    return parsed.items, (f", skipped {len(parsed.errors)} invalid" if parsed.errors else "")
+
+
+def _telegram_items(args: argparse.Namespace) -> tuple[list[ImportItem], str]:
+    """Every importable message of the export, or InvalidInput before anything is stored."""
     try:
-        ids = await memory_ops.import_items(store, embedder, args.user, parsed.items)
-    finally:
-        await store.close()
-    skipped = f", skipped {len(parsed.errors)} invalid" if parsed.errors else ""
-    print(f"imported {len(ids)} memories for {args.user}{skipped}", file=sys.stderr)
-    return 0
+        size = args.file.stat().st_size
+        if size > telegram_export.MAX_EXPORT_BYTES:
+            raise InvalidInput(
+                f"{args.file} is {size / 2**20:,.0f} MiB; the limit is "
+                f"{telegram_export.MAX_EXPORT_BYTES / 2**20:,.0f} MiB (export one chat at a time)"
+            )
+        raw = args.file.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {args.file}: {exc.strerror}") from None
+    try:
+        found = telegram_export.parse_export(raw, me=args.me, others=args.others)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{args.file}: {exc}") from None
+    if not found.items:
+        what = f" (skipped {found.summary()})" if found.skipped else ""
+        raise InvalidInput(f"{args.file}: no messages to import from {found.me}{what}")
+    skipped = f", skipped {found.summary()}" if found.skipped else ""
+    return found.items, f" (Telegram messages of {found.me}{skipped})"
+
+
+class ImportProgress:
+    """A one-line progress bar on stderr, redrawn after each batch; silent when not on a terminal."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+        self._started = time.monotonic()
+        self.done = 0
+
+    @classmethod
+    def on_terminal(cls, stream: TextIO) -> ImportProgress:
+        return cls(stream if stream.isatty() else None)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done = done
+        if self._stream is None or total <= 0:
+            return
+        filled = self.WIDTH * done // total
+        rate = done / max(time.monotonic() - self._started, 1e-6)
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        self._stream.write(f"\r[{bar}] {done:,}/{total:,} {rate:,.0f}/s")
+        self._stream.flush()
+
+    def finish(self) -> None:
+        if self._stream is not None and self.done:
+            self._stream.write("\n")
+            self._stream.flush()
 
 
 async def search(settings: Settings, args: argparse.Namespace) -> int:

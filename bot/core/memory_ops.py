@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.core.kinds import MAX_STATEMENT_CHARS, QUESTION, REPLY, is_question
 from bot.core.memory_file import ImportItem
-from bot.core.models import Memory, NewMemory
+from bot.core.models import Memory, NewMemory, Vector
 from bot.core.ports import Embedder, MemoryIndex, RecallIndex
 from bot.core.recall import Recalled, hybrid_search
 from bot.core.scoring import SHIPPED, Scoring
@@ -27,32 +28,60 @@ class SearchResult:
 
 
 async def import_items(
-    index: MemoryIndex, embedder: Embedder, user_id: str, items: Sequence[ImportItem]
+    index: MemoryIndex,
+    embedder: Embedder,
+    user_id: str,
+    items: Sequence[ImportItem],
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> list[int]:
-    """Embed and store items in batches. Each batch is one transaction. As in a chat, a line the
-    assistant said is kept as a reply, and a line that only asks as a question: neither is
-    searched as evidence (core/kinds.py)."""
+    """Embed and store items in batches, each batch one transaction; returns the ids in order.
+    As in a chat, a line the assistant said is kept as a reply, and a line that only asks as a
+    question: neither is searched as evidence (core/kinds.py).
+
+    The next batch is embedded while the current one is written, so the embedder (its own
+    thread) and the store (its own connection) work at the same time. `on_progress(done, total)`
+    is called after each batch is stored. If a batch fails, the batches before it stay stored.
+    """
     ids: list[int] = []
     now = datetime.now(UTC)
-    for start in range(0, len(items), IMPORT_BATCH):
-        batch = items[start : start + IMPORT_BATCH]
-        vectors = await embedder.embed([item.text[:EMBED_CHARS] for item in batch])
-        ids += await index.add_memories(
-            [
-                NewMemory(
-                    user_id=user_id,
-                    text=item.text,
-                    speaker=item.speaker,
-                    created_at=item.timestamp or now,
-                    embedding=vector,
-                    embedding_model=embedder.model_name,
-                    kind=imported_kind(item),
-                    meta=item.meta,
-                )
-                for item, vector in zip(batch, vectors, strict=True)
-            ]
-        )
+    batches = [items[start : start + IMPORT_BATCH] for start in range(0, len(items), IMPORT_BATCH)]
+    if not batches:
+        return ids
+
+    def embedding(batch: Sequence[ImportItem]) -> asyncio.Task[list[Vector]]:
+        return asyncio.ensure_future(embedder.embed([item.text[:EMBED_CHARS] for item in batch]))
+
+    pending = embedding(batches[0])
+    try:
+        for number, batch in enumerate(batches):
+            vectors = await pending
+            if number + 1 < len(batches):
+                pending = embedding(batches[number + 1])
+            ids += await index.add_memories(
+                [
+                    _imported(user_id, item, vector, embedder.model_name, now)
+                    for item, vector in zip(batch, vectors, strict=True)
+                ]
+            )
+            if on_progress is not None:
+                on_progress(len(ids), len(items))
+    finally:
+        pending.cancel()  # a failed write leaves the next batch's embedding unawaited
     return ids
+
+
+def _imported(user_id: str, item: ImportItem, vector: Vector, model: str, now: datetime) -> NewMemory:
+    return NewMemory(
+        user_id=user_id,
+        text=item.text,
+        speaker=item.speaker,
+        created_at=item.timestamp or now,
+        embedding=vector,
+        embedding_model=model,
+        kind=imported_kind(item),
+        meta=item.meta,
+    )
 
 
 def imported_kind(item: ImportItem) -> str:

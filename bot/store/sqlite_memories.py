@@ -1,9 +1,9 @@
 """MemoryIndex on SQLite: memories, FTS5 for words, exact cosine search for meaning.
 
 Dense search is exact: it reads one user's vectors through the (user_id, id) index and ranks
-them with numpy. A person's memories number in the thousands, so this stays in single-digit
-milliseconds and never misses a result the way a filtered approximate index can. Search sees
-only recallable memories (rows.recallable).
+them with numpy, so it never misses a result the way a filtered approximate index can. A big
+person's vectors stay in memory between searches (sqlite_vectors.py), checked against the
+database on every search. Search sees only recallable memories (rows.recallable).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from bot.core.models import Memory, MemoryHit, NewMemory, Vector
 from bot.store import statements
 from bot.store.rows import (
     MEMORY_COLUMNS,
-    blob_to_matrix,
     dump_json,
     memory_from_row,
     recallable,
@@ -29,8 +28,10 @@ from bot.store.rows import (
 )
 from bot.store.sqlite_db import SqliteDatabase
 from bot.store.sqlite_rows import SQLITE
+from bot.store.sqlite_vectors import VectorCache
 
 _COLUMNS = select_list(MEMORY_COLUMNS, "m")
+TIE_DIGITS = 6  # cosines equal to this many decimals are ties
 _INSERT_SQL = """
 INSERT INTO memories(user_id, kind, text, speaker, created_at, meta, embedding, embedding_model,
                      source_turn_id, user_tag)
@@ -106,6 +107,7 @@ class SqliteMemories:
     def __init__(self, db: SqliteDatabase, dim: int) -> None:
         self._db = db
         self._dim = dim
+        self._vectors = VectorCache(db, dim)
 
     async def add_memories(self, memories: Sequence[NewMemory]) -> list[int]:
         ids: list[int] = []
@@ -120,17 +122,15 @@ class SqliteMemories:
     async def dense_search(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
         if k <= 0:
             return []
-        rows = await self._db.read(
-            f"SELECT id, embedding FROM memories WHERE user_id = ? AND {recallable()}", (user_id,)
-        )
-        if not rows:
+        found, sims = await self._vectors.similarities(user_id, unit(vector))
+        if not len(found):
             return []
-        ids = [int(row["id"]) for row in rows]
-        sims = blob_to_matrix([row["embedding"] for row in rows], self._dim) @ unit(vector)
-        take = min(k, len(rows))
+        take = min(k, len(found))
         top = np.argpartition(-sims, take - 1)[:take]
-        # Ties (and equal vectors) fall back to the newer memory, so results are deterministic.
-        order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), -ids[i]))
+        ids = {i: int(found[i]) for i in top.tolist()}
+        # Ties (and equal vectors) fall back to the newer memory, so results are deterministic. BLAS
+        # may round two equal rows apart in the last bits, so scores this close count as equal.
+        order = sorted(ids, key=lambda i: (-round(float(sims[i]), TIE_DIGITS), -ids[i]))
         by_id = await self._memories_by_id([ids[i] for i in order])
         return [MemoryHit(by_id[ids[i]], float(sims[i])) for i in order if ids[i] in by_id]
 

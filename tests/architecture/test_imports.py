@@ -22,7 +22,7 @@ ENTRY_POINTS = ("bot.cli", "workers")
 # Written down so that it is a choice: numpy is the core's one library (vectors, cosine).
 CORE_LIBRARIES = ("numpy",)
 # Imported only inside bot/inference (the training module joins them when it exists).
-MODEL_LIBRARIES = ("torch", "transformers", "peft", "sentence_transformers")
+MODEL_LIBRARIES = ("torch", "transformers", "peft", "sentence_transformers", "onnx", "onnxruntime")
 # What the entry points may use of floor 2: the shared adapter Protocol (a type), and the Celery
 # configuration that the worker app shares with the side that submits jobs.
 ENTRY_POINT_IMPLEMENTATIONS = {"bot.cli": ("bot.adapters.base",), "workers": ("bot.jobs.celery_runner",)}

@@ -5,13 +5,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import share_onnx_export
 from tests.support.tiny_model import build_tiny_model
 
 
 @pytest.fixture(scope="session")
-def shared_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One data dir per session for the converted SmolLM2, so it is converted once."""
-    return tmp_path_factory.mktemp("kindred-data")
+def shared_data(tmp_path_factory: pytest.TempPathFactory, onnx_export: Path) -> Path:
+    """One data dir per session for the converted SmolLM2, so it is converted once (and MiniLM's
+    ONNX export, made once per session)."""
+    data = tmp_path_factory.mktemp("kindred-data")
+    share_onnx_export(onnx_export, data)
+    return data
 
 
 @pytest.fixture(scope="session")
@@ -21,10 +25,11 @@ def tiny_model(shared_data: Path) -> Path:
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
 async def kindred_env(
-    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_export: Path
 ) -> AsyncIterator[str]:
     """Settings for one CLI run: a private data dir and an empty database of each kind."""
     monkeypatch.setenv("KINDRED_DATA_DIR", str(tmp_path / "data"))
+    share_onnx_export(onnx_export, tmp_path / "data")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("DATABASE_URL", raising=False)
     if request.param == "postgres":

@@ -1,6 +1,7 @@
-"""One contract for every Embedder: the real SentenceTransformerEmbedder on the bundled MiniLM, and
-the deterministic HashEmbedder (tests/support/fakes.py) that the core's tests stand on, so that what
-they rely on is what the real one does."""
+"""One contract for every Embedder: the real SentenceTransformerEmbedder on the bundled MiniLM, the
+same model through ONNX Runtime (OnnxEmbedder), and the deterministic HashEmbedder
+(tests/support/fakes.py) that the core's tests stand on, so that what they rely on is what the real
+ones do."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from tests.support.fakes import HashEmbedder
 LONG = "coffee " * 5000  # far past MiniLM's 256 tokens
 
 
-@pytest.fixture(params=["minilm", "hash"])
+@pytest.fixture(params=["minilm", "onnx_minilm", "hash"])
 def embedder(request: pytest.FixtureRequest) -> Embedder:
-    if request.param == "minilm":
-        found: Embedder = request.getfixturevalue("minilm")  # tests/conftest.py, loaded once per module
+    if request.param != "hash":
+        found: Embedder = request.getfixturevalue(request.param)  # tests/conftest.py, once per module
         return found
     return HashEmbedder()
 
