@@ -39,6 +39,7 @@ from bench import recall_contradictions as curated
 from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso, open_store, server_for
 from bench.recall_data import FAMILIES, QUICK, Dataset, Shape, generate, overlap_summary
 from bench.recall_eval import METHODS, Answer, Case, ask_all, by_group, by_method
+from bot.core.indexing import SHIPPED_INDEXING, Indexing
 from bot.core.memory_file import ImportItem
 from bot.core.memory_ops import import_items
 from bot.core.ports import Embedder, Store
@@ -54,6 +55,12 @@ REAL_RECALL_AT_10 = 0.65
 REAL_MARGIN_OVER_DENSE = 0.15
 EMBED_BATCH = 64
 QUICK_CONVERSATIONS = 2
+# Indexing rules measured by leaving them out (`--ablate`), by the suffix their method names get.
+INDEXINGS = {
+    "": SHIPPED_INDEXING,
+    "_without_context": dataclasses.replace(SHIPPED_INDEXING, short_turn_words=0),
+    "_text_only": Indexing(speakers=False, short_turn_words=0),
+}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -65,6 +72,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "only the generated set is measured")
     parser.add_argument("--conversations", type=int,
                         help=f"LoCoMo conversations to use (default all, quick {QUICK_CONVERSATIONS})")
+    parser.add_argument("--ablate", action="store_true",
+                        help="LoCoMo again without each indexing rule (speakers, previous turn)")
     parser.add_argument("--users", type=int, help="people (default 8, quick 3)")
     parser.add_argument("--sessions", type=int, help="sessions per person (default 40, quick 12)")
     parser.add_argument("--facts", type=int, help=f"facts per person, at most {len(FAMILIES)}")
@@ -105,16 +114,17 @@ def generated_cases(data: Dataset, memory_of: dict[str, int]) -> list[Case]:
 
 
 async def load_conversation(
-    store: Store, embedder: Embedder, conversation: locomo.Conversation
+    store: Store, embedder: Embedder, conversation: locomo.Conversation, variant: str = ""
 ) -> list[Case]:
     """One conversation imported as one person's memories (text, speaker, session time), through
-    the memory CLI's path; returns its questions as cases, adversarial ones included."""
-    user_id = f"locomo:{conversation.name}"
+    the memory CLI's path, indexed as `variant` says; returns its questions as cases, adversarial
+    ones included."""
+    user_id = f"locomo:{conversation.name}{variant}"
     items = [
         ImportItem(line, turn.text, turn.speaker, turn.at, {"dia_id": turn.dia_id})
         for line, turn in enumerate(conversation.turns, start=1)
     ]
-    ids = await import_items(store, embedder, user_id, items)
+    ids = await import_items(store, embedder, user_id, items, INDEXINGS[variant])
     memory_of = {turn.dia_id: mid for turn, mid in zip(conversation.turns, ids, strict=True)}
     log(f"imported {len(ids)} turns of {user_id}")
     return [
@@ -124,16 +134,22 @@ async def load_conversation(
 
 
 async def measure_locomo(
-    store: Store, embedder: Embedder, conversations: list[locomo.Conversation], show: int
+    store: Store, embedder: Embedder, conversations: list[locomo.Conversation], show: int, ablate: bool
 ) -> dict[str, Any]:
-    """Both halves, every method. Adversarial questions are reported apart, not in the halves."""
+    """Both halves, every method. Adversarial questions are reported apart, not in the halves.
+    `ablate`: each conversation is imported once more for each indexing rule left out, and every
+    method runs on those too (its name says which rule is off)."""
     halves: dict[str, Any] = {}
     groups: dict[str, Any] = {}
     adversarial: list[Answer] = []
     halves_of = locomo.split(conversations)
     for half, members in halves_of.items():
-        cases = [case for member in members for case in await load_conversation(store, embedder, member)]
-        answers = await ask_all(store, embedder, cases, METHODS)
+        answers = []
+        for variant in INDEXINGS if ablate else [""]:
+            cases: list[Case] = []
+            for member in members:
+                cases += await load_conversation(store, embedder, member, variant)
+            answers += renamed(await ask_all(store, embedder, cases, METHODS), variant)
         main = [a for a in answers if a.case.group != locomo.CATEGORIES[locomo.ADVERSARIAL]]
         adversarial += [a for a in answers if a not in main]
         halves[half] = by_method(main)
@@ -142,6 +158,10 @@ async def measure_locomo(
             await show_misses(store, main, show)
     halves["conversations"] = {half: [c.name for c in members] for half, members in halves_of.items()}
     return {"splits": halves, "by_category": groups, "adversarial_all": by_method(adversarial)}
+
+
+def renamed(answers: list[Answer], suffix: str) -> list[Answer]:
+    return [dataclasses.replace(a, method=a.method + suffix) for a in answers] if suffix else answers
 
 
 async def show_misses(store: Store, answers: Sequence[Answer], count: int) -> None:
@@ -184,7 +204,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 await show_misses(store, answers, args.show_misses)
             if conversations:
                 began = time.perf_counter()
-                real = await measure_locomo(store, embedder, conversations, args.show_misses)
+                real = await measure_locomo(store, embedder, conversations, args.show_misses, args.ablate)
                 timings["locomo_import_and_questions"] = time.perf_counter() - began
             began = time.perf_counter()
             people = curated.generate(shape.users, shape.sessions, shape.seed)

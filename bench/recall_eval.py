@@ -51,7 +51,15 @@ async def hybrid(store: Store, case: Case, vector: Vector) -> list[int]:
     return [hit.memory.id for hit in hits]
 
 
-METHODS: Mapping[str, Method] = {"dense": dense, "lexical": lexical, "hybrid": hybrid}
+async def hybrid_rrf(store: Store, case: Case, vector: Vector) -> list[int]:
+    """hybrid_search with reciprocal-rank fusion instead of score fusion: the comparison."""
+    hits = await hybrid_search(store, case.user_id, case.text, vector, K, fusion="rrf")
+    return [hit.memory.id for hit in hits]
+
+
+METHODS: Mapping[str, Method] = {
+    "dense": dense, "lexical": lexical, "hybrid": hybrid, "hybrid_rrf": hybrid_rrf,
+}
 
 
 @dataclass(frozen=True, slots=True)

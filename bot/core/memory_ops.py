@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bot.core.indexing import SHIPPED_INDEXING, Indexing, Said, searched
 from bot.core.memory_file import ImportItem
 from bot.core.models import Memory, NewMemory
 from bot.core.ports import Embedder, MemoryIndex, RecallIndex
@@ -25,14 +26,21 @@ class SearchResult:
 
 
 async def import_items(
-    index: MemoryIndex, embedder: Embedder, user_id: str, items: Sequence[ImportItem]
+    index: MemoryIndex,
+    embedder: Embedder,
+    user_id: str,
+    items: Sequence[ImportItem],
+    indexing: Indexing = SHIPPED_INDEXING,
 ) -> list[int]:
-    """Embed and store items in batches. Each batch is one transaction."""
+    """Embed and store items in batches, in file order. Each batch is one transaction. A named
+    speaker and a short item's previous item are searched with it (core/indexing.py)."""
     ids: list[int] = []
     now = datetime.now(UTC)
+    extras = searched([Said(item.text, item.speaker) for item in items], indexing)
     for start in range(0, len(items), IMPORT_BATCH):
         batch = items[start : start + IMPORT_BATCH]
-        vectors = await embedder.embed([item.text[:EMBED_CHARS] for item in batch])
+        extra = extras[start : start + IMPORT_BATCH]
+        vectors = await embedder.embed([found.embedded[:EMBED_CHARS] for found in extra])
         ids += await index.add_memories(
             [
                 NewMemory(
@@ -44,8 +52,9 @@ async def import_items(
                     embedding_model=embedder.model_name,
                     kind="imported",
                     meta=item.meta,
+                    context=found.context,
                 )
-                for item, vector in zip(batch, vectors, strict=True)
+                for item, found, vector in zip(batch, extra, vectors, strict=True)
             ]
         )
     return ids
