@@ -2,8 +2,11 @@
 
 A named speaker's turn is embedded and indexed as "Melanie: I painted a sunrise", so that "what did
 Melanie paint?" finds it. A short turn ("Wow, that's great!") says little by itself, so it is also
-searched with the turn before it. The memory's text stays as it was said: only `context` and the
-embedded text carry the rest. Each rule is measured in bench/recall.py (README, "Recall").
+searched with the turn before it, but only in a dialogue between named people: there both turns are
+a person's words. In a chat with Kindred ("user"/"assistant") the turn before a person's is mostly
+the bot's reply, which is no evidence about them, and a file with no speakers is a list of notes,
+not a dialogue. The memory's text stays as it was said: only `context` and the embedded text carry
+the rest. Each rule is measured in bench/recall.py (README, "Recall").
 """
 
 from __future__ import annotations
@@ -56,9 +59,15 @@ def searched(turns: Sequence[Said], indexing: Indexing = SHIPPED_INDEXING) -> li
         name = named(said.speaker) if indexing.speakers else None
         context = [name] if name else []
         embedded = attributed(said, indexing)
-        if position and len(said.text.split()) <= indexing.short_turn_words:
+        if position and _answers(turns[position - 1], said, indexing):
             before = attributed(turns[position - 1], indexing)
             context.append(before)
             embedded = f"{before}\n{embedded}"
         out.append(Searched(embedded, "\n".join(context)))
     return out
+
+
+def _answers(before: Said, said: Said, indexing: Indexing) -> bool:
+    """Whether `said` is a short turn of a dialogue between named people, replying to `before`."""
+    in_dialogue = named(said.speaker) is not None and named(before.speaker) is not None
+    return in_dialogue and len(said.text.split()) <= indexing.short_turn_words
