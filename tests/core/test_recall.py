@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from bot.core.models import Memory, MemoryHit, NewMemory
 from bot.core.recall import fit_budget, fuse, fuse_scores, hybrid_search, memory_line
 from bot.core.text import query_terms
@@ -36,6 +38,16 @@ def test_score_fusion_keeps_a_clear_winner_and_rewards_agreement() -> None:
     assert all(0.0 < r.score < 1.0 for r in fused)
     assert [r.memory.id for r in fuse_scores([hit(7, score=0.5)], [], 10)] == [7]
     assert fuse_scores([], [], 10) == []
+
+
+def test_a_weak_word_match_lifts_nothing_and_pulls_nothing_down() -> None:
+    # 2 and 3 are equally close in meaning; only 3 shares words with the question, and fewer than
+    # the average match does: it stays level with 2. 4, far in meaning, has the strongest match.
+    dense = [hit(1, score=0.6), hit(2, score=0.5), hit(3, score=0.5), hit(4, score=0.2)]
+    words = [hit(4, score=3.0), hit(5, score=2.0), hit(3, score=1.5), hit(6, score=1.0)]
+    fused = {r.memory.id: r.score for r in fuse_scores(dense, words, 10, lexical_weight=2.0)}
+    assert fused[3] == pytest.approx(fused[2])
+    assert fused[4] > fused[2] > fused[5] > fused[6]
 
 
 def test_query_terms_are_plain_distinct_content_words() -> None:
