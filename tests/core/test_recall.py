@@ -110,3 +110,17 @@ async def test_excluded_memories_never_come_back(store: SqliteStore) -> None:
     query = "coffee"
     found = await hybrid_search(store, "ann", query, EMB.vector(query), 5, exclude={ids[0]})
     assert ids[0] not in [r.memory.id for r in found] and len(found) == 2
+
+
+async def test_a_question_naming_a_period_favours_memories_from_then(store: SqliteStore) -> None:
+    # The same words and vector at three times: only the date can choose.
+    same = EMB.vector("the same for all")
+    times = [datetime(2023, month, day, tzinfo=UTC) for month, day in ((6, 20), (7, 9), (8, 2))]
+    ids = await store.add_memories(
+        [NewMemory("ann", "we went camping by the lake", "user", at, same, EMB.model_name) for at in times]
+    )
+    query = "where did we go camping in July 2023?"
+    found = await hybrid_search(store, "ann", query, same, 3, scoring=None)
+    assert found[0].memory.id == ids[1] and found[0].score > found[1].score
+    undated = await hybrid_search(store, "ann", query, same, 3, scoring=None, date_weight=0.0)
+    assert undated[0].score == undated[1].score
