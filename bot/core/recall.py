@@ -129,7 +129,8 @@ async def hybrid_search(
     """Dense plus lexical search over one user's memories, fused, then weighed by reward, age and
     verification as of `now` (default: the present). `only_chat`: only memories from that chat
     (`meta.chat_id`). Lexical search is BM25 over all the query's content words. `lexical=False`:
-    dense only; `fusion`: calibrated scores (default) or reciprocal ranks; `scoring=None`:
+    dense only; `fusion`: calibrated scores (default) or reciprocal ranks; `date_weight`: what a
+    memory from a calendar period the query names gains in score fusion (0: nothing); `scoring=None`:
     relevance alone. Each result says why it was chosen (`Recalled.why`)."""
     if k <= 0:
         return []
