@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bot.core.indexing import SHIPPED_INDEXING, Indexing, Said, Searched, searched
 from bot.core.kinds import MAX_STATEMENT_CHARS, QUESTION, REPLY, is_question
 from bot.core.memory_file import ImportItem
 from bot.core.models import Memory, NewMemory, Vector
@@ -32,12 +33,14 @@ async def import_items(
     embedder: Embedder,
     user_id: str,
     items: Sequence[ImportItem],
+    indexing: Indexing = SHIPPED_INDEXING,
     *,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> list[int]:
-    """Embed and store items in batches, each batch one transaction; returns the ids in order.
-    As in a chat, a line the assistant said is kept as a reply, and a line that only asks as a
-    question: neither is searched as evidence (core/kinds.py).
+    """Embed and store items in batches, in file order, each batch one transaction; returns the
+    ids in order. A named speaker and a short item's previous item are searched with it
+    (core/indexing.py). As in a chat, a line the assistant said is kept as a reply, and a line
+    that only asks as a question: neither is searched as evidence (core/kinds.py).
 
     The next batch is embedded while the current one is written, so the embedder (its own
     thread) and the store (its own connection) work at the same time. `on_progress(done, total)`
@@ -45,23 +48,25 @@ async def import_items(
     """
     ids: list[int] = []
     now = datetime.now(UTC)
-    batches = [items[start : start + IMPORT_BATCH] for start in range(0, len(items), IMPORT_BATCH)]
+    extras = searched([Said(item.text, item.speaker) for item in items], indexing)
+    starts = range(0, len(items), IMPORT_BATCH)
+    batches = [(items[at : at + IMPORT_BATCH], extras[at : at + IMPORT_BATCH]) for at in starts]
     if not batches:
         return ids
 
-    def embedding(batch: Sequence[ImportItem]) -> asyncio.Task[list[Vector]]:
-        return asyncio.ensure_future(embedder.embed([item.text[:EMBED_CHARS] for item in batch]))
+    def embedding(found: Sequence[Searched]) -> asyncio.Task[list[Vector]]:
+        return asyncio.ensure_future(embedder.embed([one.embedded[:EMBED_CHARS] for one in found]))
 
-    pending = embedding(batches[0])
+    pending = embedding(batches[0][1])
     try:
-        for number, batch in enumerate(batches):
+        for number, (batch, extra) in enumerate(batches):
             vectors = await pending
             if number + 1 < len(batches):
-                pending = embedding(batches[number + 1])
+                pending = embedding(batches[number + 1][1])
             ids += await index.add_memories(
                 [
-                    _imported(user_id, item, vector, embedder.model_name, now)
-                    for item, vector in zip(batch, vectors, strict=True)
+                    _imported(user_id, item, found, vector, embedder.model_name, now)
+                    for item, found, vector in zip(batch, extra, vectors, strict=True)
                 ]
             )
             if on_progress is not None:
@@ -71,7 +76,9 @@ async def import_items(
     return ids
 
 
-def _imported(user_id: str, item: ImportItem, vector: Vector, model: str, now: datetime) -> NewMemory:
+def _imported(
+    user_id: str, item: ImportItem, found: Searched, vector: Vector, model: str, now: datetime
+) -> NewMemory:
     return NewMemory(
         user_id=user_id,
         text=item.text,
@@ -81,6 +88,7 @@ def _imported(user_id: str, item: ImportItem, vector: Vector, model: str, now: d
         embedding_model=model,
         kind=imported_kind(item),
         meta=item.meta,
+        context=found.context,
     )
 
 

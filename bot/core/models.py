@@ -72,6 +72,8 @@ class NewMemory:
     embedding_model: str
     kind: str = "turn"
     meta: JSONObject = field(default_factory=dict)
+    # Searched beside `text` but never shown: the speaker's name, a short turn's previous turn.
+    context: str = ""
 
 
 @dataclass(frozen=True, slots=True)

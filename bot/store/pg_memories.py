@@ -19,8 +19,9 @@ INSERT INTO users AS u (id, created_at, memory_count) VALUES (%s, %s, %s)
 ON CONFLICT (id) DO UPDATE SET memory_count = u.memory_count + excluded.memory_count
 """
 _INSERT_MEMORY_SQL = """
-INSERT INTO memories (user_id, kind, text, speaker, created_at, meta, embedding, embedding_model)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id
+INSERT INTO memories (user_id, kind, text, speaker, created_at, meta, embedding, embedding_model,
+                      context)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id
 """
 _SEARCH_SIZE_SQL = """
 SELECT u.memory_count, c.reltuples AS table_rows FROM users u, pg_class c
@@ -82,7 +83,7 @@ class PostgresMemories:
             first_seen.setdefault(m.user_id, to_utc(m.created_at))
         rows = [
             (m.user_id, m.kind, m.text, m.speaker, to_utc(m.created_at), jsonb(m.meta), m.embedding,
-             m.embedding_model)
+             m.embedding_model, m.context)
             for m in memories
         ]  # fmt: skip
         ids: list[int] = []

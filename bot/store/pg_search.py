@@ -81,11 +81,43 @@ FROM nearest n JOIN memories m ON m.id = n.id
 ORDER BY n.distance, n.id
 """
 
+# Okapi BM25, as FTS5's bm25() computes it, over one person's recallable memories: idf from how many
+# of them hold each query lexeme, term frequency saturated by K1 and normalised by length (B).
+# ts_rank_cd has no idf, so over all of a question's words it lets common ones decide. Every
+# candidate matches some lexeme, so each lexeme's document frequency is counted among them.
+# A lexeme found only in the context (weight B) counts CONTEXT_WEIGHT times, as on SQLite.
+BM25_K1 = 1.2
+BM25_B = 0.75
+CONTEXT_WEIGHT = 0.5
 _LEXICAL_SQL = f"""
-SELECT {_COLUMNS}, ts_rank_cd(m.tsv, q.query) AS score
-FROM memories m, websearch_to_tsquery('english', %(query)s) AS q(query)
-WHERE m.user_id = %(user_id)s AND m.tsv @@ q.query AND {recallable("m.status")}
-ORDER BY score DESC, m.id DESC
+WITH q AS (
+    SELECT websearch_to_tsquery('english', %(query)s) AS query,
+           tsvector_to_array(to_tsvector('english', %(words)s)) AS lexemes
+), person AS (
+    SELECT count(*) AS n, greatest(avg(length(tsv)), 1) AS avgdl FROM memories
+    WHERE user_id = %(user_id)s AND {recallable()}
+), hits AS (
+    SELECT m.id, m.tsv FROM memories m, q
+    WHERE m.user_id = %(user_id)s AND m.tsv @@ q.query AND {recallable("m.status")}
+), terms AS (
+    SELECT h.id, u.lexeme, length(h.tsv) AS dl,
+           (SELECT coalesce(sum(CASE w WHEN 'A' THEN 1.0 ELSE {CONTEXT_WEIGHT} END), 1.0)
+            FROM unnest(u.weights) AS w) AS tf
+    FROM hits h, q, unnest(h.tsv) AS u
+    WHERE u.lexeme = ANY (q.lexemes)
+), df AS (
+    SELECT lexeme, count(*) AS df FROM terms GROUP BY lexeme
+), scored AS (
+    SELECT t.id, sum(
+        ln(1 + (p.n - d.df + 0.5) / (d.df + 0.5))
+        * t.tf * ({BM25_K1} + 1) / (t.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * t.dl / p.avgdl))
+    ) AS score
+    FROM terms t JOIN df d USING (lexeme), person p
+    GROUP BY t.id
+)
+SELECT {_COLUMNS}, s.score AS score
+FROM scored s JOIN memories m ON m.id = s.id
+ORDER BY s.score DESC, m.id DESC
 LIMIT %(k)s
 """
 
@@ -126,11 +158,13 @@ def websearch_query(terms: Sequence[str]) -> str:
 
 
 async def lexical(conn: Connection, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
-    """Rows matching any term, best ts_rank_cd first. websearch_to_tsquery never fails on syntax."""
+    """Rows matching any term, best BM25 first. websearch_to_tsquery never fails on syntax."""
     query = websearch_query(terms)
     if not query:
         return []
-    cursor = await conn.execute(_LEXICAL_SQL, {"query": query, "user_id": user_id, "k": k})
+    words = " ".join(term.replace("\x00", " ") for term in terms)
+    params = {"query": query, "words": words, "user_id": user_id, "k": k}
+    cursor = await conn.execute(_LEXICAL_SQL, params)
     return _hits(await cursor.fetchall())
 
 

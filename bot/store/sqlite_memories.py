@@ -32,13 +32,15 @@ from bot.store.sqlite_vectors import VectorCache
 
 _COLUMNS = select_list(MEMORY_COLUMNS, "m")
 TIE_DIGITS = 6  # cosines equal to this many decimals are ties
+# BM25 weight of a word found in a memory's context (speaker, previous turn) against its own text.
+CONTEXT_WEIGHT = 0.5
 _INSERT_SQL = """
 INSERT INTO memories(user_id, kind, text, speaker, created_at, meta, embedding, embedding_model,
-                     source_turn_id, user_tag)
-VALUES (?,?,?,?,?,?,?,?,?,?)
+                     source_turn_id, user_tag, context)
+VALUES (?,?,?,?,?,?,?,?,?,?,?)
 """
 _LEXICAL_SQL = f"""
-SELECT {_COLUMNS}, bm25(memories_fts, 1.0, 0.0) AS rank FROM memories_fts
+SELECT {_COLUMNS}, bm25(memories_fts, 1.0, 0.0, {CONTEXT_WEIGHT}) AS rank FROM memories_fts
 JOIN memories m ON m.id = memories_fts.rowid
 WHERE memories_fts MATCH ? AND m.user_id = ? AND {recallable("m.status")}
 ORDER BY rank LIMIT ?
@@ -79,6 +81,7 @@ async def insert_memory(db: aiosqlite.Connection, m: NewMemory, turn_id: int | N
             m.embedding_model,
             turn_id,
             user_tag(m.user_id),
+            m.context,
         ),
     )
     await db.execute("UPDATE users SET memory_count = memory_count + 1 WHERE id = ?", (m.user_id,))
@@ -87,13 +90,13 @@ async def insert_memory(db: aiosqlite.Connection, m: NewMemory, turn_id: int | N
 
 
 def fts_match(user_id: str, terms: Sequence[str]) -> str | None:
-    """An FTS5 query for any of `terms` in one user's memories; each term is a quoted phrase, so
-    no word is ever read as syntax. None when no term has anything in it."""
+    """An FTS5 query for any of `terms` in one user's memories (their text or context); each term
+    is a quoted phrase, so no word is ever read as syntax. None when no term has anything in it."""
     words = [term.replace('"', '""') for term in terms if term.strip()]
     if not words:
         return None
     either = " OR ".join(f'"{word}"' for word in words)
-    return f'user_tag:"{user_tag(user_id)}" AND text:({either})'
+    return f'user_tag:"{user_tag(user_id)}" AND {{text context}}:({either})'
 
 
 def _kinds_left_out(kinds: Sequence[str]) -> str:

@@ -87,17 +87,56 @@ def test_memory_bench_reports_both_backends(pg_server: PgServer, onnx_export: Pa
     assert "not on the reply's path" in report["settings"]["extraction"]
 
 
-def test_recall_bench_reports_dense_and_hybrid() -> None:
-    report = run_bench("bench.recall", "--quick", "--users", "2", "--sessions", "4", "--facts", "6")
-    dataset = report["dataset"]
-    assert dataset["users"] == 2
-    assert dataset["turns"] > dataset["questions"] > 0
-    assert set(dataset["questions_by_kind"]) == {"keyed", "paraphrase"}
-    for mode in ("dense", "hybrid", "delta"):
-        assert {"recall@5", "recall@10", "mrr@10"} <= report["recall"][mode].keys()
-    for mode in ("dense", "hybrid"):
-        assert 0.0 <= report["recall"][mode]["recall@5"] <= report["recall"][mode]["recall@10"] <= 1.0
-    assert isinstance(report["target"]["pass"], bool)
+def write_locomo_sample(folder: Path) -> Path:
+    """Two tiny conversations in LoCoMo's format (invented here, so nothing of the dataset is copied)."""
+    lines = [
+        ("Ana", "I adopted a greyhound called Pepper last week."),
+        ("Ben", "Wow, that's great!"),
+        ("Ana", "My sister teaches violin in Porto."),
+        ("Ben", "I finally finished the pottery class, I made a blue bowl."),
+    ]
+    for number in (1, 2):
+        conversation: dict[str, Any] = {"speaker_a": "Ana", "speaker_b": "Ben"}
+        for session in (1, 2):
+            conversation[f"session_{session}_date_time"] = f"1:56 pm on {session + 7} May, 2023"
+            conversation[f"session_{session}"] = [
+                {"speaker": who, "dia_id": f"D{session}:{turn}", "text": f"{text} ({session})"}
+                for turn, (who, text) in enumerate(lines, start=1)
+            ]
+        conversation["qa"] = [
+            {"question": "What is the name of Ana's dog?", "evidence": ["D1:1"], "category": 4},
+            {"question": "What did Ben make in pottery class?", "evidence": ["D1:4", "D2:4"], "category": 1},
+            {"question": "Where does Ben's sister teach?", "evidence": ["D1:3"], "category": 5},
+            {"question": "A question whose evidence names no turn", "evidence": ["D9:9"], "category": 2},
+        ]
+        (folder / f"{number}.json").write_text(json.dumps(conversation), encoding="utf-8")
+    return folder
+
+
+def test_recall_bench_reports_every_dataset_split_and_method(tmp_path: Path) -> None:
+    folder = write_locomo_sample(tmp_path)
+    report = run_bench("bench.recall", "--quick", "--users", "2", "--sessions", "4", "--facts", "6",
+                       "--locomo", str(folder))
+    assert list(report)[-1] == "datasets", "the per-method answer is printed last"
+    generated = report["generated"]
+    assert generated["users"] == 2
+    assert generated["turns"] > generated["questions"] > 0
+    assert set(generated["by_kind"]) == {"keyed", "paraphrase"}
+    datasets = report["datasets"]
+    assert set(datasets) == {"generated", "locomo"}
+    assert set(datasets["generated"]) == {"all"} and set(datasets["locomo"]) == {"dev", "test"}
+    for splits in datasets.values():
+        for methods in splits.values():
+            assert {"dense", "lexical", "hybrid"} <= methods.keys()
+            for result in methods.values():
+                assert 0.0 <= result["recall_at_5"] <= result["recall_at_10"] <= 1.0
+                assert 0.0 <= result["all_found_at_10"] <= result["recall_at_10"]
+    # One question per conversation is adversarial (apart) and one has no evidence (skipped).
+    assert datasets["locomo"]["dev"]["hybrid"]["n"] == datasets["locomo"]["test"]["hybrid"]["n"] == 2
+    assert report["locomo"]["adversarial_all"]["hybrid"]["n"] == 2
+    assert report["locomo"]["conversations"] == {"dev": ["1"], "test": ["2"]}
+    for target in report["targets"].values():
+        assert isinstance(target["pass"], bool)
     curated = report["curated"]
     assert set(curated["extraction_per_user_turn"]) == LATENCY_KEYS
     changes = curated["contradictions"]

@@ -171,6 +171,28 @@ async def test_lexical_search_stems_ranks_and_stays_per_user(store: Store) -> No
     assert await store.lexical_search("ann", [], 10) == []
 
 
+async def test_lexical_search_is_bm25_over_all_words(store: Store) -> None:
+    # A word few memories hold outweighs one many hold, on both stores alike.
+    fillers = [memory("ann", f"had a good rest and a show {i}") for i in range(10)]
+    [key, *_] = await store.add_memories([memory("ann", "Dr. Okonkwo said to rest my knee"), *fillers])
+    hits = await store.lexical_search("ann", ["okonkwo", "rest", "show"], 20)
+    assert hits[0].memory.id == key and len(hits) == 11
+    assert all(a.score >= b.score > 0 for a, b in itertools.pairwise(hits))
+
+
+async def test_lexical_search_finds_words_of_the_context_below_the_text(store: Store) -> None:
+    said = NewMemory("ann", "I painted a sunrise by the lake", "Melanie", T0, EMB.vector("x"), EMB.model_name,
+                     "imported", context="Melanie")
+    told = NewMemory("ann", "Melanie told me she painted it", "Caroline", T0, EMB.vector("y"), EMB.model_name,
+                     "imported", context="Caroline")
+    said_id, told_id = await store.add_memories([said, told])
+    assert [h.memory.id for h in await store.lexical_search("ann", ["caroline"], 5)] == [told_id]
+    # "melanie" is in one's text and the other's context: the text weighs more.
+    assert [h.memory.id for h in await store.lexical_search("ann", ["melanie"], 5)] == [told_id, said_id]
+    [got, *_] = await store.lexical_search("ann", ["melanie", "sunrise"], 5)
+    assert got.memory.id == said_id and got.memory.text == said.text  # the context is never shown
+
+
 @pytest.mark.parametrize(
     "terms",
     [
