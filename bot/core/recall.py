@@ -40,6 +40,11 @@ RELEVANCE_SCALE = 8.0
 # the date should favour, not filter, so that a memory from another time that clearly answers (a
 # misread period, a thing told of long after) can still come in.
 DATE_WEIGHT = 3.0
+# The smallest spread a list's z-scores divide by, in the list's own units (cosine for dense). In a
+# small memory set two nearly equal cosines (0.41 and 0.39) would otherwise become z = +1 and -1,
+# a clear winner that reward and age could never reorder; in a large one the spread is far wider
+# and this changes nothing.
+MIN_DENSE_SPREAD = 0.05
 Fusion = Literal["score", "rrf"]
 MAX_MEMORY_CHARS = 400
 
@@ -80,7 +85,7 @@ def fuse_scores(
     memory missing from the dense list takes its lowest z (at most 0) and one missing from the
     lexical list adds nothing; `lift` adds its own amount to a memory's sum. The relevance is the
     sum's logistic (see RELEVANCE_SCALE), so it stays positive: scoring multiplies it."""
-    dense_z, words_z = _z_scores(dense), _z_scores(words)
+    dense_z, words_z = _z_scores(dense, MIN_DENSE_SPREAD), _z_scores(words)
     dense_floor = min([0.0, *dense_z.values()])
     memories = {hit.memory.id: hit.memory for hit in (*words, *dense)}
     scores = {
@@ -98,12 +103,14 @@ def _squash(fused: float) -> float:
     return 1.0 / (1.0 + math.exp(-fused / RELEVANCE_SCALE))
 
 
-def _z_scores(hits: Sequence[MemoryHit]) -> dict[int, float]:
+def _z_scores(hits: Sequence[MemoryHit], min_spread: float = 0.0) -> dict[int, float]:
     if not hits:
         return {}
     values = [hit.score for hit in hits]
     mean = sum(values) / len(values)
     spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    if len(values) > 1:
+        spread = max(spread, min_spread)
     # One hit, or all equal: each is as good as the list's best, which z = 1 says.
     if spread == 0.0:
         return {hit.memory.id: 1.0 for hit in hits}
