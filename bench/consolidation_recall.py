@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from bench import recall
 from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
 from bench.recall_data import QUICK, Dataset, Shape, generate
 from bot.core.consolidation import ConsolidationPolicy, consolidate
 from bot.core.extraction import sentences
-from bot.core.memory_file import ImportItem
-from bot.core.memory_ops import all_memories, import_items
+from bot.core.memory_ops import all_memories
 from bot.core.models import Memory, Vector
 from bot.core.ports import Embedder, Store
 from bot.core.recall import hybrid_search
@@ -38,17 +38,9 @@ EMBED_BATCH = 64
 
 
 async def load(store: Store, embedder: Embedder, data: Dataset) -> dict[int, str]:
-    """Import every person's turns; returns memory id → turn id."""
-    turn_of: dict[int, str] = {}
-    for user_id in data.users():
-        turns = data.turns_of(user_id)
-        items = [
-            ImportItem(line, turn.text, turn.speaker, turn.at, {"turn_id": turn.turn_id})
-            for line, turn in enumerate(turns, start=1)
-        ]
-        ids = await import_items(store, embedder, user_id, items)
-        turn_of.update({mid: turn.turn_id for turn, mid in zip(turns, ids, strict=True)})
-    return turn_of
+    """Import every person's turns as bench/recall.py does; returns memory id → turn id."""
+    memory_of = await recall.load(store, embedder, data)
+    return {mid: turn_id for turn_id, mid in memory_of.items()}
 
 
 def answers(memory: Memory, turn_of: dict[int, str], texts: dict[str, str], strict: bool) -> set[str]:
