@@ -27,6 +27,7 @@ from typing import Any
 from bench import recall
 from bench.common import log, machine, now_iso, open_store
 from bench.recall_data import QUICK, generate
+from bench.recall_eval import KS
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.kinds import is_question
@@ -148,13 +149,13 @@ async def generated_set(store: Store, embedder: Embedder) -> dict[str, Any]:
                 for memory in await store.list_memories(user_id, 100_000):
                     if memory.kind == "reply":
                         await store.revise_memory(user_id, memory.id, Revision(kind="imported"))
-        hits = {k: 0 for k in recall.KS}
+        hits = {k: 0 for k in KS}
         for question, vector in zip(data.questions, vectors, strict=True):
-            top = await hybrid_search(store, question.user_id, question.text, vector, max(recall.KS))
+            top = await hybrid_search(store, question.user_id, question.text, vector, max(KS))
             ids = [turn_of[item.memory.id] for item in top]
-            for k in recall.KS:
+            for k in KS:
                 hits[k] += set(question.gold) <= set(ids[:k])
-        found[label] = {f"recall@{k}": round(hits[k] / len(data.questions), 4) for k in recall.KS}
+        found[label] = {f"recall@{k}": round(hits[k] / len(data.questions), 4) for k in KS}
     found["questions"] = len(data.questions)
     found["turns"] = len(data.turns)
     return found

@@ -160,3 +160,15 @@ def test_telegram_load_bench_reports_throughput_latency_and_losses() -> None:
         assert result[phase]["messages"] == 60 and result[phase]["messages_per_s"] > 0
     assert result["lost"] == 0 and result["stored_turns"] == 240
     assert set(result["checks"]) == {"p95_added_latency_ms", "messages_per_s", "nothing_lost"}
+
+
+def test_recall_evidence_reports_each_policy_and_the_generated_set() -> None:
+    """Shape, not the numbers (README, "Memory"): a run of bench/recall_evidence.py, ~20 s."""
+    report = run_bench("bench.recall_evidence")
+    assert report["benchmark"] == "recall_evidence"
+    for result in report["scripted_chat"].values():
+        assert result["askings"] > 0
+        for share in ("statement_first", "invented_reply_in_prompt", "earlier_question_in_prompt"):
+            assert 0.0 <= result[share] <= 1.0
+    for label in ("now", "before"):
+        assert set(report["generated_set_hybrid"][label]) == {"recall@5", "recall@10"}
