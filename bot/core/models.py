@@ -26,6 +26,21 @@ class ChatMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class Generation:
+    """How a stored reply was made, kept with it so that a night trains on what the model saw.
+
+    `prompt` is the messages exactly as they went to `Inference.stream`: persona, memory block,
+    recent turns and the message. They are never rebuilt later from memories that may have changed.
+    """
+
+    prompt: tuple[ChatMessage, ...]
+    # The registry version of the adapter that wrote it; None: the base model.
+    adapter_version: int | None
+    # The reply stopped at max_new_tokens instead of ending: never trained as if it had ended.
+    cut: bool
+
+
+@dataclass(frozen=True, slots=True)
 class NewTurn:
     """A turn to store. Storing it also stores it as a recallable memory with `embedding`."""
 
@@ -47,6 +62,8 @@ class NewTurn:
     # Each used memory's share of the prompt's retrieval score, in `used_memory_ids` order; a
     # reaction to this reply credits the memories in these proportions. Empty: no credit.
     memory_shares: tuple[float, ...] = ()
+    # A reply's prompt, adapter and cut flag ([learning]); None for a person's turn or an import.
+    generation: Generation | None = None
 
 
 @dataclass(frozen=True, slots=True)
