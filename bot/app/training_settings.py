@@ -1,0 +1,57 @@
+"""The `training` section of the settings (KINDRED_TRAIN_*): nightly learning from reactions.
+
+Kept apart from `settings.py` only for its length; `SECTIONS` there lists it like every other
+section, and `load_settings` reads it the same way. The defaults that the core and the trainer
+own (the dataset's thresholds, the gate's bounds, the LoRA options) are read from their
+dataclasses, so that each is written once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_PREFIX = "KINDRED_TRAIN_"
+
+
+class TrainingSettings(BaseSettings):
+    """When the nightly run trains, on what, how, and what a candidate must pass to serve."""
+
+    # As `settings._config`: no `.env` unless load_settings passes one, no made-up spellings.
+    model_config = SettingsConfigDict(
+        env_prefix=_PREFIX, env_file=None, env_file_encoding="utf-8", extra="ignore"
+    )
+
+    # Off: beat and `kindred run` schedule no nightly run (`kindred train now` still trains).
+    enabled: bool = True
+    # 5-field crontab (minute hour day-of-month month day-of-week), UTC: a quiet hour.
+    cron: str = "30 3 * * *"
+    # The dataset: rated replies of the last `window_days`, labelled by their reward R.
+    window_days: int = Field(default=14, ge=1, le=365)
+    desirable_at: float = 0.5
+    undesirable_at: float = -0.5
+    # Per label, in the training split: fewer and the night is skipped ("not enough data").
+    min_examples: int = Field(default=4, ge=1)
+    heldout_share: float = Field(default=0.2, gt=0, lt=1)
+    # For people who never said /privacy training on|off: the admin's default.
+    default_consent: bool = Field(default=True, validation_alias=AliasChoices("KINDRED_TRAINING_DEFAULT"))
+    # LoRA and KTO (bot/training/): rank, alpha, learning rate, steps, batch, sequence length.
+    lora_rank: int = Field(default=16, ge=1, le=256)
+    lora_alpha: int = Field(default=32, ge=1)
+    learning_rate: float = Field(default=5e-5, gt=0, lt=1)
+    max_steps: int = Field(default=40, ge=1)
+    batch_size: int = Field(default=8, ge=4)  # KTO needs at least 4 per batch
+    max_length: int = Field(default=256, ge=32)
+    seed: int = 0
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    # The gate: a candidate serves only if each check passes (core/gate.py).
+    gate_min_margin: float = 0.0
+    gate_max_regression_rise: float = Field(default=0.05, ge=0)
+    gate_max_kl: float = Field(default=0.5, gt=0)
+    gate_max_agreement_rise: float = Field(default=0.0, ge=0)
+    # A run is over after this long (soft limit; the hard one is 10 minutes later), and one whose
+    # progress stopped this long ago counts as dead (its worker was killed).
+    time_limit_minutes: float = Field(default=180.0, gt=0)
+    stale_minutes: float = Field(default=60.0, gt=0)
