@@ -23,6 +23,7 @@ HELP = (
     "/confirm ID — tell me a memory is right\n"
     "/correct ID TEXT — tell me what is true instead\n"
     "/react EMOJI — react to my last reply\n"
+    "/privacy — what I keep and why; /privacy training on|off — whether your rated replies train me\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
 CHAT_ID = "console"
@@ -137,7 +138,7 @@ class ConsoleChat:
             self._say(HELP)
         elif command == "/react":
             await self._react(rest)
-        elif command in ("/memories", "/forget", "/confirm", "/correct"):
+        elif command in ("/memories", "/forget", "/confirm", "/correct", "/privacy"):
             await self._controlled(self._memory_command(command, rest))
         else:
             await self._chat(text)
@@ -163,6 +164,8 @@ class ConsoleChat:
             self._say(await controls.forget_one(self.user_id, argument))
         elif command == "/confirm":
             self._say(await controls.confirm(self.user_id, argument))
+        elif command == "/privacy":
+            self._say(await controls.privacy(self.user_id, argument))
         else:
             self._say(await controls.correct(self.user_id, argument))
 

@@ -1,6 +1,7 @@
 """The slash commands, as one command tree: /chat, /memories, /forget, /confirm, /correct,
-/export, /persona, /privacy, /app and /help. Each is a thin translation to the core's Conversation
-or Controls."""
+/export, /persona, /privacy (with its `training` switch), /app and /help, and the admins'
+/train_now and /rollback. Each is a thin translation to the core's Conversation, Controls or
+TrainingCommands."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import gzip
 import io
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Literal
 
 import discord
 from discord import app_commands
@@ -23,9 +24,10 @@ from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import InteractionSurface
 from bot.adapters.streaming import split_text
 from bot.core.access import NOT_ALLOWED
-from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, PRIVACY
+from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK
 from bot.core.events import UserMessage
 from bot.core.ratelimit import slow_down
+from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED
 
 log = logging.getLogger(__name__)
 
@@ -147,8 +149,34 @@ async def persona(interaction: Interaction) -> None:
     await reply_text(interaction, kindred_of(interaction.client).services.controls.persona_text())
 
 
-async def privacy(interaction: Interaction) -> None:
-    await reply_text(interaction, PRIVACY)
+@app_commands.describe(training="on: your rated replies help me improve at night; off: they never do")
+async def privacy(interaction: Interaction, training: Literal["on", "off"] | None = None) -> None:
+    controls = kindred_of(interaction.client).services.controls
+    argument = f"training {training}" if training else ""
+    await reply_text(interaction, await controls.privacy(user_key(interaction.user.id), argument))
+
+
+async def train_now(interaction: Interaction) -> None:
+    services = kindred_of(interaction.client).services
+    admin = user_key(interaction.user.id)
+    if not services.access.is_admin(admin):
+        await reply_text(interaction, ADMINS_ONLY)
+        return
+    if services.training is None:
+        await reply_text(interaction, NOT_WIRED)
+        return
+    await interaction.response.defer(ephemeral=True, thinking=True)  # it waits up to 3 s for the run
+    await interaction.followup.send(await services.training.train_now(admin), ephemeral=True)
+
+
+async def rollback(interaction: Interaction) -> None:
+    services = kindred_of(interaction.client).services
+    if not services.access.is_admin(user_key(interaction.user.id)):
+        await reply_text(interaction, ADMINS_ONLY)
+    elif services.training is None:
+        await reply_text(interaction, NOT_WIRED)
+    else:
+        await reply_text(interaction, await services.training.rollback())
 
 
 async def app(interaction: Interaction) -> None:
@@ -174,6 +202,8 @@ def command_table() -> list[tuple[str, str, Callback]]:
         ("privacy", DESCRIPTIONS["privacy"], privacy),
         ("app", DESCRIPTIONS["app"], app),
         ("help", DESCRIPTIONS["help"], help_),
+        ("train_now", "admins: train tonight's adapter now", train_now),
+        ("rollback", "admins: serve the adapter version before this one", rollback),
     ]
 
 
