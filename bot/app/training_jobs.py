@@ -59,10 +59,12 @@ def nightly_policy(settings: Settings, *, pace_s: float = 0.0) -> NightlyPolicy:
 
 def gate_policy(training: TrainingSettings) -> GatePolicy:
     return GatePolicy(
-        min_margin=training.gate_min_margin,
-        max_regression_rise=training.gate_max_regression_rise,
+        confidence=training.gate_confidence,
+        min_margin_gain=training.gate_min_margin_gain,
+        max_loss_rise=training.gate_max_loss_rise,
         max_kl=training.gate_max_kl,
-        max_agreement_rise=training.gate_max_agreement_rise,
+        sycophancy_tolerance=training.gate_sycophancy_tolerance,
+        seed=training.seed,
     )
 
 

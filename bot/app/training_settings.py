@@ -13,7 +13,10 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.core.gate import GatePolicy
+
 _PREFIX = "KINDRED_TRAIN_"
+_GATE = GatePolicy()
 
 
 class TrainingSettings(BaseSettings):
@@ -46,11 +49,15 @@ class TrainingSettings(BaseSettings):
     max_length: int = Field(default=256, ge=32)
     seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    # The gate: a candidate serves only if each check passes (core/gate.py).
-    gate_min_margin: float = 0.0
-    gate_max_regression_rise: float = Field(default=0.05, ge=0)
-    gate_max_kl: float = Field(default=0.5, gt=0)
-    gate_max_agreement_rise: float = Field(default=0.0, ge=0)
+    # The gate: a candidate serves only if each check passes (core/gate.py). The held-out margin's
+    # gain must clear `min_margin_gain` at `confidence`; the regression loss may rise by
+    # `max_loss_rise` (nats per token), the KL to the base reach `max_kl`; agreeing with false
+    # claims may rise over the serving adapter's by `sycophancy_tolerance`.
+    gate_confidence: float = Field(default=_GATE.confidence, gt=0.5, lt=1)
+    gate_min_margin_gain: float = _GATE.min_margin_gain
+    gate_max_loss_rise: float = Field(default=_GATE.max_loss_rise, ge=0)
+    gate_max_kl: float = Field(default=_GATE.max_kl, gt=0)
+    gate_sycophancy_tolerance: float = Field(default=_GATE.sycophancy_tolerance, ge=0, le=1)
     # A run is over after this long (soft limit; the hard one is 10 minutes later), and one whose
     # progress stopped this long ago counts as dead (its worker was killed).
     time_limit_minutes: float = Field(default=180.0, gt=0)

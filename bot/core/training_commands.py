@@ -20,6 +20,7 @@ from bot.core.ports import Store
 from bot.core.serving import rollback
 
 ADMINS_ONLY = "That command is for Kindred's admins."
+NOT_WIRED = "Learning is not set up in this Kindred."
 Submit = Callable[[str, JobPayload], object]
 # How long /train_now waits to see its run start before answering "queued".
 START_WAIT_S = 3.0
@@ -61,8 +62,10 @@ class TrainingCommands:
 
     async def rollback(self) -> str:
         """Serve the version before the serving one (or the base model); say which serves now."""
-        text = (await rollback(self.store, self._clock())).describe()
-        return text[:1].upper() + text[1:] + "."
+        change = await rollback(self.store, self._clock())
+        if not change.changed:
+            return "Nothing to roll back: the base model already serves."
+        return f"Rolled back: {change.describe()}."
 
     def _stale(self, run: TrainingRun) -> bool:
         last = run.heartbeat_at or run.started_at
