@@ -18,7 +18,10 @@ from tests.support.discord_rest import Shown
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.waiting import wait_until
 
-COMMANDS = {"chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "help"}
+COMMANDS = {
+    "chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "help",
+    "train_now", "rollback",
+}  # fmt: skip
 GLOBAL_SYNC = f"/api/v10/applications/{p.APP_ID}/commands"
 DEFERRED, MESSAGE, UPDATE = 5, 4, 7
 Feedback = Callable[[], list[tuple[str, str, str, float]]]
