@@ -155,19 +155,19 @@ class ConsoleChat:
         if controls is None:
             self._say(NO_CONTROLS)
         elif command == "/memories":
-            page = await controls.memories_page(self.user_id, page_number(argument or "1"))
+            page = await controls.memories_page(self.user_id, page_number(argument or "1"), chat_id=CHAT_ID)
             self._say(page.render() + (f"\nOlder: /memories {page.page + 1}" if page.has_next else ""))
         elif command == "/forget" and argument.lower() in ("all", "everything"):
             self.asked_forget_all = True
             self._say(FORGET_ALL_PROMPT)
         elif command == "/forget":
-            self._say(await controls.forget_one(self.user_id, argument))
+            self._say(await controls.forget_one(self.user_id, argument, chat_id=CHAT_ID))
         elif command == "/confirm":
-            self._say(await controls.confirm(self.user_id, argument))
+            self._say(await controls.confirm(self.user_id, argument, chat_id=CHAT_ID))
         elif command == "/privacy":
             self._say(await controls.privacy(self.user_id, argument))
         else:
-            self._say(await controls.correct(self.user_id, argument))
+            self._say(await controls.correct(self.user_id, argument, chat_id=CHAT_ID))
 
     async def _forget_all(self, sure: bool) -> None:
         if sure and self.controls is not None:

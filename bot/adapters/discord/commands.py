@@ -63,7 +63,7 @@ async def chat(interaction: Interaction, message: str) -> None:
     await interaction.response.defer(thinking=True)
     user_message = UserMessage(
         user_id=user_id,
-        chat_id=chat_key(interaction.channel_id or interaction.user.id),
+        chat_id=chat_of(interaction),
         text=message,
         sent_at=interaction.created_at,
         idempotency_key=f"discord-interaction:{interaction.id}",
@@ -95,9 +95,14 @@ def needs_buttons(interaction: Interaction) -> bool:
     return not reactions_reach_me(in_my_dm=interaction.context.dm_channel, in_my_server=in_my_server)
 
 
+def chat_of(interaction: Interaction) -> str:
+    """The chat a slash command was used in, keyed as its messages are (a DM is the person's)."""
+    return chat_key(interaction.channel_id or interaction.user.id)
+
+
 async def memories(interaction: Interaction) -> None:
     controls = kindred_of(interaction.client).services.controls
-    page = await controls.memories_page(user_key(interaction.user.id), 1)
+    page = await controls.memories_page(user_key(interaction.user.id), 1, chat_id=chat_of(interaction))
     await interaction.response.send_message(page.render(), view=pager(page), ephemeral=True)
 
 
@@ -108,14 +113,15 @@ async def forget(interaction: Interaction, memory: str) -> None:
         await interaction.response.send_message(FORGET_ALL_ASK, view=forget_all_view(), ephemeral=True)
         return
     controls = kindred_of(interaction.client).services.controls
-    await interaction.response.send_message(await controls.forget_one(user_id, memory), ephemeral=True)
+    answer = await controls.forget_one(user_id, memory, chat_id=chat_of(interaction))
+    await interaction.response.send_message(answer, ephemeral=True)
 
 
 # Like /forget, open to everyone the allowlist keeps out: a person may always manage what is kept.
 @app_commands.describe(memory="the memory's number from /memories")
 async def confirm(interaction: Interaction, memory: str) -> None:
     controls = kindred_of(interaction.client).services.controls
-    answer = await controls.confirm(user_key(interaction.user.id), memory)
+    answer = await controls.confirm(user_key(interaction.user.id), memory, chat_id=chat_of(interaction))
     await interaction.response.send_message(answer, ephemeral=True)
 
 
@@ -124,14 +130,16 @@ async def correct(interaction: Interaction, memory: str, text: str) -> None:
     controls = kindred_of(interaction.client).services.controls
     # Controls reads "ID text": a memory option with a space in it ("5 6") must not lend "6" to the text.
     number = memory.strip() if len(memory.split()) == 1 else "?"
-    answer = await controls.correct(user_key(interaction.user.id), f"{number} {text}")
+    answer = await controls.correct(
+        user_key(interaction.user.id), f"{number} {text}", chat_id=chat_of(interaction)
+    )
     await reply_text(interaction, answer)
 
 
 async def export(interaction: Interaction) -> None:
     await interaction.response.defer(ephemeral=True, thinking=True)
     controls = kindred_of(interaction.client).services.controls
-    data = await controls.export_jsonl(user_key(interaction.user.id))
+    data = await controls.export_jsonl(user_key(interaction.user.id), chat_id=chat_of(interaction))
     if not data:
         await interaction.followup.send(NOTHING_TO_EXPORT, ephemeral=True)
         return

@@ -11,7 +11,7 @@ from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot.adapters.base import Services
-from bot.adapters.telegram.ids import place_key, user_key
+from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.core.access import NOT_ALLOWED
 from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
 from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
@@ -102,7 +102,9 @@ class Commands:
         if message.chat.type != ChatType.PRIVATE:
             await message.reply_text(PRIVATE_ONLY)
             return
-        page = await self.controls.memories_page(user_key(person.id), page_number((context.args or ["1"])[0]))
+        page = await self.controls.memories_page(
+            user_key(person.id), page_number((context.args or ["1"])[0]), chat_id=chat_key(message.chat.id)
+        )
         await message.reply_text(page.render(), reply_markup=page_buttons(page))
 
     async def turn_page(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -123,19 +125,25 @@ class Commands:
         if argument.strip().lower() in ("all", "everything"):
             await message.reply_text(FORGET_ALL_ASK, reply_markup=confirm_buttons(person.id))
             return
-        await message.reply_text(await self.controls.forget_one(user_key(person.id), argument))
+        chat_id = chat_key(message.chat.id)
+        answer = await self.controls.forget_one(user_key(person.id), argument, chat_id=chat_id)
+        await message.reply_text(answer)
 
     async def confirm(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user
         assert message and person
         argument = " ".join(context.args or [])
-        await message.reply_text(await self.controls.confirm(user_key(person.id), argument))
+        chat_id = chat_key(message.chat.id)
+        answer = await self.controls.confirm(user_key(person.id), argument, chat_id=chat_id)
+        await message.reply_text(answer)
 
     async def correct(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user
         assert message and person
         argument = " ".join(context.args or [])
-        await message.reply_text(await self.controls.correct(user_key(person.id), argument))
+        chat_id = chat_key(message.chat.id)
+        answer = await self.controls.correct(user_key(person.id), argument, chat_id=chat_id)
+        await message.reply_text(answer)
 
     async def confirm_forget(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
@@ -156,7 +164,7 @@ class Commands:
         if message.chat.type != ChatType.PRIVATE:
             await message.reply_text(PRIVATE_ONLY)
             return
-        data = await self.controls.export_jsonl(user_key(person.id))
+        data = await self.controls.export_jsonl(user_key(person.id), chat_id=chat_key(message.chat.id))
         if not data:
             await message.reply_text("I don't keep anything about you yet, so there is nothing to export.")
             return
