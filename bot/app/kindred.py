@@ -102,7 +102,13 @@ def services(kindred: Kindred) -> Services:
     chat, training = kindred.settings.chat, kindred.settings.training
     return Services(
         conversation=kindred.conversation,
-        controls=Controls(kindred.store, chat.persona, embedder=kindred.embedder),
+        controls=Controls(
+            kindred.store,
+            chat.persona,
+            embedder=kindred.embedder,
+            default_training_consent=training.default_consent,
+            session_gap=timedelta(minutes=kindred.settings.memory.session_gap_minutes),
+        ),
         limiter=RateLimiter(chat.user_messages_per_minute, chat.user_message_burst),
         access=Access(id_set(chat.allowed_ids), id_set(chat.admin_ids) or frozenset()),
         training=TrainingCommands(

@@ -13,10 +13,12 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.core.dataset import DatasetPolicy
 from bot.core.gate import GatePolicy
 
 _PREFIX = "KINDRED_TRAIN_"
 _GATE = GatePolicy()
+_DATASET = DatasetPolicy()
 
 
 class TrainingSettings(BaseSettings):
@@ -32,14 +34,16 @@ class TrainingSettings(BaseSettings):
     # 5-field crontab (minute hour day-of-month month day-of-week), UTC: a quiet hour.
     cron: str = "30 3 * * *"
     # The dataset: rated replies of the last `window_days`, labelled by their reward R.
-    window_days: int = Field(default=14, ge=1, le=365)
-    desirable_at: float = 0.5
-    undesirable_at: float = -0.5
+    window_days: int = Field(default=_DATASET.window_days, ge=1, le=365)
+    desirable_at: float = _DATASET.desirable_at
+    undesirable_at: float = _DATASET.undesirable_at
     # Per label, in the training split: fewer and the night is skipped ("not enough data").
-    min_examples: int = Field(default=4, ge=1)
-    heldout_share: float = Field(default=0.2, gt=0, lt=1)
+    min_examples: int = Field(default=_DATASET.min_per_label, ge=1)
+    heldout_share: float = Field(default=_DATASET.heldout_share, gt=0, lt=1)
     # For people who never said /privacy training on|off: the admin's default.
-    default_consent: bool = Field(default=True, validation_alias=AliasChoices("KINDRED_TRAINING_DEFAULT"))
+    default_consent: bool = Field(
+        default=_DATASET.default_consent, validation_alias=AliasChoices("KINDRED_TRAINING_DEFAULT")
+    )
     # LoRA and KTO (bot/training/): rank, alpha, learning rate, steps, batch, sequence length.
     lora_rank: int = Field(default=16, ge=1, le=256)
     lora_alpha: int = Field(default=32, ge=1)

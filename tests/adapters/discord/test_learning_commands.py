@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from bot.core.access import Access
+from bot.core.controls import PRIVACY, TRAINING_OFF, training_setting
 from bot.core.jobs import JobPayload
 from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
 from bot.core.serving import promote
@@ -73,3 +74,12 @@ async def test_learning_commands_are_refused_to_everyone_else(fake: FakeDiscord,
             assert shown.content == "That command is for Kindred's admins."
     serving = await store.serving_adapter()
     assert serving is not None and serving.version == record.version
+
+
+async def test_privacy_training_off_is_kept_and_shown(fake: FakeDiscord, store: SqliteStore) -> None:
+    async with running(services(store)):
+        shown = await answer(fake, await fake.slash(ANN, "privacy", training="off"))
+        assert shown.ephemeral and shown.content == TRAINING_OFF
+        shown = await answer(fake, await fake.slash(ANN, "privacy"))
+        assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}"
+    assert await store.training_consent(f"discord:{ANN['id']}") is False

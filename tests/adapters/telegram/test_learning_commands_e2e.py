@@ -17,6 +17,7 @@ import pytest
 from bot.app.settings import GeneralSettings, Settings, StoreSettings
 from bot.app.training_jobs import nightly_job
 from bot.core.access import Access
+from bot.core.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
 from bot.core.jobs import JobRegistry
 from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
 from bot.core.ports import Store
@@ -117,3 +118,18 @@ async def test_without_learning_wired_the_admin_is_told(api: FakeTelegramBotApi,
         api.private_message(ANN, "/rollback")
         await api.wait_until(lambda: len(api.texts(ANN)) == 1)
         assert api.texts(ANN) == ["Learning is not set up in this Kindred."]
+
+
+async def test_privacy_training_off_and_on_is_kept_per_person(api: FakeTelegramBotApi, tmp_path: Path) -> None:
+    async with running_bot(api, tmp_path) as bot:
+        for command in ("/privacy training off", "/privacy", "/privacy training on", "/privacy training maybe"):
+            api.private_message(ANN, command)
+            count = len(api.texts(ANN)) + 1
+            await api.wait_until(lambda: len(api.texts(ANN)) == count)
+            if command == "/privacy training off":
+                assert await bot.store.training_consent(f"telegram:{ANN}") is False
+        off, shown, on, usage = api.texts(ANN)
+        assert off == TRAINING_OFF and on == TRAINING_ON and usage == PRIVACY_USAGE
+        assert shown == f"{PRIVACY}\n\n{training_setting(False, True)}"
+        assert await bot.store.training_consent(f"telegram:{ANN}") is True
+        assert await bot.store.training_consent(f"telegram:{BOB}") is None
