@@ -19,7 +19,9 @@ async def consent(db: Path, user: str) -> bool | None:
         await store.close()
 
 
-def test_the_switch_in_a_pipe_and_the_admins_default(tmp_path: Path, shared_data: Path, tiny_model: Path) -> None:
+def test_the_switch_in_a_pipe_and_the_admins_default(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
     env = {**chat_env(tmp_path, shared_data, str(tiny_model)), "KINDRED_TRAINING_DEFAULT": "off"}
     done = kindred(["chat", "--user", "ann"], b"/privacy\n/privacy training off\n", env)
     assert done.returncode == 0, done.stderr.decode()

@@ -120,12 +120,14 @@ async def test_without_learning_wired_the_admin_is_told(api: FakeTelegramBotApi,
         assert api.texts(ANN) == ["Learning is not set up in this Kindred."]
 
 
-async def test_privacy_training_off_and_on_is_kept_per_person(api: FakeTelegramBotApi, tmp_path: Path) -> None:
+async def test_privacy_training_off_and_on_is_kept_per_person(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    commands = ("/privacy training off", "/privacy", "/privacy training on", "/privacy training maybe")
     async with running_bot(api, tmp_path) as bot:
-        for command in ("/privacy training off", "/privacy", "/privacy training on", "/privacy training maybe"):
+        for count, command in enumerate(commands, start=1):
             api.private_message(ANN, command)
-            count = len(api.texts(ANN)) + 1
-            await api.wait_until(lambda: len(api.texts(ANN)) == count)
+            await api.wait_until(lambda n=count: len(api.texts(ANN)) == n)
             if command == "/privacy training off":
                 assert await bot.store.training_consent(f"telegram:{ANN}") is False
         off, shown, on, usage = api.texts(ANN)
