@@ -136,8 +136,11 @@ async def test_admin_shows_training_runs_and_the_reaction_rate_per_version(store
     assert good is not None
     for step, loss in enumerate((0.69, 0.52, 0.41), start=1):
         await store.log_run_step(good.id, {"step": step, "loss": loss, "kl": 0.01 * step}, now)
-    gate = {"passed": True, "checks": {"heldout_margin": {"value": 0.8, "bound": 0.0, "passed": True},
-                                        "sycophancy": {"value": 0.1, "bound": 0.2, "passed": True}}}  # fmt: skip
+    checks = {
+        "heldout_margin": {"value": 0.8, "bound": 0.0, "passed": True},
+        "sycophancy": {"value": 0.1, "bound": 0.2, "passed": True},
+    }
+    gate = {"passed": True, "checks": checks}
     result = {"dataset": {"examples": {"desirable": 6, "undesirable": 5}}, "gate": gate}
     await store.finish_run(good.id, "succeeded", "v1 passed every check", now, result=result,
                            adapter_version=adapter.version)  # fmt: skip
