@@ -29,6 +29,7 @@ from bot.core.models import JSONObject
 from bot.core.nightly import NIGHTLY_JOB, NightlyPolicy, run_nightly, weights
 from bot.core.ports import AdapterScorer, Store, Trainer
 from bot.core.reward import RewardWeights
+from bot.training.options import TrainingOptions
 
 # The hard limit lets a run past its soft limit record itself failed before the worker is killed.
 HARD_MARGIN_S = 600.0
@@ -126,34 +127,36 @@ class TrainingModels:
         )
 
 
-def _options(settings: Settings) -> object:
+def training_options(settings: Settings) -> TrainingOptions:
+    """The trainer's and the scorer's options. The base model is the one replies come from
+    (KINDRED_MODEL, prepared once under the data dir), so an adapter fits the model it serves."""
     from bot.app.backends import model_dir
-    from bot.training.options import TrainingOptions
 
     training = settings.training
     return TrainingOptions(
         base_model=str(model_dir(settings.inference.model, settings.data_dir)),
-        rank=training.lora_rank,
-        alpha=training.lora_alpha,
+        lora_rank=training.lora_rank,
+        lora_alpha=training.lora_alpha,
         learning_rate=training.learning_rate,
         max_steps=training.max_steps,
         batch_size=training.batch_size,
         max_length=training.max_length,
+        beta=training.beta,
         device=training.device,
         seed=training.seed,
     )
 
 
 def _trainer(settings: Settings) -> Trainer:
-    from bot.training.kto import KTOLoraTrainer
+    from bot.training.kto import LoraKtoTrainer
 
-    return KTOLoraTrainer(_options(settings))  # type: ignore[arg-type]
+    return LoraKtoTrainer(training_options(settings))
 
 
 def _scorer(settings: Settings) -> AdapterScorer:
-    from bot.training.scorer import PeftScorer
+    from bot.training.scorer import LoraScorer
 
-    return PeftScorer(_options(settings))  # type: ignore[arg-type]
+    return LoraScorer(training_options(settings))
 
 
 def run_key(payload: JobPayload) -> str:

@@ -8,6 +8,7 @@ dataclasses, so that each is written once.
 
 from __future__ import annotations
 
+from dataclasses import MISSING, fields
 from typing import Literal
 
 from pydantic import AliasChoices, Field
@@ -15,10 +16,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.core.dataset import DatasetPolicy
 from bot.core.gate import GatePolicy
+from bot.training.options import MIN_BATCH, TrainingOptions
 
 _PREFIX = "KINDRED_TRAIN_"
 _GATE = GatePolicy()
 _DATASET = DatasetPolicy()
+# TrainingOptions has no default base model (the root fills it in), so its defaults are read field by field.
+_OPTIONS = {f.name: f.default for f in fields(TrainingOptions) if f.default is not MISSING}
 
 
 class TrainingSettings(BaseSettings):
@@ -44,15 +48,17 @@ class TrainingSettings(BaseSettings):
     default_consent: bool = Field(
         default=_DATASET.default_consent, validation_alias=AliasChoices("KINDRED_TRAINING_DEFAULT")
     )
-    # LoRA and KTO (bot/training/): rank, alpha, learning rate, steps, batch, sequence length.
-    lora_rank: int = Field(default=16, ge=1, le=256)
-    lora_alpha: int = Field(default=32, ge=1)
-    learning_rate: float = Field(default=5e-5, gt=0, lt=1)
-    max_steps: int = Field(default=40, ge=1)
-    batch_size: int = Field(default=8, ge=4)  # KTO needs at least 4 per batch
-    max_length: int = Field(default=256, ge=32)
-    seed: int = 0
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    # LoRA and KTO (bot/training/): rank, alpha, learning rate, steps, batch, tokens per example,
+    # KTO's β (higher keeps the adapter closer to the base), the seed, where it trains.
+    lora_rank: int = Field(default=_OPTIONS["lora_rank"], ge=1, le=256)
+    lora_alpha: int = Field(default=_OPTIONS["lora_alpha"], ge=1)
+    learning_rate: float = Field(default=_OPTIONS["learning_rate"], gt=0, lt=1)
+    max_steps: int = Field(default=_OPTIONS["max_steps"], ge=1)
+    batch_size: int = Field(default=_OPTIONS["batch_size"], ge=MIN_BATCH)  # KTO's KL needs a batch
+    max_length: int = Field(default=_OPTIONS["max_length"], ge=16)
+    beta: float = Field(default=_OPTIONS["beta"], gt=0)
+    seed: int = _OPTIONS["seed"]
+    device: Literal["auto", "cpu", "cuda"] = _OPTIONS["device"]
     # The gate: a candidate serves only if each check passes (core/gate.py). The held-out margin's
     # gain must clear `min_margin_gain` at `confidence`; the regression loss may rise by
     # `max_loss_rise` (nats per token), the KL to the base reach `max_kl`; agreeing with false
