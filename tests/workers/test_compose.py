@@ -65,7 +65,9 @@ def test_without_a_gpu_the_bot_answers_itself_and_with_one_the_gpu_worker_does(p
 
 def test_every_process_is_a_service_with_a_healthcheck(project: Path) -> None:
     services = resolved(project, *GPU)["services"]
-    assert set(services) == {"postgres", "redis", "bot", "worker-gpu", "worker-cpu", "beat", "flower"}
+    assert set(services) == {
+        "postgres", "redis", "bot", "worker-gpu", "worker-cpu", "worker-train", "beat", "flower"
+    }  # fmt: skip
     assert all("healthcheck" in service for service in services.values())
     assert services["postgres"]["image"].startswith("pgvector/pgvector:")
 
@@ -77,9 +79,17 @@ def test_workers_take_their_queues_and_the_gpu_worker_reserves_a_gpu(project: Pa
     assert gpu["deploy"]["resources"]["reservations"]["devices"] == [
         {"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}
     ]
-    assert cpu["command"][:3] == ["worker", "--queues", "build,default,train"]
+    # Nightly training: on the CPU worker without a GPU, on its own GPU worker with one.
+    plain_cpu = resolved(project)["services"]["worker-cpu"]
+    assert plain_cpu["command"][:3] == ["worker", "--queues", "build,default,train"]
+    assert cpu["command"][:3] == ["worker", "--queues", "build,default"]
+    train = services["worker-train"]
+    assert train["command"][:3] == ["worker", "--queues", "train"]
+    assert train["environment"]["KINDRED_TRAIN_DEVICE"] == "cuda"
+    devices = gpu["deploy"]["resources"]["reservations"]["devices"]
+    assert train["deploy"]["resources"]["reservations"]["devices"] == devices
     assert services["beat"]["command"] == ["beat"]
-    for name in ("bot", "worker-gpu", "worker-cpu", "beat", "flower"):
+    for name in ("bot", "worker-gpu", "worker-cpu", "worker-train", "beat", "flower"):
         assert services[name]["environment"]["REDIS_URL"] == "redis://redis:6379/0"
 
 

@@ -1,0 +1,111 @@
+"""The nightly training job on a real `train` worker (a real Celery process, Redis, SQLite, the tiny
+model, real KTO steps), SIGKILLed mid-run and redelivered: the dead run is recorded failed, the
+redelivered one succeeds, and exactly one adapter version serves.
+
+Sent as beat sends it, with an empty payload: the run is keyed by the Celery task id, which the
+redelivered job keeps, so its start fails the dead run ("delivered again") and starts cleanly.
+Redis hands an unacknowledged job to another worker only after the visibility timeout (in
+production longer than the job's hard limit, hours). The replacement worker here runs with a
+2-second one (KINDRED_VISIBILITY_TIMEOUT_S, as in tests/jobs/test_reliability.py) so that it
+reclaims the killed worker's job at once; the first worker keeps the default, so nothing reclaims
+the job while it still runs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bot.app.jobs import job_registry
+from bot.app.settings import Settings
+from bot.core.nightly import NIGHTLY_JOB, PARTIAL_PREFIX
+from bot.jobs.celery_runner import CeleryJobs
+from bot.store.sqlite import SqliteStore
+from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, redis_url
+from tests.support.learning import rated_replies
+from tests.support.tiny_model import build_tiny_model
+from tests.support.waiting import wait_until
+
+STEPS = 6
+PACE_S = "1.0"
+SHORT_VISIBILITY_S = "2"
+
+
+def training_env(tmp_path: Path, tiny: Path) -> dict[str, str]:
+    """Both workers share one database and one adapters folder; a gate that accepts any candidate,
+    so that the run that finishes promotes (what is tested is the kill, not the gate)."""
+    return {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'kindred.db'}",
+        "KINDRED_ADAPTERS_DIR": str(tmp_path / "adapters"),
+        "KINDRED_MODEL": str(tiny),
+        "KINDRED_TRAIN_MAX_STEPS": str(STEPS),
+        "KINDRED_TRAIN_BATCH_SIZE": "4",
+        "KINDRED_TRAIN_LEARNING_RATE": "0.005",
+        "KINDRED_TRAIN_DEVICE": "cpu",
+        "KINDRED_TRAIN_HELDOUT_SHARE": "0.5",
+        "KINDRED_TRAIN_GATE_CONFIDENCE": "0.51",
+        "KINDRED_TRAIN_GATE_MIN_MARGIN_GAIN": "-1e9",
+        "KINDRED_TRAIN_GATE_MAX_LOSS_RISE": "1e9",
+        "KINDRED_TRAIN_GATE_MAX_KL": "1e9",
+        "KINDRED_TRAIN_GATE_SYCOPHANCY_TOLERANCE": "1",
+        "KINDRED_TEST_TRAIN_PACE_S": PACE_S,
+        "TQDM_DISABLE": "1",
+    }
+
+
+async def mid_run(db: Path) -> bool:
+    """A run is running and has logged at least one training step."""
+    store = await SqliteStore.open(db)
+    try:
+        runs = await store.list_runs(5)
+    finally:
+        await store.close()
+    return bool(runs) and runs[0].status == "running" and any("loss" in s for s in runs[0].steps)
+
+
+async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_serving_adapter(
+    tmp_path: Path,
+) -> None:
+    tiny = build_tiny_model(tmp_path / "tiny")
+    db = tmp_path / "kindred.db"
+    store = await SqliteStore.open(db)
+    await rated_replies(store, 20, datetime.now(UTC) - timedelta(days=1))
+    await store.close()
+
+    url = redis_url(TEST_REDIS_DB + 1)  # its own database: no other worker may take the job
+    flush(url)
+    env = training_env(tmp_path, tiny)
+    app = "tests.workers.training_worker_app"
+    first = Worker(url, tmp_path / "first", queues="train", app=app, **env)
+    second: Worker | None = None
+    jobs = CeleryJobs.connect(url, job_registry(Settings()))  # the submitting side: names and queues
+    try:
+        first.wait_ready()
+        job_id = jobs.submit(NIGHTLY_JOB, {})
+        await wait_until(lambda: mid_run(db), within_s=120, what="a run mid-way through its steps")
+        first.kill()  # SIGKILL: no ack, no cleanup, the run left "running"
+
+        short = {"KINDRED_VISIBILITY_TIMEOUT_S": SHORT_VISIBILITY_S}
+        second = Worker(url, tmp_path / "second", queues="train", app=app, **env, **short)
+        result = await jobs.result(job_id, 240)
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
+        await jobs.close()
+        flush(url)
+
+    assert result["status"] == "succeeded" and result["promoted"] is True, result
+    store = await SqliteStore.open(db)
+    try:
+        runs = await store.list_runs(10)
+        adapters = await store.list_adapters()
+    finally:
+        await store.close()
+    assert [(run.status, run.job_key) for run in runs] == [("succeeded", job_id), ("failed", job_id)]
+    assert "delivered again" in runs[1].message
+    assert [(a.version, a.status, a.path) for a in adapters] == [(result["version"], "serving", "v1")]
+    assert runs[0].adapter_version == result["version"] and runs[1].adapter_version is None
+    folder = tmp_path / "adapters"
+    assert sorted(p.name for p in folder.iterdir()) == ["v1"]  # the dead run's half adapter is gone
+    assert not list(folder.glob(PARTIAL_PREFIX + "*"))
+    assert (folder / "v1" / "adapter_config.json").is_file()

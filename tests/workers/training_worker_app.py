@@ -1,0 +1,37 @@
+"""`celery -A tests.workers.training_worker_app worker --queues train`: Kindred's worker app with
+the one nightly training job, paced by KINDRED_TEST_TRAIN_PACE_S (seconds after each training
+step) so that a test can kill the worker mid-run. Settings from the environment only."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from typing import Any
+
+from celery import Celery
+
+from bot.app.backends import open_store
+from bot.app.settings import load_settings
+from bot.app.training_jobs import nightly_job
+from bot.core.jobs import JobRegistry
+from bot.core.ports import Store
+from workers.app import build_app
+
+
+@cache
+def get_app() -> Celery:
+    settings = load_settings(env_file=None)
+
+    async def opener() -> Store:
+        return await open_store(settings)
+
+    registry = JobRegistry()
+    pace_s = float(os.environ.get("KINDRED_TEST_TRAIN_PACE_S", "0"))
+    registry.add(nightly_job(settings, opener, pace_s=pace_s))
+    return build_app(settings, registry)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("app", "celery"):
+        return get_app()
+    raise AttributeError(name)
