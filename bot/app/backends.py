@@ -58,7 +58,7 @@ async def migrate_store(settings: Settings) -> tuple[str, list[int], list[int]]:
         await store.close()
 
 
-def _quiet_model_loading() -> None:
+def quiet_model_loading() -> None:
     # Progress bars and load reports belong to a developer's console, not a person's chat.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -69,7 +69,7 @@ def _quiet_model_loading() -> None:
 def load_embedder(settings: Settings) -> Embedder:
     """The configured embedder. `auto` prefers ONNX Runtime and falls back to torch, saying why
     in one log line; `onnx` fails instead of falling back."""
-    _quiet_model_loading()
+    quiet_model_loading()
     runtime, model = settings.inference.embedding_runtime, settings.inference.embedding_model
     if runtime != "torch":
         from bot.inference.onnx_embedder import OnnxEmbedder
@@ -94,7 +94,7 @@ def model_dir(name: str, data_dir: Path) -> Path:
 def load_inference(settings: Settings) -> Inference:
     """The configured backend: the local engine (loads the model; blocks), an OpenAI-compatible
     server, or GPU workers over Celery (`celery`: loads only the tokenizer)."""
-    _quiet_model_loading()
+    quiet_model_loading()
     inference = settings.inference
     if inference.backend == "openai":
         return _openai_inference(inference, settings)
@@ -139,7 +139,7 @@ def _openai_inference(inference: InferenceSettings, settings: Settings) -> Infer
 
 def load_local_inference(settings: Settings) -> LocalInference:
     """The local engine (transformers, this process): loads the model, which blocks a while."""
-    _quiet_model_loading()
+    quiet_model_loading()
     from bot.inference.local import LocalInference, Sampling
 
     temperature = settings.inference.temperature

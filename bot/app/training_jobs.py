@@ -130,7 +130,9 @@ class TrainingModels:
 def training_options(settings: Settings) -> TrainingOptions:
     """The trainer's and the scorer's options. The base model is the one replies come from
     (KINDRED_MODEL, prepared once under the data dir), so an adapter fits the model it serves."""
-    from bot.app.backends import model_dir
+    from bot.app.backends import model_dir, quiet_model_loading
+
+    quiet_model_loading()  # no progress bars from datasets and TRL in a worker's log
 
     training = settings.training
     return TrainingOptions(
