@@ -37,9 +37,12 @@ def test_every_job_is_named_by_topic_and_its_visibility_margin_holds() -> None:
         "kindred.store.upkeep",
         "kindred.memory.extract",
         "kindred.memory.upkeep",
+        "kindred.training.nightly",
         "kindred.inference.generate",
     ]
     assert registry.get("kindred.inference.generate").spec.queue == "gpu"
+    nightly = registry.get("kindred.training.nightly").spec
+    assert nightly.queue == "train" and nightly.soft_s == 180 * 60 and nightly.hard_s > nightly.soft_s
     assert all(name.startswith("kindred.") and name.count(".") == 2 for name in names)
     assert visibility_timeout_s(registry.longest_hard_limit_s(), None) > registry.longest_hard_limit_s()
     assert visibility_timeout_s(8 * 3600, None) > 8 * 3600  # a nightly training run of 8 h
