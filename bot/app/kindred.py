@@ -9,7 +9,7 @@ from pathlib import Path
 from bot.adapters.base import Services
 from bot.app.backends import load_embedder, load_inference, open_store
 from bot.app.jobs import extraction_submitter, job_registry, load_jobs
-from bot.app.memory_jobs import Models
+from bot.app.memory_jobs import Models, reward_weights
 from bot.app.settings import Settings, id_set
 from bot.core.access import Access
 from bot.core.controls import Controls
@@ -18,7 +18,6 @@ from bot.core.jobs import Jobs
 from bot.core.loading import LoadOnce
 from bot.core.ports import Embedder, Store
 from bot.core.ratelimit import RateLimiter
-from bot.core.reward import RewardWeights
 from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
 from bot.core.training_commands import TrainingCommands
 
@@ -88,12 +87,7 @@ def policy(settings: Settings) -> ConversationPolicy:
             mix=memory.weight_mix,
             favoured_reward=memory.favoured_reward,
         ),
-        reward=RewardWeights(
-            alpha=memory.reward_alpha,
-            beta=memory.reward_beta,
-            gamma=memory.reward_gamma,
-            session_gap=timedelta(minutes=memory.session_gap_minutes),
-        ),
+        reward=reward_weights(memory),
     )
 
 

@@ -25,12 +25,23 @@ from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.loading import LoadOnce
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.remember import remember_turn
+from bot.core.reward import RewardWeights
 
 log = logging.getLogger(__name__)
 
 EXTRACT_JOB = "kindred.memory.extract"
 UPKEEP_JOB = "kindred.memory.upkeep"
 PEOPLE_PAGE = 200
+
+
+def reward_weights(memory: MemorySettings) -> RewardWeights:
+    """R's weights from the settings: what recall credits and what a night labels by."""
+    return RewardWeights(
+        alpha=memory.reward_alpha,
+        beta=memory.reward_beta,
+        gamma=memory.reward_gamma,
+        session_gap=timedelta(minutes=memory.session_gap_minutes),
+    )
 
 
 @dataclass(frozen=True, slots=True)

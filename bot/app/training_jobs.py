@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bot.app.memory_jobs import reward_weights
 from bot.app.settings import Settings
 from bot.app.training_settings import TrainingSettings
 from bot.core.dataset import DatasetPolicy, build_dataset
@@ -28,7 +29,6 @@ from bot.core.loading import LoadOnce
 from bot.core.models import JSONObject
 from bot.core.nightly import NIGHTLY_JOB, NightlyPolicy, run_nightly, weights
 from bot.core.ports import AdapterScorer, Store, Trainer
-from bot.core.reward import RewardWeights
 from bot.training.options import TrainingOptions
 
 # The hard limit lets a run past its soft limit record itself failed before the worker is killed.
@@ -46,12 +46,7 @@ def nightly_policy(settings: Settings, *, pace_s: float = 0.0) -> NightlyPolicy:
             heldout_share=training.heldout_share,
             min_per_label=training.min_examples,
         ),
-        reward=RewardWeights(
-            alpha=memory.reward_alpha,
-            beta=memory.reward_beta,
-            gamma=memory.reward_gamma,
-            session_gap=timedelta(minutes=memory.session_gap_minutes),
-        ),
+        reward=reward_weights(memory),
         gate=gate_policy(training),
         stale_after=timedelta(minutes=training.stale_minutes),
         pace_s=pace_s,
