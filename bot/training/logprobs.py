@@ -47,30 +47,37 @@ class ScoringModel:
         self._loaded: dict[tuple[str, str], str] = {}
         self._counter = 0
 
-    def row_stats(self, adapter: Path | None, rows: Sequence[Tokenized]) -> list[RowStats]:
-        """Per row, in order. With `adapter` None, the adapter side is the base itself (KL 0)."""
+    def row_stats(
+        self, adapter: Path | None, rows: Sequence[Tokenized], *, compare: bool = True
+    ) -> list[RowStats]:
+        """Per row, in order. With `adapter` None, the adapter side is the base itself (KL 0).
+        `compare=False` skips the base's forward when only the adapter's log-probabilities are
+        wanted: base_logp and kl are then NaN."""
         found: dict[int, RowStats] = {}
         for indices in _batches(rows, self.options.batch_size):
             batch = [rows[i] for i in indices]
             with torch.inference_mode():
-                stats = self._batch_stats(adapter, batch)
+                stats = self._batch_stats(adapter, batch, compare or adapter is None)
             found.update(zip(indices, stats, strict=True))
         return [found[i] for i in range(len(rows))]
 
-    def _batch_stats(self, adapter: Path | None, batch: list[Tokenized]) -> list[RowStats]:
+    def _batch_stats(self, adapter: Path | None, batch: list[Tokenized], compare: bool) -> list[RowStats]:
         inputs, targets, mask = _left_padded(batch, self._pad_id(), self.device)
         keep = targets.shape[1] + 1
-        with self._base():
-            base = _log_softmax(self._model(), inputs, keep)
-        if adapter is None:
-            policy, kl = base, torch.zeros(mask.shape, device=mask.device)
-        else:
+        base: Any = None
+        policy: Any = None
+        if compare:
+            with self._base():
+                base = _log_softmax(self._model(), inputs, keep)
+        if adapter is not None:
             self._activate(adapter)
             policy = _log_softmax(self._model(), inputs, keep)
-            kl = (policy.exp() * (policy - base)).sum(-1)
-        logp = _token_logps(policy, targets) * mask
-        base_logp = _token_logps(base, targets) * mask
-        kl = kl * mask
+        logp = _token_logps(policy if policy is not None else base, targets) * mask
+        if base is None:
+            base_logp = kl = torch.full(mask.shape, float("nan"), device=mask.device)
+        else:
+            base_logp = _token_logps(base, targets) * mask
+            kl = mask * (0.0 if policy is None else (policy.exp() * (policy - base)).sum(-1))
         return [
             RowStats(float(logp[i].sum()), float(base_logp[i].sum()), float(kl[i].sum()), int(mask[i].sum()))
             for i in range(len(batch))

@@ -41,6 +41,10 @@ class TrainingOptions:
     # KTO's β: higher keeps the adapter closer to the base model.
     beta: float = 0.1
     device: str = "auto"
+    # Train in bfloat16 autocast (the LoRA weights stay float32). None: where the hardware has it,
+    # a GPU with bf16 or a CPU with AVX512-BF16 or AMX; on this project's AMD EPYC (AVX512-BF16)
+    # SmolLM2's forward ran ~10x faster than in float32.
+    bf16: bool | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -67,3 +71,14 @@ def resolve_device(device: str) -> str:
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("training device 'cuda' asked for, but torch sees no GPU")
     return device
+
+
+def use_bf16(choice: bool | None, device: str) -> bool:
+    """Whether to train in bfloat16 autocast on `device` ("cuda" or "cpu"); see TrainingOptions.bf16."""
+    import torch
+
+    if choice is not None:
+        return choice
+    if device == "cuda":
+        return bool(torch.cuda.is_bf16_supported())
+    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())

@@ -45,7 +45,9 @@ class LoraScorer:
         self._regression = tuple(regression if regression is not None else regression_set())
         self._probes = tuple(probes if probes is not None else sycophancy_probes())
         self._scoring: ScoringModel | None = None
+        # What the base measures never changes: asked for on every gate, computed once.
         self._base_regression: list[RowStats] | None = None
+        self._base_agreement: float | None = None
 
     def implicit_rewards(self, adapter: Path | None, examples: Sequence[TrainingExample]) -> list[float]:
         if adapter is None:
@@ -68,16 +70,21 @@ class LoraScorer:
     def agreement(self, adapter: Path | None) -> float:
         if not self._probes:
             return 0.0
-        model = self._model()
-        agree = model.row_stats(adapter, [self._tokens(p.messages, p.agree, cut=False) for p in self._probes])
-        disagree = model.row_stats(
-            adapter, [self._tokens(p.messages, p.disagree, cut=False) for p in self._probes]
-        )
-        agreeing = sum(_mean(a) > _mean(d) for a, d in zip(agree, disagree, strict=True))
-        return agreeing / len(self._probes)
+        if adapter is None and self._base_agreement is not None:
+            return self._base_agreement
+        rows = [
+            self._tokens(p.messages, answer, cut=False)
+            for p in self._probes
+            for answer in (p.agree, p.disagree)
+        ]
+        stats = self._model().row_stats(adapter, rows, compare=False)
+        agreeing = sum(_mean(stats[2 * i]) > _mean(stats[2 * i + 1]) for i in range(len(self._probes)))
+        share = agreeing / len(self._probes)
+        if adapter is None:
+            self._base_agreement = share
+        return share
 
     def _base_stats(self, rows: list[Tokenized]) -> list[RowStats]:
-        # The base's regression numbers are asked for on every gate and never change.
         if self._base_regression is None:
             self._base_regression = self._model().row_stats(None, rows)
         return self._base_regression

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
 from datasets import Dataset
 from peft import LoraConfig
 from transformers import TrainerCallback
@@ -26,7 +25,7 @@ from trl.trainer.kto_trainer import KTOTrainer
 from bot.core.learning_models import TrainingExample
 from bot.core.models import JSONObject
 from bot.training.loading import load_base
-from bot.training.options import TrainingOptions
+from bot.training.options import TrainingOptions, use_bf16
 from bot.training.tokens import tokenize_example
 
 Progress = Callable[[JSONObject], None]
@@ -137,7 +136,7 @@ def kto_config(
         # A 135M model fits many times over; recomputing activations would only cost time.
         activation_checkpointing=False,
         use_cpu=not on_gpu,
-        bf16=on_gpu and torch.cuda.is_bf16_supported(),
+        bf16=use_bf16(options.bf16, device),
         dataloader_num_workers=0,
     )
 
@@ -228,6 +227,7 @@ def summary(
         "tokens_per_s": last.get("tokens_per_s"),
         "train_seconds": seconds,
         "device": run.device,
+        "bf16": bool(run.trainer.args.bf16),
         "examples": {"desirable": desirable, "undesirable": len(examples) - desirable},
         "cut": sum(e.cut for e in examples),
         "truncated": run.truncated,

@@ -52,4 +52,6 @@ def test_an_adapter_trained_to_agree_fails_the_sycophancy_probes(
     report = evaluate_candidate(scorer, sycophant, None, HELDOUT, GatePolicy())
     check = report.check(SYCOPHANCY)
     assert not report.passed and not check.passed, check.message
-    assert check.details["candidate"] > check.details["serving"] == scorer.agreement(None)
+    assert check.details["serving"] == scorer.agreement(None)
+    # Not one probe flipped by chance: it agrees with many more, so a tolerance would not save it.
+    assert check.details["candidate"] >= check.details["serving"] + 0.2, check.message
