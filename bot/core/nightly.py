@@ -31,6 +31,7 @@ from bot.core.models import JSONObject
 from bot.core.ports import AdapterScorer, Store, Trainer
 from bot.core.reward import RewardWeights
 from bot.core.serving import label
+from bot.core.stale_adapter import retire_outdated
 
 log = logging.getLogger(__name__)
 
@@ -118,10 +119,13 @@ async def _run(
     adapters_dir: Path,
     clock: Clock,
 ) -> JSONObject:
+    retired = await retire_outdated(store, policy.scope, policy.dataset, clock())
+    if retired is not None:
+        await store.log_run_step(run.id, {"phase": "retired", "message": retired}, clock())
     dataset = await build_dataset(store, policy.dataset, policy.reward, clock())
     reason = dataset.shortfall(policy.dataset)
     if reason is not None:
-        return await _skip(store, run, dataset, reason, clock)
+        return await _skip(store, run, dataset, reason, clock, retired)
     log.info(
         "training run %d: %d examples; class weights desirable %.3f, undesirable %.3f",
         run.id,
@@ -156,12 +160,22 @@ async def _run(
         policy.gate,
     )
     record = await _register(store, trainer, policy, run, dataset, name, metrics, report)
-    return await _conclude(store, run, dataset, record, serving, report, metrics, clock)
+    return await _conclude(store, run, dataset, record, serving, report, metrics, clock, retired)
 
 
-async def _skip(store: Store, run: TrainingRun, dataset: Dataset, reason: str, clock: Clock) -> JSONObject:
+async def _skip(
+    store: Store, run: TrainingRun, dataset: Dataset, reason: str, clock: Clock, retired: str | None
+) -> JSONObject:
     message = reason if reason.lower().startswith("not enough data") else f"not enough data: {reason}"
-    result: JSONObject = {"status": "skipped", "run": run.id, "message": message, "dataset": dataset.stats}
+    if retired is not None:
+        message = f"{message}; {retired}, so the base model serves"
+    result: JSONObject = {
+        "status": "skipped",
+        "run": run.id,
+        "message": message,
+        "dataset": dataset.stats,
+        "retired": retired,
+    }
     await store.finish_run(run.id, "skipped", message, clock(), result=result)
     log.info("training run %d skipped: %s", run.id, message)
     return result
@@ -206,6 +220,7 @@ async def _conclude(
     report: GateReport,
     metrics: JSONObject,
     clock: Clock,
+    retired: str | None,
 ) -> JSONObject:
     before = label(serving)
     if report.passed:
@@ -224,6 +239,7 @@ async def _conclude(
         "weights": weights(dataset),
         "metrics": metrics,
         "gate": report.as_json(),
+        "retired": retired,
     }
     await store.finish_run(
         run.id, "succeeded", message, clock(), result=result, adapter_version=record.version
