@@ -104,6 +104,11 @@ def tokenized_dataset(
         tokenize_example(tokenizer, e.prompt, e.completion, cut=e.cut, max_length=options.max_length)
         for e in order
     ]
+    # An empty cut reply has no token to learn from (and KTO would average over nothing).
+    kept = [(e, r) for e, r in zip(order, rows, strict=True) if r.completion_ids]
+    order, rows = [e for e, _ in kept], [r for _, r in kept]
+    if len(order) < 2:
+        raise ValueError(f"KTO needs at least 2 examples with a reply, got {len(order)}")
     data = Dataset.from_dict(
         {
             "prompt_ids": [r.prompt_ids for r in rows],

@@ -73,6 +73,15 @@ def test_cut_replies_are_tokenized_without_the_end_token(tiny_options: TrainingO
             assert int(ids[last]) == row["completion_ids"][-1]
 
 
+def test_an_empty_cut_reply_is_left_out(tiny_options: TrainingOptions) -> None:
+    from bot.training.trl_kto import build_trainer
+
+    examples = [*question_back(0, 4), TrainingExample(99, question_back(0, 1)[0].prompt, "", True, cut=True)]
+    with tempfile.TemporaryDirectory() as scratch:
+        run = build_trainer(tiny_options, examples, scratch, lambda _: None, 1.0, 1.0)
+        assert len(run.trainer.train_dataset) == 4
+
+
 def test_too_few_examples_or_a_bad_weight_are_refused(tiny_options: TrainingOptions, tmp_path: Path) -> None:
     trainer = LoraKtoTrainer(tiny_options)
     with pytest.raises(ValueError, match="at least 2"):
