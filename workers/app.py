@@ -18,6 +18,7 @@ from typing import Any
 from celery import Celery
 
 from bot.app.jobs import job_registry
+from bot.app.schedule import schedule_entries
 from bot.app.settings import Settings, load_settings
 from bot.core.errors import ConfigError
 from bot.core.jobs import JobRegistry
@@ -35,7 +36,7 @@ def build_app(settings: Settings, registry: JobRegistry) -> Celery:
     app.conf.update(
         timezone="UTC",
         enable_utc=True,
-        beat_schedule=beat_schedule(workers),
+        beat_schedule=beat_schedule(schedule_entries(workers, settings.training)),
         beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),
     )
     for job in registry:

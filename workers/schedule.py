@@ -1,10 +1,6 @@
-"""Beat's one schedule: every periodic job, its time from the settings (UTC crontabs).
-
-Now: store upkeep (`kindred.store.upkeep`, KINDRED_UPKEEP_CRON): SQLite `PRAGMA optimize` and a
-WAL checkpoint, or PostgreSQL `ANALYZE`; memory upkeep (`kindred.memory.upkeep`,
-KINDRED_MEMORY_UPKEEP_CRON): external checks and consolidation for every person. Still to come,
-each with its own issue and setting: nightly LoRA training ([learning]), proactive
-check-ins. They are not scheduled before they exist.
+"""Beat's one schedule: the entries of `bot/app/schedule.py` (every periodic job, its time from the
+settings, UTC crontabs) as Celery's `beat_schedule`. Without a broker, `kindred run` runs the same
+entries itself (`bot/jobs/schedule.py`).
 
 Run exactly one beat: two would send every periodic job twice. `kindred beat` holds a Redis
 lock (`kindred:beat`, SET NX with a TTL it renews) and refuses to start while another holds it.
@@ -12,43 +8,32 @@ lock (`kindred:beat`, SET NX with a TTL it renews) and refuses to start while an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from celery.schedules import crontab
 
-from bot.app.settings import WorkerSettings
+from bot.core.cron import Cron, ScheduleEntry
 from bot.core.errors import ConfigError
 from bot.core.jobs import queue_for
 
-UPKEEP_JOB = "kindred.store.upkeep"
-MEMORY_UPKEEP_JOB = "kindred.memory.upkeep"
 
-
-def cron(expression: str, setting: str) -> crontab:
-    """A 5-field crontab (minute hour day-of-month month day-of-week); ConfigError names `setting`."""
-    fields = expression.split()
-    if len(fields) != 5:
-        raise ConfigError(f"invalid configuration: {setting}: needs 5 crontab fields, got {len(fields)}")
-    minute, hour, day_of_month, month, day_of_week = fields
+def cron(expression: Cron) -> crontab:
+    """Celery's crontab of an expression that `bot.core.cron.parse_cron` already checked."""
+    minute, hour, day_of_month, month, day_of_week = expression.expression.split()
     try:
-        schedule = crontab(minute, hour, day_of_week, day_of_month, month)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"invalid configuration: {setting}: {exc}") from None
-    return schedule
+        return crontab(minute, hour, day_of_week, day_of_month, month)
+    except (ValueError, TypeError) as exc:  # a form our parser takes and Celery's does not
+        raise ConfigError(f"invalid configuration: crontab {expression.expression!r}: {exc}") from None
 
 
-def beat_schedule(workers: WorkerSettings) -> dict[str, dict[str, Any]]:
+def beat_schedule(entries: Sequence[ScheduleEntry]) -> dict[str, dict[str, Any]]:
     return {
-        "store-upkeep": {
-            "task": UPKEEP_JOB,
-            "schedule": cron(workers.upkeep_cron, "KINDRED_UPKEEP_CRON"),
-            "args": ({},),
-            "options": {"queue": queue_for(UPKEEP_JOB)},
-        },
-        "memory-upkeep": {
-            "task": MEMORY_UPKEEP_JOB,
-            "schedule": cron(workers.memory_upkeep_cron, "KINDRED_MEMORY_UPKEEP_CRON"),
-            "args": ({},),
-            "options": {"queue": queue_for(MEMORY_UPKEEP_JOB)},
-        },
+        entry.name: {
+            "task": entry.job,
+            "schedule": cron(entry.cron),
+            "args": (dict(entry.payload or {}),),
+            "options": {"queue": queue_for(entry.job)},
+        }
+        for entry in entries
     }

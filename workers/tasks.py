@@ -54,7 +54,7 @@ def kindred_task(app: Celery, spec: JobSpec) -> Callable[[JobFunction], Any]:
 def run_job(task: Any, job: Job, payload: JobPayload) -> JobPayload:
     spec, job_id, attempt = job.spec, task.request.id, task.request.retries
     try:
-        return asyncio.run(run_attempt(job, payload))
+        return asyncio.run(run_attempt(job, payload, job_id))
     except SoftTimeLimitExceeded:
         error: JobError = JobTimeout(f"{spec.name} ran past its time limit of {spec.soft_s:g} s")
     except JobError as exc:

@@ -9,6 +9,7 @@ from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation
 from bot.core.ratelimit import RateLimiter
+from bot.core.training_commands import TrainingCommands
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,8 @@ class Services:
     controls: Controls
     limiter: RateLimiter
     access: Access
+    # The admins' /train_now and /rollback; None where learning is not wired (a test, a tool).
+    training: TrainingCommands | None = None
 
 
 class PlatformAdapter(Protocol):

@@ -23,6 +23,7 @@ HELP = (
     "/confirm ID — tell me a memory is right\n"
     "/correct ID TEXT — tell me what is true instead\n"
     "/react EMOJI — react to my last reply\n"
+    "/privacy — what I keep and why; /privacy training on|off — whether your rated replies train me\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
 CHAT_ID = "console"
@@ -137,7 +138,7 @@ class ConsoleChat:
             self._say(HELP)
         elif command == "/react":
             await self._react(rest)
-        elif command in ("/memories", "/forget", "/confirm", "/correct"):
+        elif command in ("/memories", "/forget", "/confirm", "/correct", "/privacy"):
             await self._controlled(self._memory_command(command, rest))
         else:
             await self._chat(text)
@@ -154,17 +155,19 @@ class ConsoleChat:
         if controls is None:
             self._say(NO_CONTROLS)
         elif command == "/memories":
-            page = await controls.memories_page(self.user_id, page_number(argument or "1"))
+            page = await controls.memories_page(self.user_id, page_number(argument or "1"), chat_id=CHAT_ID)
             self._say(page.render() + (f"\nOlder: /memories {page.page + 1}" if page.has_next else ""))
         elif command == "/forget" and argument.lower() in ("all", "everything"):
             self.asked_forget_all = True
             self._say(FORGET_ALL_PROMPT)
         elif command == "/forget":
-            self._say(await controls.forget_one(self.user_id, argument))
+            self._say(await controls.forget_one(self.user_id, argument, chat_id=CHAT_ID))
         elif command == "/confirm":
-            self._say(await controls.confirm(self.user_id, argument))
+            self._say(await controls.confirm(self.user_id, argument, chat_id=CHAT_ID))
+        elif command == "/privacy":
+            self._say(await controls.privacy(self.user_id, argument))
         else:
-            self._say(await controls.correct(self.user_id, argument))
+            self._say(await controls.correct(self.user_id, argument, chat_id=CHAT_ID))
 
     async def _forget_all(self, sure: bool) -> None:
         if sure and self.controls is not None:

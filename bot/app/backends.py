@@ -85,7 +85,7 @@ def load_embedder(settings: Settings) -> Embedder:
     return SentenceTransformerEmbedder.load(model)
 
 
-def _model_dir(name: str, data_dir: Path) -> Path:
+def model_dir(name: str, data_dir: Path) -> Path:
     from bot.inference.model_files import prepare_model
 
     return prepare_model(name, data_dir)
@@ -109,7 +109,7 @@ def load_inference(settings: Settings) -> Inference:
         return RemoteInference.connect(
             load_jobs(settings),
             settings.workers.redis_url,
-            _model_dir(inference.model, settings.data_dir),
+            model_dir(inference.model, settings.data_dir),
             wait_s=inference.wait_s,
             timeout_s=inference.generation_timeout_s,
         )
@@ -123,7 +123,7 @@ def _openai_inference(inference: InferenceSettings, settings: Settings) -> Infer
     key = inference.openai_api_key.get_secret_value() if inference.openai_api_key else None
     counter = None
     if inference.openai_tokenizer:
-        counter = local_token_counter(_model_dir(inference.openai_tokenizer, settings.data_dir))
+        counter = local_token_counter(model_dir(inference.openai_tokenizer, settings.data_dir))
     return OpenAICompatInference(
         inference.openai_base_url,
         model=inference.openai_model,
@@ -144,7 +144,7 @@ def load_local_inference(settings: Settings) -> LocalInference:
 
     temperature = settings.inference.temperature
     return LocalInference.load(
-        _model_dir(settings.inference.model, settings.data_dir),
+        model_dir(settings.inference.model, settings.data_dir),
         device=settings.inference.device,
         sampling=None if temperature is None else Sampling(temperature=temperature),
         timeout_s=settings.inference.generation_timeout_s,

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from bot.app.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
 from bot.app.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
 from bot.app.settings import Settings
+from bot.app.training_jobs import add_training_jobs
 from bot.core.errors import ConfigError, JobError, QueueUnavailable
 from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
 from bot.core.loading import LoadOnce
@@ -21,8 +22,8 @@ MODEL_LOAD_ALLOWANCE_S = 300.0
 
 
 def job_registry(settings: Settings, models: Models | None = None) -> JobRegistry:
-    """Every job: store upkeep, memory extraction and upkeep, inference on GPU workers; nightly
-    training and check-ins join later. `models`: the embedder and model this process already
+    """Every job: store upkeep, memory extraction and upkeep, nightly training, inference on GPU
+    workers; check-ins join later. `models`: the embedder and model this process already
     loaded (in-process jobs), else loaded on first use."""
     registry = JobRegistry()
     models = models or Models(
@@ -43,6 +44,7 @@ def job_registry(settings: Settings, models: Models | None = None) -> JobRegistr
 
     options = MemoryJobOptions.of(settings.memory, settings.inference.generation_timeout_s)
     add_memory_jobs(registry, options, opener, models)
+    add_training_jobs(registry, settings, opener)
     registry.add(generate_job(settings))
     return registry
 

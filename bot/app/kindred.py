@@ -20,6 +20,7 @@ from bot.core.ports import Embedder, Store
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import RewardWeights
 from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
+from bot.core.training_commands import TrainingCommands
 
 
 @dataclass
@@ -98,10 +99,19 @@ def policy(settings: Settings) -> ConversationPolicy:
 
 def services(kindred: Kindred) -> Services:
     """What the chat-platform adapters are handed."""
-    chat = kindred.settings.chat
+    chat, training = kindred.settings.chat, kindred.settings.training
     return Services(
         conversation=kindred.conversation,
-        controls=Controls(kindred.store, chat.persona, embedder=kindred.embedder),
+        controls=Controls(
+            kindred.store,
+            chat.persona,
+            embedder=kindred.embedder,
+            default_training_consent=training.default_consent,
+            session_gap=timedelta(minutes=kindred.settings.memory.session_gap_minutes),
+        ),
         limiter=RateLimiter(chat.user_messages_per_minute, chat.user_message_burst),
         access=Access(id_set(chat.allowed_ids), id_set(chat.admin_ids) or frozenset()),
+        training=TrainingCommands(
+            kindred.store, kindred.jobs.submit, stale_after=timedelta(minutes=training.stale_minutes)
+        ),
     )

@@ -1,6 +1,7 @@
 """What each surface is built from: the chat platforms' own options, the terminal chat, the web
-server with its webhooks and admin page, and beat's lock. Settings become each part's own frozen
-options here, so that no adapter ever reads `Settings`."""
+server with its webhooks and admin page, beat's lock, and the in-process schedule that stands in
+for beat without a broker. Settings become each part's own frozen options here, so that no
+adapter ever reads `Settings`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from bot.adapters.discord.options import DiscordOptions
     from bot.adapters.telegram.adapter import TelegramConfig
     from bot.jobs.beat_lock import BeatLock
+    from bot.jobs.schedule import InProcessSchedule
     from bot.web.app import WebhookHandler, WebServer
 
 
@@ -93,6 +95,18 @@ def web_server(
         password = settings.web.admin_password.get_secret_value()
         admin = AdminPage(kindred.store, kindred.jobs.depths, password, settings.workers.flower_url)
     return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin))
+
+
+def in_process_schedule(settings: Settings, kindred: Kindred) -> InProcessSchedule | None:
+    """Beat's entries run by this process when jobs run here (no REDIS_URL); with a broker, the
+    one `kindred beat` sends them, and this process sends nothing."""
+    if settings.workers.redis_url:
+        return None
+    from bot.app.schedule import schedule_entries
+    from bot.jobs.schedule import InProcessSchedule
+
+    entries = schedule_entries(settings.workers, settings.training)
+    return InProcessSchedule(entries, kindred.jobs.submit)
 
 
 def console_chat(kindred: Kindred, user_id: str, io: ConsoleIO | None = None) -> ConsoleChat:

@@ -27,6 +27,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.adapters.telegram.secret import derived_webhook_secret
+from bot.app.training_settings import TrainingSettings
 from bot.core.consolidation import ConsolidationPolicy
 from bot.core.conversation import ConversationPolicy
 from bot.core.errors import ConfigError
@@ -318,6 +319,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "memory": MemorySettings,
     "workers": WorkerSettings,
     "web": WebSettings,
+    "training": TrainingSettings,
 }
 
 
@@ -335,6 +337,7 @@ class Settings(BaseModel):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     workers: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    training: TrainingSettings = Field(default_factory=TrainingSettings)
 
     @property
     def data_dir(self) -> Path:
@@ -346,6 +349,8 @@ class Settings(BaseModel):
 
     @property
     def adapters_path(self) -> Path:
+        """Where adapter versions live: the local engine, GPU workers, the OpenAI backend's loader
+        and the trainer all read this one folder (unset: under the data dir, in the data volume)."""
         configured = self.inference.adapters_dir
         return configured if configured is not None else self.general.data_dir / "adapters"
 

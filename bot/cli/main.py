@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app.settings import Settings, load_settings, secret_values
+from bot.cli import train as cli_train
 from bot.cli import workers as cli_workers
 from bot.cli.logs import setup_logging
 from bot.core.errors import KindredError
@@ -82,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     export = verbs.add_parser("export", help="write one user's memories as JSONL to stdout")
     export.add_argument("--user", required=True, type=user_name)
     cli_workers.add_commands(commands)
+    cli_train.add_commands(commands)
     return parser
 
 
@@ -122,6 +124,10 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
         return _stats
     if args.command in cli_workers.HANDLERS:
         return cli_workers.HANDLERS[args.command]
+    if args.command == "train":
+        return cli_train.TRAIN_HANDLERS[args.verb]
+    if args.command == "adapters":
+        return cli_train.ADAPTER_HANDLERS[args.verb]
     return cli_memory.HANDLERS[args.verb]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.adapters.base import PlatformAdapter
 from bot.app.kindred import Kindred, build, services
-from bot.app.platforms import Platforms, configured, platforms, web_server
+from bot.app.platforms import Platforms, configured, in_process_schedule, platforms, web_server
 from bot.app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int
         return _health(kindred, found)
 
     web = web_server(settings, kindred, found, health)
+    schedule = in_process_schedule(settings, kindred)
     started: list[PlatformAdapter] = []
     try:
         # The web server first: Telegram may post to the webhook the moment it is set.
@@ -47,10 +48,14 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int
         for adapter in found.adapters:
             await adapter.start()
             started.append(adapter)
+        if schedule is not None:
+            schedule.start()  # no broker, so no beat: the nightly jobs run from here
         names = ", ".join(a.name for a in found.adapters)
         print(f"kindred: serving {names}; Ctrl-C stops", file=sys.stderr)
         await stop.wait()
     finally:
+        if schedule is not None:
+            await schedule.close()
         for adapter in reversed(started):
             try:
                 # A platform that hangs on its way out must not keep unsaved words from the spill.

@@ -9,14 +9,15 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from bot.core import curation, memory_ops
+from bot.core import curation, memory_ops, signals
 from bot.core.errors import InvalidInput, StoreUnavailable
 from bot.core.kinds import UNLISTED
 from bot.core.memory_file import listing_record
 from bot.core.models import Memory, Revision
 from bot.core.ports import Embedder, Store
+from bot.core.reward import RewardWeights
 from bot.core.text import clean_message
 
 log = logging.getLogger(__name__)
@@ -24,16 +25,34 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 5
 MAX_CORRECTION_CHARS = 500
 FOOTER = "Forget one with /forget ID, confirm it with /confirm ID, fix it with /correct ID new text."
+# A control used within this time after a reply answers it (the reward's session gap).
+SESSION_GAP = RewardWeights().session_gap
 # A memory line in a chat list: enough to recognise it, short enough for a phone screen.
 LINE_CHARS = 160
 
 PRIVACY = (
     "What I keep: the messages you send me, as memories that only your conversations with me can "
-    "recall; my replies, as our conversation (never as memories about you); and the reactions you "
-    "give my replies. I use them to answer you better and, at night, to improve how I reply. "
-    "Nothing is shared with other people or sold. /memories shows what I remember of what you told "
-    "me, /forget deletes one memory or all of them, and /export sends you everything, my replies "
-    "included, as a file."
+    "recall; my replies, as our conversation (never as memories about you), each with what I was "
+    "given to write it; and the reactions you give my replies. I use them to answer you better. "
+    "Each night, people's reactions also train a small adapter that improves how I reply; people "
+    "who switch training off are left out of it. Nothing is shared with other people or sold. "
+    "/memories shows what I remember of what you told me, /forget deletes one memory or all of "
+    "them, and /export sends you everything, my replies included, as a file. What you forget "
+    "leaves every later training set, and since every night trains again from the base model, the "
+    "model I serve forgets it within one night."
+)
+PRIVACY_USAGE = (
+    "/privacy shows what I keep and why. /privacy training off leaves your replies out of the "
+    "nightly training; /privacy training on lets them in again."
+)
+TRAINING_OFF = (
+    "Done: training is off for you. From tonight on, none of your replies or reactions train the "
+    "model, and since every night trains again from the base model, what it learnt from them goes "
+    "within one night. /privacy training on turns it back on."
+)
+TRAINING_ON = (
+    "Done: training is on for you. From tonight on, your reactions to my replies help train how I "
+    "reply. /privacy training off turns it off again."
 )
 APP_SOON = (
     "Building small web tools for you is coming soon. For now I can chat, remember, and forget on request."
@@ -131,6 +150,17 @@ def page_number(text: str) -> int:
     return max(whole_number(text) or 1, 1)
 
 
+def training_setting(consent: bool | None, default: bool) -> str:
+    """One line: whether this person's replies train tonight, and why."""
+    on = default if consent is None else consent
+    why = "the default here" if consent is None else "your choice"
+    change = "off" if on else "on"
+    return (
+        f"Training with your replies: {'on' if on else 'off'} ({why}). "
+        f"/privacy training {change} turns it {change}."
+    )
+
+
 def help_text(persona_name: str = "Kindred") -> str:
     commands = "\n".join(f"/{c.name} — {c.description}" for c in COMMANDS)
     return (
@@ -148,17 +178,25 @@ class Controls:
         page_size: int = PAGE_SIZE,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         embedder: Embedder | None = None,
+        default_training_consent: bool = True,
+        session_gap: timedelta = SESSION_GAP,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.persona = persona
         self.page_size = page_size
         self._clock = clock
+        # The admin's choice for people who never used /privacy training (core/dataset.py).
+        self.default_training_consent = default_training_consent
+        # A control used this soon after a reply counts as a tool use of it (core/signals.py).
+        self.session_gap = session_gap
 
-    async def memories_page(self, user_id: str, page: int) -> MemoryPage:
+    async def memories_page(self, user_id: str, page: int, *, chat_id: str | None = None) -> MemoryPage:
         """Newest first: the latest memories are the ones a person checks. What the person said,
         what was extracted from it, and summaries; the bot's replies are in the chat itself, and
-        in /export (core/kinds.py: UNLISTED)."""
+        in /export (core/kinds.py: UNLISTED). With `chat_id` (the /memories command, not a page
+        button), opening it right after a reply counts as a tool use of that reply."""
+        await self._used("memories", user_id, chat_id)
         page = max(page, 1)
         total = await self.store.memory_count(user_id, without_kinds=tuple(UNLISTED))
         end = total - (page - 1) * self.page_size
@@ -170,25 +208,27 @@ class Controls:
         )
         return MemoryPage(tuple(reversed(found)), page, start > 0, self._clock())
 
-    async def forget_one(self, user_id: str, argument: str) -> str:
+    async def forget_one(self, user_id: str, argument: str, *, chat_id: str | None = None) -> str:
         memory_id = whole_number(argument.strip().lstrip("#"))
         if memory_id is None:
             return "Tell me which memory: /forget ID (the number from /memories), or /forget all."
         if await self.store.forget(user_id, memory_id):
+            await self._used("forget", user_id, chat_id)
             return f"Forgotten: memory #{memory_id}. It will not come up again."
         return f"I have no memory #{memory_id} of yours. /memories lists them."
 
-    async def confirm(self, user_id: str, argument: str) -> str:
+    async def confirm(self, user_id: str, argument: str, *, chat_id: str | None = None) -> str:
         """The person says a memory is right: it counts as verified (v = 1) from now on."""
         memory_id = whole_number(argument.strip().lstrip("#"))
         if memory_id is None:
             return "Tell me which memory: /confirm ID (the number from /memories)."
         revision = Revision(verification=1.0, updated_at=self._clock())
         if await self.store.revise_memory(user_id, memory_id, revision):
+            await self._used("confirm", user_id, chat_id)
             return f"Thanks, memory #{memory_id} is confirmed. I'll rely on it."
         return f"I have no memory #{memory_id} of yours. /memories lists them."
 
-    async def correct(self, user_id: str, argument: str) -> str:
+    async def correct(self, user_id: str, argument: str, *, chat_id: str | None = None) -> str:
         """The person says what is true instead: a new, confirmed memory replaces the old one."""
         number, _, text = argument.strip().partition(" ")
         memory_id = whole_number(number.lstrip("#"))
@@ -209,19 +249,47 @@ class Controls:
         if self.embedder is None:
             return "I can't take corrections here right now; /forget the memory and tell me again."
         new_id = await curation.replace(self.store, self.embedder, found[0], text, self._clock())
+        await self._used("correct", user_id, chat_id)
         return f"Corrected: #{new_id} now says “{text}”, and #{memory_id} will not come up again."
 
     async def forget_all(self, user_id: str) -> str:
         count = await self.store.forget_all(user_id)
         return f"Done. I forgot everything about you ({count} memories)."
 
-    async def export_jsonl(self, user_id: str) -> bytes:
+    async def export_jsonl(self, user_id: str, *, chat_id: str | None = None) -> bytes:
         """Every memory as the JSONL that `kindred memory import` reads back."""
+        await self._used("export", user_id, chat_id)
         lines = [
             json.dumps(listing_record(memory), ensure_ascii=False)
             async for memory in memory_ops.all_memories(self.store, user_id)
         ]
         return ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
+
+    async def privacy(self, user_id: str, argument: str = "") -> str:
+        """/privacy [training on|off]: what Kindred keeps and this person's training setting, or
+        the setting changed, in plain words; anything else says how to use it."""
+        words = " ".join(argument.lower().split())
+        if words in ("training on", "training off"):
+            on = words == "training on"
+            await self.store.set_training_consent(user_id, on)
+            return TRAINING_ON if on else TRAINING_OFF
+        if words:
+            return PRIVACY_USAGE
+        try:
+            consent = await self.store.training_consent(user_id)
+        except StoreUnavailable:
+            return f"{PRIVACY}\n\n(I can't read your training setting right now; try again soon.)"
+        return f"{PRIVACY}\n\n{training_setting(consent, self.default_training_consent)}"
+
+    async def _used(self, command: str, user_id: str, chat_id: str | None) -> None:
+        """Count a memory control used right after a reply as a tool use of it (α). Never fails
+        the control itself: the signal is a nicety, the person's request is not."""
+        if chat_id is None:
+            return
+        try:
+            await signals.control_used(self.store, user_id, chat_id, command, self._clock(), self.session_gap)
+        except StoreUnavailable as exc:
+            log.warning("could not count /%s as a tool use: %s", command, exc)
 
     async def mark_unreachable(self, user_id: str) -> None:
         """The person blocked the bot: stop reaching out to them until they write again."""

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot.core.errors import InferenceError, InvalidInput, StoreUnavailable
+from bot.core.errors import InferenceError, InferenceTimeout, InvalidInput, StoreUnavailable
 from bot.core.events import (
     MessageReaction,
     Reaction,
@@ -20,7 +20,8 @@ from bot.core.events import (
     UserMessage,
 )
 from bot.core.kinds import REPLY, classify
-from bot.core.models import Feedback, MessageLink, NewTurn, Turn, Vector
+from bot.core.learning_models import AdapterRecord
+from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, Turn, Vector
 from bot.core.outbox import Outbox, Pending, RemoveFeedback, apply
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.prompt import build_messages
@@ -104,26 +105,74 @@ class Conversation:
             budget_tokens=self.inference.context_window - self.policy.max_new_tokens,
             count_tokens=self.inference.count_tokens,
         )
-        parts: list[str] = []
+        draft = _Draft(await self._serving_adapter())
         try:
-            async for chunk in self.inference.stream(messages, max_tokens=self.policy.max_new_tokens):
-                parts.append(chunk)
+            async for chunk in self._stream(messages, draft):
                 yield ReplyChunk(chunk)
         except InferenceError as exc:
             log.warning("generation failed: %s", exc)
             yield Refusal(MODEL_FAILED.format(reason=exc))
             return
-        reply = "".join(parts).strip()
-        reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored))
+        reply = "".join(draft.parts).strip()
+        made = self._generation(messages, draft)
+        reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored, made))
         if stored is not None and self._after_turn is not None:
             self._after_turn(stored)
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
         yield ReplyDone(reply, reply_turn.id if reply_turn else None, reply_turn_memories(recalled), notice)
 
+    async def _serving_adapter(self) -> AdapterRecord | None:
+        """The registry's serving adapter, asked per message so that a promotion or a rollback
+        reaches the next reply. With the store down, the base model answers."""
+        try:
+            return await self.store.serving_adapter()
+        except StoreUnavailable as exc:
+            log.warning("answering with the base model: the adapter registry is unavailable (%s)", exc)
+            return None
+
+    async def _stream(self, messages: Sequence[ChatMessage], draft: _Draft) -> AsyncIterator[str]:
+        """The reply's chunks, kept in `draft`. An adapter that cannot be served (deleted, unreadable,
+        not loaded by the server) falls back to the base model for this reply instead of failing it."""
+        budget = self.policy.max_new_tokens
+        adapter = draft.adapter.path if draft.adapter else None
+        try:
+            async for chunk in self.inference.stream(messages, max_tokens=budget, adapter=adapter):
+                draft.parts.append(chunk)
+                yield chunk
+        except InferenceError as exc:
+            if draft.adapter is None or draft.parts or not _about_adapter(exc):
+                raise
+            log.warning(
+                "adapter v%d (%s) cannot be served, answering with the base model: %s",
+                draft.adapter.version,
+                draft.adapter.path,
+                exc,
+            )
+            draft.adapter = None
+            async for chunk in self.inference.stream(messages, max_tokens=budget):
+                draft.parts.append(chunk)
+                yield chunk
+
+    def _generation(self, messages: Sequence[ChatMessage], draft: _Draft) -> Generation:
+        """How the reply was made, to keep with it: the prompt exactly as the model saw it."""
+        return Generation(
+            prompt=tuple(messages),
+            adapter_version=draft.adapter.version if draft.adapter else None,
+            # Stopped by the token budget rather than by the model: never trained as if it had ended.
+            cut=self.inference.count_tokens("".join(draft.parts)) >= self.policy.max_new_tokens,
+        )
+
     async def _reply_turn(
-        self, message: UserMessage, key: str, reply: str, recalled: Sequence[Recalled], stored: Turn | None
+        self,
+        message: UserMessage,
+        key: str,
+        reply: str,
+        recalled: Sequence[Recalled],
+        stored: Turn | None,
+        generation: Generation,
     ) -> NewTurn:
-        """The reply as a turn to store, with the memories its prompt used and each one's share."""
+        """The reply as a turn to store, with the memories its prompt used and each one's share,
+        and how it was made (the prompt as the model saw it, the adapter, whether it was cut)."""
         return NewTurn(
             user_id=message.user_id,
             chat_id=message.chat_id,
@@ -140,6 +189,7 @@ class Conversation:
             # Kept for the history and the learning dataset, never searched: the model's words are
             # not evidence about the person (core/kinds.py).
             memory_kind=REPLY,
+            generation=generation,
         )
 
     async def handle_reaction(self, reaction: Reaction) -> float | None:
@@ -265,6 +315,20 @@ class Conversation:
     async def flush(self) -> int:
         """Retry pending writes. Returns how many reached the store."""
         return await self.outbox.flush(self.store) if len(self.outbox) else 0
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A reply being written: the adapter writing it (None: the base model) and its chunks."""
+
+    adapter: AdapterRecord | None
+    parts: list[str] = field(default_factory=list)
+
+
+def _about_adapter(exc: InferenceError) -> bool:
+    """An error about the adapter rather than the model: the base model can still answer. A
+    timeout is never one (the base would be as slow)."""
+    return not isinstance(exc, InferenceTimeout) and "adapter" in str(exc).lower()
 
 
 def reply_turn_memories(recalled: Sequence[Recalled]) -> tuple[int, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NewType, Protocol
 
@@ -27,6 +28,9 @@ _ROUTES = (("kindred.inference.", "gpu"), ("kindred.training.", "train"), ("kind
 # Errors that a later attempt can fix. Anything else (a bad payload, a bug) fails at once: a poison
 # job must not be retried forever, nor block the jobs behind it.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (StoreUnavailable, ConnectionError)
+# The id of the job whose attempt runs in this context (set by `run_attempt`): Celery redelivers a
+# job, and retries it, under the same id, so a job can tell a second delivery of itself apart.
+_CURRENT_JOB: ContextVar[str | None] = ContextVar("kindred_current_job", default=None)
 
 
 class Jobs(Protocol):
@@ -133,10 +137,17 @@ def describe_failure(name: str, exc: BaseException) -> str:
     return f"{name} failed: {type(exc).__name__}: {exc}"
 
 
-async def run_attempt(job: Job, payload: JobPayload) -> JobPayload:
+def current_job_id() -> str | None:
+    """The runner's id of the job running now (None outside a job, or when the runner gave none)."""
+    return _CURRENT_JOB.get()
+
+
+async def run_attempt(job: Job, payload: JobPayload, job_id: str | None = None) -> JobPayload:
     """One attempt within the soft limit. Raises JobTimeout past it, the error itself when
-    `is_transient` (the runner may retry), and JobError with the error's text for anything else."""
+    `is_transient` (the runner may retry), and JobError with the error's text for anything else.
+    `job_id` is what `current_job_id` tells the job's function."""
     name = job.spec.name
+    _CURRENT_JOB.set(job_id)
     try:
         async with asyncio.timeout(job.spec.soft_s) as limit:
             result = await job.run(check_payload(payload))

@@ -126,6 +126,11 @@ class LocalInference:
     def max_batch(self) -> int:
         return self._batcher.max_batch
 
+    @property
+    def loaded_adapters(self) -> list[str]:
+        """The LoRA adapter names loaded now, least recently used first (for checks and tests)."""
+        return self._adapters.loaded
+
     def count_tokens(self, text: str) -> int:
         """Tokens `text` takes in the prompt, not counting the chat template's markers."""
         return len(self._tokenizer.encode(text, add_special_tokens=False))
@@ -199,6 +204,8 @@ class LocalInference:
         """Worker thread: run one batch; whatever goes wrong reaches every request as InferenceError."""
         try:
             prepared = [p for p in (self._prepare(r) for r in requests) if p is not None]
+            # Between batches: unload adapters nobody asked for lately (a new name every night).
+            self._adapters.trim({p.adapter for p in prepared})
             if prepared:
                 self._generate(prepared)
         except Exception as exc:  # anything the model raises becomes one typed error

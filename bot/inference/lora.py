@@ -9,12 +9,18 @@ that asks for `n` loads it, with no restart.
 `AdapterSet` is used only from the generation thread: loading and unloading happen between
 batches, never while the model runs. Each loaded version gets an internal peft name of its own
 (`k1`, `k2`, …), so a new version is loaded next to the old one before the old one is deleted.
+
+Nightly training publishes each version under a new name (`v1`, `v2`, …), so names that no batch
+asked for in a while are unloaded (`trim`, between batches): at most `max_loaded` stay, and none
+idle longer than `idle_s`, except the one used last (peft keeps at least one adapter loaded).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +36,10 @@ WEIGHT_FILES = ("adapter_model.safetensors", "adapter_model.bin")
 VERSION_FILE = "version"
 # peft's name for "no adapter" in a mixed batch (`adapter_names=[...]`).
 BASE = "__base__"
+# Adapters kept loaded at most: tonight's, and a few older ones that replies may still ask for.
+MAX_LOADED = 3
+# An adapter no batch asked for in this long is unloaded (its memory back to the model).
+IDLE_S = 900.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,16 +91,34 @@ def _version_of(folder: Path) -> str:
 class _Loaded:
     version: str
     internal: str
+    used_at: float
 
 
 class AdapterSet:
     """The adapters loaded into one model. The model is wrapped in a PeftModel on first use."""
 
-    def __init__(self, root: Path | None) -> None:
+    def __init__(
+        self,
+        root: Path | None,
+        *,
+        max_loaded: int = MAX_LOADED,
+        idle_s: float = IDLE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_loaded < 1:
+            raise ValueError("max_loaded must be at least 1")
         self.root = root
+        self.max_loaded = max_loaded
+        self.idle_s = idle_s
+        self._clock = clock
         self._loaded: dict[str, _Loaded] = {}
         self._peft: Any = None
         self._counter = 0
+
+    @property
+    def loaded(self) -> list[str]:
+        """The adapter names loaded now, least recently used first."""
+        return [name for name, _ in sorted(self._loaded.items(), key=lambda item: item[1].used_at)]
 
     @property
     def active(self) -> bool:
@@ -110,6 +138,8 @@ class AdapterSet:
         if name is None:
             return BASE
         current = self._loaded.get(name)
+        if current is not None:
+            current.used_at = self._clock()
         try:
             found = find_adapter(self.root, name)
             if current is not None and current.version == found.version:
@@ -128,9 +158,34 @@ class AdapterSet:
         if current is not None:
             self._peft.set_adapter(internal)  # peft warns when the active adapter is deleted
             self._peft.delete_adapter(current.internal)
-        self._loaded[name] = _Loaded(found.version, internal)
+        self._loaded[name] = _Loaded(found.version, internal, self._clock())
         log.info("LoRA adapter %r loaded (%s)", name, found.version)
         return internal
+
+    def trim(self, in_use: Collection[str] = ()) -> list[str]:
+        """Unload adapters idle past `idle_s`, then the least recently used beyond `max_loaded`.
+        Never one of `in_use` (peft names of the batch about to run) nor the last one used.
+        Returns the adapter names unloaded. Call between batches only."""
+        if len(self._loaded) <= 1:
+            return []
+        now = self._clock()
+        by_age = sorted(self._loaded.items(), key=lambda item: item[1].used_at)
+        newest = by_age[-1][0]
+        over = len(by_age) - self.max_loaded
+        dropped: list[str] = []
+        for name, entry in by_age:
+            if name == newest or entry.internal in in_use:
+                continue
+            if over > 0 or now - entry.used_at > self.idle_s:
+                if not dropped:  # peft warns when the active adapter is deleted
+                    self._peft.set_adapter(self._loaded[newest].internal)
+                self._peft.delete_adapter(entry.internal)
+                del self._loaded[name]
+                dropped.append(name)
+                over -= 1
+        if dropped:
+            log.info("LoRA adapters unloaded (not used lately): %s", ", ".join(dropped))
+        return dropped
 
     def _load(self, base: Any, found: AdapterVersion) -> str:
         from peft import PeftModel

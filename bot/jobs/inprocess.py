@@ -89,7 +89,7 @@ class InProcessJobs:
             if outcome.done():  # given up at the hard limit
                 return
             try:
-                _settle(outcome, result=self._attempt(job, payload, outcome))
+                _settle(outcome, result=self._attempt(job, job_id, payload, outcome))
                 return
             except JobError as exc:
                 log.error("job %s (%s) failed: %s", spec.name, job_id, exc)
@@ -104,14 +104,16 @@ class InProcessJobs:
                 log.warning("job %s (%s) will be retried: %s", spec.name, job_id, exc)
                 time.sleep(spec.retry_delay(attempt))
 
-    def _attempt(self, job: Job, payload: JobPayload, outcome: Future[JobPayload]) -> JobPayload:
+    def _attempt(
+        self, job: Job, job_id: JobId, payload: JobPayload, outcome: Future[JobPayload]
+    ) -> JobPayload:
         name, hard_s = job.spec.name, job.spec.hard_s
         past_limit = JobTimeout(f"{name} ran past its hard limit of {hard_s:g} s")
         hard_limit = threading.Timer(hard_s, _settle, args=(outcome,), kwargs={"error": past_limit})
         hard_limit.daemon = True
         hard_limit.start()
         try:
-            return asyncio.run(run_attempt(job, payload))
+            return asyncio.run(run_attempt(job, payload, job_id))
         finally:
             hard_limit.cancel()
 

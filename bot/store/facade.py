@@ -1,4 +1,4 @@
-"""One Store made of four roles, each one Protocol of `core/ports.py`, that share one connection.
+"""One Store made of six roles, each one Protocol of `core/ports.py`, that share one connection.
 
 Both stores build this: `SqliteStore` from the `sqlite_*` roles over one file, `PostgresStore` from
 the `pg_*` roles over one pool. The façade only forwards; each role holds its own SQL. The dialect
@@ -8,10 +8,22 @@ store adds what is not a role: opening, migrations, stats, daily activity, upkee
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from bot.core.learning_models import (
+    GLOBAL_SCOPE,
+    AdapterRecord,
+    AdapterStatus,
+    ExampleSnapshot,
+    NewAdapter,
+    RatedReply,
+    RunStatus,
+    TrainingRun,
+    VersionRate,
+)
 from bot.core.models import (
     Feedback,
+    JSONObject,
     Memory,
     MemoryHit,
     MessageLink,
@@ -23,19 +35,27 @@ from bot.core.models import (
     Turn,
     Vector,
 )
-from bot.core.ports import MemoryCuration, MemoryIndex, RewardLog, TurnLog
+from bot.core.ports import AdapterRegistry, LearningLog, MemoryCuration, MemoryIndex, RewardLog, TurnLog
 
 
 class StoreFacade:
     """The Store Protocol's methods, each forwarded to the role that owns it."""
 
     def __init__(
-        self, turns: TurnLog, memories: MemoryIndex, curation: MemoryCuration, rewards: RewardLog
+        self,
+        turns: TurnLog,
+        memories: MemoryIndex,
+        curation: MemoryCuration,
+        rewards: RewardLog,
+        learning: LearningLog,
+        registry: AdapterRegistry,
     ) -> None:
         self.turns = turns
         self.memories = memories
         self.curation = curation
         self.rewards = rewards
+        self.learning = learning
+        self.registry = registry
 
     # -- TurnLog ---------------------------------------------------------------------------
 
@@ -118,3 +138,74 @@ class StoreFacade:
 
     async def record_signal(self, turn_id: int, signal: Signal, key: str, at: datetime) -> None:
         await self.rewards.record_signal(turn_id, signal, key, at)
+
+    # -- LearningLog -----------------------------------------------------------------------
+
+    async def rated_replies(self, since: datetime, until: datetime) -> list[RatedReply]:
+        return await self.learning.rated_replies(since, until)
+
+    async def set_training_consent(self, user_id: str, consent: bool | None) -> None:
+        await self.learning.set_training_consent(user_id, consent)
+
+    async def training_consent(self, user_id: str) -> bool | None:
+        return await self.learning.training_consent(user_id)
+
+    async def record_examples(self, run_id: int, examples: Sequence[ExampleSnapshot]) -> None:
+        await self.learning.record_examples(run_id, examples)
+
+    async def run_examples(self, run_id: int) -> list[ExampleSnapshot]:
+        return await self.learning.run_examples(run_id)
+
+    async def version_rates(self, since: datetime) -> list[VersionRate]:
+        return await self.learning.version_rates(since)
+
+    # -- AdapterRegistry -------------------------------------------------------------------
+
+    async def add_adapter(self, adapter: NewAdapter) -> AdapterRecord:
+        return await self.registry.add_adapter(adapter)
+
+    async def get_adapter(self, version: int) -> AdapterRecord | None:
+        return await self.registry.get_adapter(version)
+
+    async def list_adapters(self, scope: str = GLOBAL_SCOPE) -> list[AdapterRecord]:
+        return await self.registry.list_adapters(scope)
+
+    async def serving_adapter(self, scope: str = GLOBAL_SCOPE) -> AdapterRecord | None:
+        return await self.registry.serving_adapter(scope)
+
+    async def set_adapter_status(
+        self, version: int, status: AdapterStatus, *, gate: JSONObject | None = None
+    ) -> bool:
+        return await self.registry.set_adapter_status(version, status, gate=gate)
+
+    async def promote_adapter(self, version: int, at: datetime) -> AdapterRecord | None:
+        return await self.registry.promote_adapter(version, at)
+
+    async def serve_base(self, scope: str, at: datetime) -> AdapterRecord | None:
+        return await self.registry.serve_base(scope, at)
+
+    async def start_run(self, job_key: str, at: datetime, stale_after: timedelta) -> TrainingRun | None:
+        return await self.registry.start_run(job_key, at, stale_after)
+
+    async def log_run_step(self, run_id: int, step: JSONObject, at: datetime) -> None:
+        await self.registry.log_run_step(run_id, step, at)
+
+    async def finish_run(
+        self,
+        run_id: int,
+        status: RunStatus,
+        message: str,
+        at: datetime,
+        *,
+        result: JSONObject | None = None,
+        adapter_version: int | None = None,
+    ) -> None:
+        await self.registry.finish_run(
+            run_id, status, message, at, result=result, adapter_version=adapter_version
+        )
+
+    async def get_run(self, run_id: int) -> TrainingRun | None:
+        return await self.registry.get_run(run_id)
+
+    async def list_runs(self, limit: int) -> list[TrainingRun]:
+        return await self.registry.list_runs(limit)

@@ -10,6 +10,7 @@ from datetime import datetime
 from bot.core.errors import StoreError
 from bot.core.models import Memory, MemoryHit, NewMemory, Vector
 from bot.store import pg_search, statements
+from bot.store.pg_learning import SCRUB_CTES
 from bot.store.pg_pool import PostgresPool
 from bot.store.pg_rows import POSTGRES, jsonb, to_utc
 from bot.store.rows import MEMORY_COLUMNS, memory_from_row, select_list
@@ -37,7 +38,7 @@ SELECT count(*) AS memory_count FROM memories WHERE user_id = %s AND kind <> ALL
 """
 # Forgetting a turn's memory also forgets what was derived from that turn (extracted statements,
 # the memory a twin was merged into, summaries covering it): its words must not stay behind.
-_FORGET_SQL = """
+_FORGET_SQL = f"""
 WITH target AS (
     SELECT id, source_turn_id FROM memories WHERE id = %(id)s AND user_id = %(user_id)s
 ), doomed AS (
@@ -46,7 +47,8 @@ WITH target AS (
     SELECT s.memory_id FROM memory_sources s
     JOIN target t ON s.turn_id = t.source_turn_id
     JOIN memories m ON m.id = s.memory_id AND m.user_id = %(user_id)s
-), gone AS (DELETE FROM memories WHERE id IN (SELECT id FROM doomed) RETURNING id),
+), {SCRUB_CTES},
+     gone AS (DELETE FROM memories WHERE id IN (SELECT id FROM doomed) RETURNING id),
      credit AS (DELETE FROM reply_memories WHERE memory_id IN (SELECT id FROM gone)),
      person AS (
         UPDATE users SET memory_count = memory_count - (SELECT count(*) FROM gone)
@@ -58,6 +60,8 @@ SELECT id FROM gone WHERE id = %(id)s
 # The users row stays, with a zero count, as in the SQLite store.
 _FORGET_ALL_SQL = """
 WITH reactions AS (DELETE FROM feedback WHERE user_id = %(user_id)s),
+     -- Stored prompts go with the turns (cascade); snapshots by owner too, whatever their turn.
+     snapshots_gone AS (DELETE FROM training_examples WHERE user_id = %(user_id)s),
      memories_gone AS (DELETE FROM memories WHERE user_id = %(user_id)s RETURNING 1),
      links_gone AS (DELETE FROM platform_messages WHERE user_id = %(user_id)s),
      turns_gone AS (DELETE FROM turns WHERE user_id = %(user_id)s),

@@ -26,17 +26,18 @@ def _decoded(value: JSONObject) -> JSONObject:
     return value  # psycopg has already parsed the JSONB
 
 
+def jsonb(value: JSONObject | list[Any]) -> Jsonb:
+    return Jsonb(list(value) if isinstance(value, list) else dict(value))
+
+
 POSTGRES = Dialect(
     mark="%s",
     moment_param=to_utc,
     moment=to_utc,
     json_object=_decoded,
     id_list=tuple,
+    json_param=jsonb,
 )
-
-
-def jsonb(value: JSONObject) -> Jsonb:
-    return Jsonb(dict(value))
 
 
 def stored_value(column: str, value: Any) -> Any:

@@ -8,6 +8,7 @@ from typing import Any
 from bot.core.errors import StoreError
 from bot.core.models import Feedback, MessageLink, NewTurn, Turn
 from bot.store import statements
+from bot.store.learning_rows import prompt_json
 from bot.store.pg_pool import PostgresPool
 from bot.store.pg_rows import POSTGRES, jsonb, to_utc
 from bot.store.rows import TURN_COLUMNS, select_list, stored_turn, turn_from_row
@@ -39,6 +40,11 @@ WITH ids AS (
     INSERT INTO reply_memories (turn_id, memory_id, share)
     SELECT turn.id, used.memory_id, used.share
     FROM turn, unnest(%(share_ids)s::bigint[], %(shares)s::float8[]) AS used(memory_id, share)
+), generation AS (
+    -- How a reply was made ([learning]); a person's turn has none.
+    INSERT INTO generations (turn_id, prompt, adapter_version, cut)
+    SELECT turn.id, %(prompt)s::jsonb, %(adapter_version)s::integer, %(cut)s::boolean FROM turn
+    WHERE %(prompt)s::jsonb IS NOT NULL
 ), person AS (
     INSERT INTO users AS u (id, created_at, memory_count)
     SELECT %(user_id)s::text, %(created_at)s::timestamptz, count(*) FROM turn
@@ -73,6 +79,7 @@ _USER_ACTIVE_SQL = POSTGRES.sql(statements.USER_ACTIVE)
 
 
 def _add_turn_params(turn: NewTurn) -> dict[str, Any]:
+    generation = turn.generation
     return {
         "user_id": turn.user_id,
         "chat_id": turn.chat_id,
@@ -89,6 +96,9 @@ def _add_turn_params(turn: NewTurn) -> dict[str, Any]:
         # No shares (a user turn, an older caller): nothing for a reaction to credit.
         "share_ids": list(turn.used_memory_ids[: len(turn.memory_shares)]),
         "shares": list(turn.memory_shares[: len(turn.used_memory_ids)]),
+        "prompt": None if generation is None else jsonb(prompt_json(generation.prompt)),
+        "adapter_version": None if generation is None else generation.adapter_version,
+        "cut": generation is not None and generation.cut,
     }
 
 

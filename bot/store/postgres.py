@@ -1,9 +1,10 @@
 """The Store on PostgreSQL with pgvector.
 
-`PostgresStore` composes four roles that share one connection pool (`pg_pool.PostgresPool`), one
+`PostgresStore` composes six roles that share one connection pool (`pg_pool.PostgresPool`), one
 per Protocol of `core/ports.py`: TurnLog (`pg_turns`), MemoryIndex (`pg_memories`, queries in
-`pg_search`), MemoryCuration (`pg_curation`) and RewardLog (`pg_reward`). This module opens the
-pool and answers what belongs to the whole database: migrations, stats, daily activity and upkeep.
+`pg_search`), MemoryCuration (`pg_curation`), RewardLog (`pg_reward`), LearningLog (`pg_learning`)
+and AdapterRegistry (`pg_registry`). This module opens the pool and answers what belongs to the
+whole database: migrations, stats, daily activity and upkeep.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from bot.core.models import DayStats, MemoryHit, Stats, Vector
 from bot.store import pg_search, statements
 from bot.store.facade import StoreFacade
 from bot.store.pg_curation import PostgresCuration
+from bot.store.pg_learning import PostgresLearning
 from bot.store.pg_memories import PostgresMemories
 from bot.store.pg_pool import DEFAULT_TIMEOUT_S, PostgresPool
+from bot.store.pg_registry import PostgresRegistry
 from bot.store.pg_reward import PostgresRewards
 from bot.store.pg_rows import POSTGRES
 from bot.store.pg_turns import PostgresTurns
@@ -48,7 +51,14 @@ class PostgresStore(StoreFacade):
 
     def __init__(self, pool: PostgresPool, *, exact_scan_max: int) -> None:
         memories = PostgresMemories(pool, exact_scan_max)
-        super().__init__(PostgresTurns(pool), memories, PostgresCuration(pool), PostgresRewards(pool))
+        super().__init__(
+            PostgresTurns(pool),
+            memories,
+            PostgresCuration(pool),
+            PostgresRewards(pool),
+            PostgresLearning(pool),
+            PostgresRegistry(pool),
+        )
         self._pool = pool
         self._search = memories  # typed as itself: it has the two dense paths the Protocol lacks
 

@@ -50,6 +50,7 @@ class Dialect:
     moment: Callable[[Any], datetime]  # a time column, as an aware UTC datetime
     json_object: Callable[[Any], JSONObject]  # a JSON column (TEXT or JSONB)
     id_list: Callable[[Any], Sequence[int]]  # an id list column (JSON TEXT or BIGINT[])
+    json_param: Callable[[Any], Any]  # a JSON object or list, as a parameter (TEXT or JSONB)
 
     def sql(self, template: str) -> str:
         """`template`, written with `?` for each parameter, in this driver's placeholders."""

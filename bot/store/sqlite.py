@@ -1,8 +1,9 @@
 """The zero-setup store: one SQLite file, FTS5 for words, exact cosine search for meaning.
 
-`SqliteStore` composes four roles that share one connection (`sqlite_db.SqliteDatabase`), one per
+`SqliteStore` composes six roles that share one connection (`sqlite_db.SqliteDatabase`), one per
 Protocol of `core/ports.py`: TurnLog (`sqlite_turns`), MemoryIndex (`sqlite_memories`),
-MemoryCuration (`sqlite_curation`) and RewardLog (`sqlite_reward`). This module opens the file and
+MemoryCuration (`sqlite_curation`), RewardLog (`sqlite_reward`), LearningLog (`sqlite_learning`) and
+AdapterRegistry (`sqlite_registry`). This module opens the file and
 answers what belongs to the whole database: migrations, stats, daily activity and upkeep.
 """
 
@@ -18,7 +19,9 @@ from bot.store.facade import StoreFacade
 from bot.store.rows import activity_window, day_stats, to_epoch
 from bot.store.sqlite_curation import SqliteCuration
 from bot.store.sqlite_db import SqliteDatabase
+from bot.store.sqlite_learning import SqliteLearning
 from bot.store.sqlite_memories import SqliteMemories
+from bot.store.sqlite_registry import SqliteRegistry
 from bot.store.sqlite_reward import SqliteRewards
 from bot.store.sqlite_turns import SqliteTurns
 
@@ -42,7 +45,14 @@ class SqliteStore(StoreFacade):
     backend = "sqlite"
 
     def __init__(self, db: SqliteDatabase, dim: int) -> None:
-        super().__init__(SqliteTurns(db), SqliteMemories(db, dim), SqliteCuration(db), SqliteRewards(db))
+        super().__init__(
+            SqliteTurns(db),
+            SqliteMemories(db, dim),
+            SqliteCuration(db),
+            SqliteRewards(db),
+            SqliteLearning(db),
+            SqliteRegistry(db),
+        )
         self._db = db
 
     @classmethod

@@ -27,6 +27,7 @@ from bot.store.rows import (
     vector_to_blob,
 )
 from bot.store.sqlite_db import SqliteDatabase
+from bot.store.sqlite_learning import scrub_generations
 from bot.store.sqlite_rows import SQLITE
 from bot.store.sqlite_vectors import VectorCache
 
@@ -196,6 +197,10 @@ class SqliteMemories:
             # What was derived from this memory's turn goes with it (see pg_memories' _FORGET_SQL).
             derived = await db.execute_fetchall(_DERIVED_SQL, (found[0]["source_turn_id"], user_id))
             doomed = {memory_id, *(int(row["memory_id"]) for row in derived)}
+            marks = ",".join("?" for _ in doomed)
+            texts = await db.execute_fetchall(f"SELECT text FROM memories WHERE id IN ({marks})", [*doomed])
+            # Before reply_memories goes: it says which stored prompts used these memories.
+            await scrub_generations(db, user_id, doomed, [row["text"] for row in texts])
             for doomed_id in doomed:
                 await db.execute("DELETE FROM memories WHERE id = ?", (doomed_id,))
                 await db.execute("DELETE FROM reply_memories WHERE memory_id = ?", (doomed_id,))
@@ -209,6 +214,8 @@ class SqliteMemories:
             cur = await db.execute("DELETE FROM memories WHERE user_id = ?", (user_id,))
             count = cur.rowcount
             await db.execute("DELETE FROM feedback WHERE user_id = ?", (user_id,))
+            # Stored prompts go with the turns (cascade); snapshots by owner too, whatever their turn.
+            await db.execute("DELETE FROM training_examples WHERE user_id = ?", (user_id,))
             await db.execute("DELETE FROM platform_messages WHERE user_id = ?", (user_id,))
             await db.execute("DELETE FROM turns WHERE user_id = ?", (user_id,))
             await db.execute("UPDATE users SET memory_count = 0 WHERE id = ?", (user_id,))

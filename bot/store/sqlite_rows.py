@@ -16,6 +16,7 @@ SQLITE = Dialect(
     moment=from_epoch,
     json_object=load_json,
     id_list=lambda text: load_json(text) or (),
+    json_param=dump_json,
 )
 
 

@@ -9,6 +9,7 @@ from bot.core.models import Feedback, MessageLink, NewMemory, NewTurn, Turn
 from bot.store import statements
 from bot.store.rows import TURN_COLUMNS, dump_json, from_epoch, stored_turn, to_epoch, turn_from_row
 from bot.store.sqlite_db import SqliteDatabase
+from bot.store.sqlite_learning import insert_generation
 from bot.store.sqlite_memories import ensure_user, insert_memory
 from bot.store.sqlite_rows import SQLITE
 
@@ -84,6 +85,8 @@ class SqliteTurns:
             # No shares (a user turn, an older caller): nothing for a reaction to credit.
             shares = zip(turn.used_memory_ids, turn.memory_shares, strict=False)
             await db.executemany(_INSERT_SHARE_SQL, [(turn_id, mid, share) for mid, share in shares])
+            if turn.generation is not None:
+                await insert_generation(db, turn_id, turn.generation)
         return stored_turn(turn, turn_id, memory_id, from_epoch(at))
 
     async def recent_turns(self, user_id: str, chat_id: str, limit: int) -> list[Turn]:

@@ -7,9 +7,12 @@ against tsvector, epoch seconds against timestamptz defaults), each store keeps 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from bot.core.learning_models import ExampleSnapshot, NewAdapter
 from bot.core.models import Feedback
+from bot.store.learning_rows import ADAPTER_COLUMNS, RUN_COLUMNS
 from bot.store.rows import Dialect
 
 # A second reaction from the same person and source replaces the first (TurnLog.record_feedback).
@@ -50,4 +53,123 @@ def feedback_params(feedback: Feedback, dialect: Dialect) -> tuple[Any, ...]:
         feedback.emoji,
         feedback.value,
         dialect.moment_param(feedback.created_at),
+    )
+
+
+# -- LearningLog ([learning]) -------------------------------------------------------------------
+# Replies of a window that have a stored prompt and a rating: a current reaction, or a recorded
+# tool use or proactive success (β, the turns that followed, rates nothing by itself). One query for
+# everyone; a reply whose own memory was forgotten is forgotten here too, as in recent_turns.
+RATED_REPLIES = """
+SELECT t.id, t.user_id, t.created_at, t.text, g.prompt, g.adapter_version, g.cut, u.training_consent
+FROM turns t
+JOIN generations g ON g.turn_id = t.id
+JOIN users u ON u.id = t.user_id
+WHERE t.role = 'assistant' AND t.created_at >= ? AND t.created_at < ?
+  AND EXISTS (SELECT 1 FROM memories m WHERE m.id = t.memory_id)
+  AND (EXISTS (SELECT 1 FROM feedback f WHERE f.turn_id = t.id)
+       OR EXISTS (SELECT 1 FROM reply_signals s WHERE s.turn_id = t.id))
+ORDER BY t.created_at, t.id
+"""
+TRAINING_CONSENT = "SELECT training_consent FROM users WHERE id = ?"
+# An unknown person gets a row: an opt-out given before a first message must hold.
+SET_TRAINING_CONSENT = """
+INSERT INTO users (id, created_at, training_consent) VALUES (?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET training_consent = excluded.training_consent
+"""
+# Through the run's and the turn's rows, so a reply forgotten meanwhile (or an unknown run) is
+# skipped instead of failing the batch on a foreign key.
+RECORD_EXAMPLE = """
+INSERT INTO training_examples (run_id, turn_id, user_id, label, split, reward, parts)
+SELECT r.id, t.id, ?, ?, ?, ?, ? FROM training_runs r, turns t WHERE r.id = ? AND t.id = ?
+ON CONFLICT DO NOTHING
+"""
+RUN_EXAMPLES = """
+SELECT turn_id, user_id, label, split, reward, parts FROM training_examples
+WHERE run_id = ? ORDER BY turn_id
+"""
+# Per version (NULL: the base model, and every reply stored before generations were kept), base
+# first. A reply is rated when it has a reaction; positive when their mean is above zero.
+VERSION_RATES = """
+SELECT adapter_version, count(*) AS replies, count(mean) AS rated,
+       sum(CASE WHEN mean > 0 THEN 1 ELSE 0 END) AS positive
+FROM (
+    SELECT g.adapter_version, (SELECT avg(f.value) FROM feedback f WHERE f.turn_id = t.id) AS mean
+    FROM turns t LEFT JOIN generations g ON g.turn_id = t.id
+    WHERE t.role = 'assistant' AND t.created_at >= ?
+) per_reply
+GROUP BY adapter_version
+ORDER BY adapter_version IS NOT NULL, adapter_version
+"""
+
+# -- AdapterRegistry ([learning]) ---------------------------------------------------------------
+_ADAPTER = ", ".join(ADAPTER_COLUMNS)
+_RUN = ", ".join(RUN_COLUMNS)
+ADD_ADAPTER = f"""
+INSERT INTO adapters (scope, base_model, path, window_start, window_end, status, dataset, metrics,
+                      gate, run_id, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_ADAPTER}
+"""
+GET_ADAPTER = f"SELECT {_ADAPTER} FROM adapters WHERE version = ?"
+LIST_ADAPTERS = f"SELECT {_ADAPTER} FROM adapters WHERE scope = ? ORDER BY version DESC"
+SERVING_ADAPTER = f"SELECT {_ADAPTER} FROM adapters WHERE scope = ? AND status = 'serving'"
+SET_ADAPTER_STATUS = "UPDATE adapters SET status = ?, gate = COALESCE(?, gate) WHERE version = ?"
+# Promotion and serve_base: the scope's serving version steps down first, so that the partial
+# unique index (one serving per scope) never sees two.
+RETIRE_SERVING = f"""
+UPDATE adapters SET status = 'retired' WHERE scope = ? AND status = 'serving' RETURNING {_ADAPTER}
+"""
+SERVE_ADAPTER = "UPDATE adapters SET status = 'serving', promoted_at = ? WHERE version = ?"
+# start_run: a redelivered job's run, then any run whose worker went quiet, fail before the insert;
+# the insert then meets the one-running index only if a live run holds it.
+FAIL_SAME_JOB = """
+UPDATE training_runs SET status = 'failed', finished_at = ?, message = ?
+WHERE status = 'running' AND job_key = ?
+"""
+FAIL_STALE = """
+UPDATE training_runs SET status = 'failed', finished_at = ?, message = ?
+WHERE status = 'running' AND COALESCE(heartbeat_at, started_at) < ?
+"""
+START_RUN = f"""
+INSERT INTO training_runs (job_key, status, started_at, heartbeat_at) VALUES (?, 'running', ?, ?)
+ON CONFLICT DO NOTHING RETURNING {_RUN}
+"""
+# Only a running run finishes: one that a successor failed (redelivered, stale) stays failed.
+FINISH_RUN = """
+UPDATE training_runs
+SET status = ?, message = ?, finished_at = ?, heartbeat_at = ?, adapter_version = ?,
+    result = COALESCE(?, result)
+WHERE id = ? AND status = 'running'
+"""
+GET_RUN = f"SELECT {_RUN} FROM training_runs WHERE id = ?"
+LIST_RUNS = f"SELECT {_RUN} FROM training_runs ORDER BY id DESC LIMIT ?"
+
+
+def adapter_params(adapter: NewAdapter, created_at: datetime, dialect: Dialect) -> tuple[Any, ...]:
+    """ADD_ADAPTER's parameters, in its column order."""
+    return (
+        adapter.scope,
+        adapter.base_model,
+        adapter.path,
+        dialect.moment_param(adapter.window_start),
+        dialect.moment_param(adapter.window_end),
+        adapter.status,
+        dialect.json_param(adapter.dataset),
+        dialect.json_param(adapter.metrics),
+        dialect.json_param(adapter.gate),
+        adapter.run_id,
+        dialect.moment_param(created_at),
+    )
+
+
+def example_params(run_id: int, example: ExampleSnapshot, dialect: Dialect) -> tuple[Any, ...]:
+    """RECORD_EXAMPLE's parameters, in its order."""
+    return (
+        example.user_id,
+        example.label,
+        example.split,
+        float(example.reward),
+        dialect.json_param(example.parts),
+        run_id,
+        example.turn_id,
     )

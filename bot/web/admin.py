@@ -1,9 +1,10 @@
 """`/admin`: Kindred's own figures next to a link to Flower. Admin only (HTTP basic auth).
 
 Users, turns, memories and reactions per day, the reward trend as an inline SVG chart (no script,
-no CDN), and the jobs waiting per queue. Training runs and builds join it in later issues. The
-page reads through two small callables handed in by the composition root; it knows no store or
-queue implementation.
+no CDN), the jobs waiting per queue, and learning: the latest training runs (status, examples,
+loss curve, gate report) and the positive-reaction rate per adapter version
+(`training_view.py`). Builds join it in a later issue. The page reads through a small Protocol
+and a callable handed in by the composition root; it knows no store or queue implementation.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ import hmac
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from html import escape
 from typing import Protocol
 
 from aiohttp import web
 
 from bot.core.errors import KindredError
+from bot.core.learning_models import TrainingRun, VersionRate
 from bot.core.models import DayStats, Stats
+from bot.web.training_view import learning_section
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +38,10 @@ class AdminFigures(Protocol):
 
     async def daily_activity(self, days: int) -> list[DayStats]: ...
 
+    async def list_runs(self, limit: int) -> list[TrainingRun]: ...
+
+    async def version_rates(self, since: datetime) -> list[VersionRate]: ...
+
 
 @dataclass(frozen=True)
 class AdminPage:
@@ -42,6 +50,7 @@ class AdminPage:
     password: str
     flower_url: str | None = None
     days: int = 30
+    runs: int = 10
 
     async def handle(self, request: web.Request) -> web.Response:
         if not self.authorised(request.headers.get("Authorization", "")):
@@ -54,7 +63,10 @@ class AdminPage:
         except KindredError as exc:
             log.warning("admin: queue depths unavailable: %s", exc)
             depths = None
-        page = render(stats, days, depths, self.flower_url)
+        since = datetime.now(UTC) - timedelta(days=self.days)
+        runs, rates = await self.figures.list_runs(self.runs), await self.figures.version_rates(since)
+        learning = learning_section(runs, rates)
+        page = render(stats, days, depths, self.flower_url, learning)
         return web.Response(text=page, content_type="text/html", headers=_NO_STORE)
 
     def authorised(self, header: str) -> bool:
@@ -77,7 +89,11 @@ _NO_STORE = {
 
 
 def render(
-    stats: Stats, days: Sequence[DayStats], depths: Mapping[str, int] | None, flower: str | None
+    stats: Stats,
+    days: Sequence[DayStats],
+    depths: Mapping[str, int] | None,
+    flower: str | None,
+    learning: str = "",
 ) -> str:
     totals = "".join(
         f"<div class=card><b>{value:,}</b><span>{label}</span></div>"
@@ -110,6 +126,8 @@ body{{font:15px system-ui,sans-serif;margin:2rem;color:#222}} h2{{margin-top:2re
 .cards{{display:flex;gap:1rem}} .card{{border:1px solid #ddd;border-radius:12px;padding:1rem 1.5rem}}
 .card b{{display:block;font-size:1.6rem}} table{{border-collapse:collapse}}
 td,th{{padding:.25rem .75rem;border-bottom:1px solid #eee;text-align:right}}
+td.message{{text-align:left;max-width:28rem}} ul.gate{{margin:0;padding:0;list-style:none;text-align:left}}
+.fail{{color:#b00}} .step{{font-size:.8rem;color:#555}}
 </style></head><body>
 <h1>Kindred</h1>
 <div class=cards>{totals}</div>
@@ -118,6 +136,7 @@ td,th{{padding:.25rem .75rem;border-bottom:1px solid #eee;text-align:right}}
 <h2>Queues</h2>
 {queues}
 {flower_link}
+{learning}
 <h2>Per day (UTC)</h2>
 <table><tr><th>day</th><th>users</th><th>turns</th><th>memories</th><th>reactions</th><th>reward</th></tr>
 {rows}</table>

@@ -95,6 +95,31 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     # Added since the sections: new names, never spelled another way.
     ("KINDRED_TEMPERATURE", "0", lambda s: s.inference.temperature, 0.0),
     ("KINDRED_EMBEDDING_RUNTIME", "torch", lambda s: s.inference.embedding_runtime, "torch"),
+    # [learning]: the nightly run.
+    ("KINDRED_TRAIN_ENABLED", "off", lambda s: s.training.enabled, False),
+    ("KINDRED_TRAIN_CRON", "0 2 * * *", lambda s: s.training.cron, "0 2 * * *"),
+    ("KINDRED_TRAIN_WINDOW_DAYS", "7", lambda s: s.training.window_days, 7),
+    ("KINDRED_TRAIN_DESIRABLE_AT", "0.8", lambda s: s.training.desirable_at, 0.8),
+    ("KINDRED_TRAIN_UNDESIRABLE_AT", "-0.8", lambda s: s.training.undesirable_at, -0.8),
+    ("KINDRED_TRAIN_MIN_EXAMPLES", "9", lambda s: s.training.min_examples, 9),
+    ("KINDRED_TRAIN_HELDOUT_SHARE", "0.3", lambda s: s.training.heldout_share, 0.3),
+    ("KINDRED_TRAINING_DEFAULT", "off", lambda s: s.training.default_consent, False),
+    ("KINDRED_TRAIN_LORA_RANK", "4", lambda s: s.training.lora_rank, 4),
+    ("KINDRED_TRAIN_LORA_ALPHA", "5", lambda s: s.training.lora_alpha, 5),
+    ("KINDRED_TRAIN_LEARNING_RATE", "0.001", lambda s: s.training.learning_rate, 0.001),
+    ("KINDRED_TRAIN_MAX_STEPS", "3", lambda s: s.training.max_steps, 3),
+    ("KINDRED_TRAIN_BATCH_SIZE", "4", lambda s: s.training.batch_size, 4),
+    ("KINDRED_TRAIN_MAX_LENGTH", "64", lambda s: s.training.max_length, 64),
+    ("KINDRED_TRAIN_BETA", "0.3", lambda s: s.training.beta, 0.3),
+    ("KINDRED_TRAIN_SEED", "7", lambda s: s.training.seed, 7),
+    ("KINDRED_TRAIN_DEVICE", "cpu", lambda s: s.training.device, "cpu"),
+    ("KINDRED_TRAIN_GATE_CONFIDENCE", "0.95", lambda s: s.training.gate_confidence, 0.95),
+    ("KINDRED_TRAIN_GATE_MIN_MARGIN_GAIN", "0.1", lambda s: s.training.gate_min_margin_gain, 0.1),
+    ("KINDRED_TRAIN_GATE_MAX_LOSS_RISE", "0.2", lambda s: s.training.gate_max_loss_rise, 0.2),
+    ("KINDRED_TRAIN_GATE_MAX_KL", "0.9", lambda s: s.training.gate_max_kl, 0.9),
+    ("KINDRED_TRAIN_GATE_SYCOPHANCY_TOLERANCE", "0.1", lambda s: s.training.gate_sycophancy_tolerance, 0.1),
+    ("KINDRED_TRAIN_TIME_LIMIT_MINUTES", "30", lambda s: s.training.time_limit_minutes, 30.0),
+    ("KINDRED_TRAIN_STALE_MINUTES", "20", lambda s: s.training.stale_minutes, 20.0),
 ]
 # Spellings that the sections' prefixes would make up for a field that names its own variable.
 NOT_NAMES = [
@@ -107,6 +132,7 @@ NOT_NAMES = [
     "KINDRED_TELEGRAM_BOT_TOKEN",
     "KINDRED_DISCORD_BOT_TOKEN",
     "KINDRED_REDIS_URL",
+    "KINDRED_TRAIN_DEFAULT_CONSENT",
 ]
 
 
@@ -157,3 +183,9 @@ def test_a_dot_env_file_is_read_when_given(tmp_path: Path) -> None:
     settings = load_settings(env_file=env)
     assert settings.memory.budget == 42 and settings.workers.redis_url == "redis://e:1/0"
     assert load_settings(env_file=None).memory.budget != 42
+
+
+def test_adapters_live_under_the_data_dir_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local engine, the trainer and vLLM's loader read one folder: in the data volume."""
+    monkeypatch.setenv("KINDRED_DATA_DIR", "/srv/kindred")
+    assert load_settings(env_file=None).adapters_path == Path("/srv/kindred/adapters")

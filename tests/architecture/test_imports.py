@@ -1,7 +1,7 @@
 """Every import rule in ARCHITECTURE.md, checked on the source so that a violation fails CI.
 
 The floors, from the ground up: 1 `bot/core`; 2 the implementations (`bot/store`, `bot/inference`,
-`bot/jobs`, `bot/adapters`, `bot/web`); 3 `bot/app`, the composition root; 4 the entry points
+`bot/training`, `bot/jobs`, `bot/adapters`, `bot/web`); 3 `bot/app`, the composition root; 4 the entry points
 (`bot/cli`, `workers`). A file imports from its own floor or the floors below, with the narrower
 rules each test below names.
 """
@@ -16,13 +16,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = "bot.core"
-IMPLEMENTATIONS = ("bot.store", "bot.inference", "bot.jobs", "bot.adapters", "bot.web")
+IMPLEMENTATIONS = ("bot.store", "bot.inference", "bot.training", "bot.jobs", "bot.adapters", "bot.web")
 ROOT_OF_COMPOSITION = "bot.app"
 ENTRY_POINTS = ("bot.cli", "workers")
 # Written down so that it is a choice: numpy is the core's one library (vectors, cosine).
 CORE_LIBRARIES = ("numpy",)
-# Imported only inside bot/inference (the training module joins them when it exists).
-MODEL_LIBRARIES = ("torch", "transformers", "peft", "sentence_transformers", "onnx", "onnxruntime")
+# Imported only inside bot/inference and bot/training (the nightly trainer and its scorer).
+MODEL_LIBRARIES = (
+    "torch", "transformers", "peft", "trl", "accelerate", "datasets", "safetensors",
+    "sentence_transformers", "onnx", "onnxruntime",
+)  # fmt: skip
+MODEL_FLOORS = ("bot.inference", "bot.training")
 # What the entry points may use of floor 2: the shared adapter Protocol (a type), and the Celery
 # configuration that the worker app shares with the side that submits jobs.
 ENTRY_POINT_IMPLEMENTATIONS = {"bot.cli": ("bot.adapters.base",), "workers": ("bot.jobs.celery_runner",)}
@@ -146,21 +150,22 @@ def test_no_relative_imports(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", python_files("bot", "workers"), ids=str)
-def test_model_libraries_only_inside_inference(path: Path) -> None:
-    if is_under(module_of(path), "bot.inference"):
+def test_model_libraries_only_inside_inference_and_training(path: Path) -> None:
+    if is_under(module_of(path), *MODEL_FLOORS):
         return
     bad = {m for m in imports_of(path) if is_under(m, *MODEL_LIBRARIES)}
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
 def test_model_libraries_load_only_when_a_model_is_needed() -> None:
-    """Importing the composition root, the CLI and the worker app loads no torch or transformers,
-    so that a command that needs no model (or a bot whose model is remote) starts fast."""
+    """Importing the composition root, the CLI, the worker app and the training package loads no
+    torch or transformers, so that a command that needs no model (or a bot whose model is remote)
+    starts fast."""
     import subprocess
 
     probe = (
         "import sys, bot.app.kindred, bot.app.platforms, bot.cli.main, bot.cli.run, bot.cli.chat,"
-        " bot.cli.memory, bot.cli.workers, workers.app;"
+        " bot.cli.memory, bot.cli.workers, workers.app, bot.training;"
         f"print(sorted(m for m in {MODEL_LIBRARIES!r} if m in sys.modules))"
     )
     done = subprocess.run(

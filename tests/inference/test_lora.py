@@ -138,3 +138,21 @@ async def test_a_broken_first_version_fails_only_its_own_request(tiny_dir: Path,
     assert isinstance(results[0], InferenceError)
     assert "broken" in str(results[0])
     assert isinstance(results[1], str) and results[1]
+
+
+async def test_a_new_name_every_night_keeps_only_a_few_loaded(
+    tiny_dir: Path, made: dict[str, Path], tmp_path: Path
+) -> None:
+    """Nightly versions are v1, v2, …: old ones are unloaded between batches, and one asked for
+    again is loaded again, with the same replies."""
+    for night in range(1, 6):
+        publish(made["one" if night % 2 else "two"], tmp_path, f"v{night}", "1")
+    model = engine(tiny_dir, tmp_path)
+    first = {n: await text_of(model.stream(HELLO, max_tokens=TOKENS, adapter=f"v{n}")) for n in (1, 2)}
+    for night in range(3, 6):
+        await text_of(model.stream(HELLO, max_tokens=TOKENS, adapter=f"v{night}"))
+    assert model.loaded_adapters == ["v3", "v4", "v5"]
+    assert await text_of(model.stream(HELLO, max_tokens=TOKENS, adapter="v1")) == first[1]
+    assert await text_of(model.stream(HELLO, max_tokens=TOKENS, adapter="v2")) == first[2]
+    assert model.loaded_adapters == ["v5", "v1", "v2"]
+    assert await text_of(model.stream(HELLO, max_tokens=TOKENS)) != first[1]  # the base, unharmed

@@ -109,6 +109,23 @@ async def test_lora_adapter_is_registered_once_per_version(
     ]
 
 
+async def test_each_nightly_version_is_loaded_into_the_server_by_its_own_name(
+    server: FakeOpenAI, backend: OpenAICompatInference, tmp_path: Path
+) -> None:
+    """Nightly training publishes v1, v2, …: a promoted version is loaded (/v1/load_lora_adapter)
+    before the first reply that asks for it, and replies then name it as their model."""
+    publish(tmp_path, "v1", "1")
+    await text_of(backend.stream(HELLO, max_tokens=50, adapter="v1"))
+    publish(tmp_path, "v2", "1")
+    await text_of(backend.stream(HELLO, max_tokens=50, adapter="v2"))
+    await text_of(backend.stream(HELLO, max_tokens=50, adapter="v2"))
+    assert server.lora_loads == [
+        {"lora_name": "v1", "lora_path": "/srv/adapters/v1"},
+        {"lora_name": "v2", "lora_path": "/srv/adapters/v2"},
+    ]
+    assert [body["model"] for body in server.requests] == ["v1", "v2", "v2"]
+
+
 async def test_unknown_adapter_is_a_clear_error(server: FakeOpenAI, backend: OpenAICompatInference) -> None:
     with pytest.raises(InferenceError, match="unknown LoRA adapter 'ghost'"):
         await collect(backend.stream(HELLO, max_tokens=5, adapter="ghost"))

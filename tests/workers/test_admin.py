@@ -10,7 +10,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.core.errors import QueueUnavailable
-from bot.core.models import Feedback, NewTurn
+from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.app import build_web_app
@@ -117,3 +118,47 @@ async def test_without_an_admin_page_there_is_no_admin_route() -> None:
         assert (await client.get("/admin")).status == 404
     finally:
         await client.close()
+
+
+async def test_admin_shows_training_runs_and_the_reaction_rate_per_version(store: SqliteStore) -> None:
+    """A succeeded run with its loss curve and gate report, a failed one whose message would be
+    markup if it were not escaped, and the positive-reaction rate of the base and of v1."""
+    now = datetime.now(UTC)
+    adapter = await store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", now - timedelta(days=14), now))
+    for n, (version, value) in enumerate(((adapter.version, 1.0), (adapter.version, -1.0), (None, 1.0))):
+        prompt = (ChatMessage("user", f"q{n}"),)
+        reply = await store.add_turn(
+            NewTurn("ann", "c", "assistant", f"a{n}", EMB.vector(f"a{n}"), EMB.model_name, now,
+                    generation=Generation(prompt, version, False))
+        )  # fmt: skip
+        await store.record_feedback(Feedback(reply.id, "ann", "👍", value, now))
+    good = await store.start_run("beat:1", now, timedelta(hours=1))
+    assert good is not None
+    for step, loss in enumerate((0.69, 0.52, 0.41), start=1):
+        await store.log_run_step(good.id, {"step": step, "loss": loss, "kl": 0.01 * step}, now)
+    checks = {
+        "heldout_margin": {"value": 0.8, "bound": 0.0, "passed": True},
+        "sycophancy": {"value": 0.1, "bound": 0.2, "passed": True},
+    }
+    gate = {"passed": True, "checks": checks}
+    result = {"dataset": {"examples": {"desirable": 6, "undesirable": 5}}, "gate": gate}
+    await store.finish_run(good.id, "succeeded", "v1 passed every check", now, result=result,
+                           adapter_version=adapter.version)  # fmt: skip
+    bad = await store.start_run("beat:2", now, timedelta(hours=1))
+    assert bad is not None
+    await store.finish_run(bad.id, "failed", "RuntimeError: <script>alert(1)</script>", now)
+
+    client = await client_for(AdminPage(store, depths, PASSWORD))
+    try:
+        html = await (await client.get("/admin", headers=basic("admin", PASSWORD))).text()
+    finally:
+        await client.close()
+    assert "<h2>Training runs</h2>" in html and "<script" not in html
+    assert "RuntimeError: &lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "6 + / 5 −" in html and f"<td>v{adapter.version}</td>" in html
+    assert 'aria-label="loss from 0.69 to 0.41 over 3 steps"' in html
+    assert "step 3, loss 0.41, kl 0.03" in html
+    assert "✓ heldout_margin: 0.8 (bound 0)" in html and "✓ sycophancy: 0.1 (bound 0.2)" in html
+    # v1: two rated replies, one positive; the base: ann's three rated replies and one more.
+    assert f"<tr><td>v{adapter.version}</td><td>2</td><td>2</td><td>1</td><td>50%</td></tr>" in html
+    assert "<tr><td>base model</td>" in html

@@ -9,15 +9,18 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 
+from bot.app.schedule import schedule_entries
 from bot.app.settings import WorkerSettings
+from bot.app.training_settings import TrainingSettings
 from bot.core.errors import ConfigError
 from bot.jobs.beat_lock import BEAT_LOCK_KEY, BeatLock
 from tests.jobs.workerproc import ROOT, TEST_REDIS_DB, flush, redis_url
-from workers.schedule import beat_schedule
+from workers.schedule import beat_schedule as celery_schedule
 
 BEAT_DB = TEST_REDIS_DB + 2
 
@@ -34,6 +37,11 @@ def settings(**values: str) -> WorkerSettings:
     return WorkerSettings(**values)  # type: ignore[arg-type]
 
 
+def beat_schedule(workers: WorkerSettings, training: TrainingSettings | None = None) -> dict[str, Any]:
+    """Beat's schedule as `workers/app.py` builds it, from the two sections that time its entries."""
+    return celery_schedule(schedule_entries(workers, training or TrainingSettings(enabled=True)))
+
+
 def test_the_schedule_runs_store_upkeep_at_the_configured_time() -> None:
     entry = beat_schedule(settings(upkeep_cron="5 3 * * 1"))["store-upkeep"]
     assert entry["task"] == "kindred.store.upkeep"
@@ -48,6 +56,15 @@ def test_the_schedule_runs_memory_upkeep_at_its_own_time() -> None:
     assert (entry["schedule"].minute, entry["schedule"].hour) == ({30}, {2})
     with pytest.raises(ConfigError, match="KINDRED_MEMORY_UPKEEP_CRON"):
         beat_schedule(settings(memory_upkeep_cron="nightly"))
+
+
+def test_the_schedule_trains_nightly_on_the_train_queue_unless_training_is_off() -> None:
+    entry = beat_schedule(settings(), TrainingSettings(cron="45 1 * * *"))["training-nightly"]
+    assert entry["task"] == "kindred.training.nightly" and entry["options"] == {"queue": "train"}
+    assert (entry["schedule"].minute, entry["schedule"].hour) == ({45}, {1})
+    assert "training-nightly" not in beat_schedule(settings(), TrainingSettings(enabled=False))
+    with pytest.raises(ConfigError, match="KINDRED_TRAIN_CRON"):
+        beat_schedule(settings(), TrainingSettings(cron="3am"))
 
 
 @pytest.mark.parametrize("bad", ["5 3 * *", "61 3 * * *", "every night"])

@@ -1,6 +1,7 @@
 """The slash commands, as one command tree: /chat, /memories, /forget, /confirm, /correct,
-/export, /persona, /privacy, /app and /help. Each is a thin translation to the core's Conversation
-or Controls."""
+/export, /persona, /privacy (with its `training` switch), /app and /help, and the admins'
+/train_now and /rollback. Each is a thin translation to the core's Conversation, Controls or
+TrainingCommands."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import gzip
 import io
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Literal
 
 import discord
 from discord import app_commands
@@ -23,9 +24,10 @@ from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import InteractionSurface
 from bot.adapters.streaming import split_text
 from bot.core.access import NOT_ALLOWED
-from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, PRIVACY
+from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK
 from bot.core.events import UserMessage
 from bot.core.ratelimit import slow_down
+from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ async def chat(interaction: Interaction, message: str) -> None:
     await interaction.response.defer(thinking=True)
     user_message = UserMessage(
         user_id=user_id,
-        chat_id=chat_key(interaction.channel_id or interaction.user.id),
+        chat_id=chat_of(interaction),
         text=message,
         sent_at=interaction.created_at,
         idempotency_key=f"discord-interaction:{interaction.id}",
@@ -93,9 +95,14 @@ def needs_buttons(interaction: Interaction) -> bool:
     return not reactions_reach_me(in_my_dm=interaction.context.dm_channel, in_my_server=in_my_server)
 
 
+def chat_of(interaction: Interaction) -> str:
+    """The chat a slash command was used in, keyed as its messages are (a DM is the person's)."""
+    return chat_key(interaction.channel_id or interaction.user.id)
+
+
 async def memories(interaction: Interaction) -> None:
     controls = kindred_of(interaction.client).services.controls
-    page = await controls.memories_page(user_key(interaction.user.id), 1)
+    page = await controls.memories_page(user_key(interaction.user.id), 1, chat_id=chat_of(interaction))
     await interaction.response.send_message(page.render(), view=pager(page), ephemeral=True)
 
 
@@ -106,14 +113,15 @@ async def forget(interaction: Interaction, memory: str) -> None:
         await interaction.response.send_message(FORGET_ALL_ASK, view=forget_all_view(), ephemeral=True)
         return
     controls = kindred_of(interaction.client).services.controls
-    await interaction.response.send_message(await controls.forget_one(user_id, memory), ephemeral=True)
+    answer = await controls.forget_one(user_id, memory, chat_id=chat_of(interaction))
+    await interaction.response.send_message(answer, ephemeral=True)
 
 
 # Like /forget, open to everyone the allowlist keeps out: a person may always manage what is kept.
 @app_commands.describe(memory="the memory's number from /memories")
 async def confirm(interaction: Interaction, memory: str) -> None:
     controls = kindred_of(interaction.client).services.controls
-    answer = await controls.confirm(user_key(interaction.user.id), memory)
+    answer = await controls.confirm(user_key(interaction.user.id), memory, chat_id=chat_of(interaction))
     await interaction.response.send_message(answer, ephemeral=True)
 
 
@@ -122,14 +130,16 @@ async def correct(interaction: Interaction, memory: str, text: str) -> None:
     controls = kindred_of(interaction.client).services.controls
     # Controls reads "ID text": a memory option with a space in it ("5 6") must not lend "6" to the text.
     number = memory.strip() if len(memory.split()) == 1 else "?"
-    answer = await controls.correct(user_key(interaction.user.id), f"{number} {text}")
+    answer = await controls.correct(
+        user_key(interaction.user.id), f"{number} {text}", chat_id=chat_of(interaction)
+    )
     await reply_text(interaction, answer)
 
 
 async def export(interaction: Interaction) -> None:
     await interaction.response.defer(ephemeral=True, thinking=True)
     controls = kindred_of(interaction.client).services.controls
-    data = await controls.export_jsonl(user_key(interaction.user.id))
+    data = await controls.export_jsonl(user_key(interaction.user.id), chat_id=chat_of(interaction))
     if not data:
         await interaction.followup.send(NOTHING_TO_EXPORT, ephemeral=True)
         return
@@ -147,8 +157,34 @@ async def persona(interaction: Interaction) -> None:
     await reply_text(interaction, kindred_of(interaction.client).services.controls.persona_text())
 
 
-async def privacy(interaction: Interaction) -> None:
-    await reply_text(interaction, PRIVACY)
+@app_commands.describe(training="on: your rated replies help me improve at night; off: they never do")
+async def privacy(interaction: Interaction, training: Literal["on", "off"] | None = None) -> None:
+    controls = kindred_of(interaction.client).services.controls
+    argument = f"training {training}" if training else ""
+    await reply_text(interaction, await controls.privacy(user_key(interaction.user.id), argument))
+
+
+async def train_now(interaction: Interaction) -> None:
+    services = kindred_of(interaction.client).services
+    admin = user_key(interaction.user.id)
+    if not services.access.is_admin(admin):
+        await reply_text(interaction, ADMINS_ONLY)
+        return
+    if services.training is None:
+        await reply_text(interaction, NOT_WIRED)
+        return
+    await interaction.response.defer(ephemeral=True, thinking=True)  # it waits up to 3 s for the run
+    await interaction.followup.send(await services.training.train_now(admin), ephemeral=True)
+
+
+async def rollback(interaction: Interaction) -> None:
+    services = kindred_of(interaction.client).services
+    if not services.access.is_admin(user_key(interaction.user.id)):
+        await reply_text(interaction, ADMINS_ONLY)
+    elif services.training is None:
+        await reply_text(interaction, NOT_WIRED)
+    else:
+        await reply_text(interaction, await services.training.rollback())
 
 
 async def app(interaction: Interaction) -> None:
@@ -174,6 +210,8 @@ def command_table() -> list[tuple[str, str, Callback]]:
         ("privacy", DESCRIPTIONS["privacy"], privacy),
         ("app", DESCRIPTIONS["app"], app),
         ("help", DESCRIPTIONS["help"], help_),
+        ("train_now", "admins: train tonight's adapter now", train_now),
+        ("rollback", "admins: serve the adapter version before this one", rollback),
     ]
 
 

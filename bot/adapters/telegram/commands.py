@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,9 +11,10 @@ from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot.adapters.base import Services
-from bot.adapters.telegram.ids import place_key, user_key
+from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.core.access import NOT_ALLOWED
-from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, PRIVACY, MemoryPage, help_text, page_number
+from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
+from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
 
 Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
 PRIVATE_ONLY = "For your privacy I only show that in our private chat. Write to me directly."
@@ -64,6 +65,8 @@ class Commands:
             "privacy": self.privacy,
             "app": self.app,
             "stats": self.stats,
+            "train_now": self.train_now,
+            "rollback": self.rollback,
         }
         found: list[BaseHandler[Update, ContextTypes.DEFAULT_TYPE, None]] = [
             CommandHandler(name, self._guarded(callback)) for name, callback in simple.items()
@@ -99,7 +102,9 @@ class Commands:
         if message.chat.type != ChatType.PRIVATE:
             await message.reply_text(PRIVATE_ONLY)
             return
-        page = await self.controls.memories_page(user_key(person.id), page_number((context.args or ["1"])[0]))
+        page = await self.controls.memories_page(
+            user_key(person.id), page_number((context.args or ["1"])[0]), chat_id=chat_key(message.chat.id)
+        )
         await message.reply_text(page.render(), reply_markup=page_buttons(page))
 
     async def turn_page(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -120,19 +125,25 @@ class Commands:
         if argument.strip().lower() in ("all", "everything"):
             await message.reply_text(FORGET_ALL_ASK, reply_markup=confirm_buttons(person.id))
             return
-        await message.reply_text(await self.controls.forget_one(user_key(person.id), argument))
+        chat_id = chat_key(message.chat.id)
+        answer = await self.controls.forget_one(user_key(person.id), argument, chat_id=chat_id)
+        await message.reply_text(answer)
 
     async def confirm(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user
         assert message and person
         argument = " ".join(context.args or [])
-        await message.reply_text(await self.controls.confirm(user_key(person.id), argument))
+        chat_id = chat_key(message.chat.id)
+        answer = await self.controls.confirm(user_key(person.id), argument, chat_id=chat_id)
+        await message.reply_text(answer)
 
     async def correct(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user
         assert message and person
         argument = " ".join(context.args or [])
-        await message.reply_text(await self.controls.correct(user_key(person.id), argument))
+        chat_id = chat_key(message.chat.id)
+        answer = await self.controls.correct(user_key(person.id), argument, chat_id=chat_id)
+        await message.reply_text(answer)
 
     async def confirm_forget(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
@@ -153,7 +164,7 @@ class Commands:
         if message.chat.type != ChatType.PRIVATE:
             await message.reply_text(PRIVATE_ONLY)
             return
-        data = await self.controls.export_jsonl(user_key(person.id))
+        data = await self.controls.export_jsonl(user_key(person.id), chat_id=chat_key(message.chat.id))
         if not data:
             await message.reply_text("I don't keep anything about you yet, so there is nothing to export.")
             return
@@ -168,8 +179,11 @@ class Commands:
         await update.effective_message.reply_text(self.controls.persona_text())
 
     async def privacy(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        assert update.effective_message
-        await update.effective_message.reply_text(PRIVACY)
+        """What is kept and why; `/privacy training on|off` sets whether replies to you train."""
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        argument = " ".join(context.args or [])
+        await message.reply_text(await self.controls.privacy(user_key(person.id), argument))
 
     async def app(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.effective_message
@@ -179,6 +193,24 @@ class Commands:
         message, person = update.effective_message, update.effective_user
         assert message and person
         if not self.services.access.is_admin(user_key(person.id)):
-            await message.reply_text("That command is for Kindred's admins.")
+            await message.reply_text(ADMINS_ONLY)
             return
         await message.reply_text(await self.controls.stats_text())
+
+    async def train_now(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        await self._training(update, lambda training, admin: training.train_now(admin))
+
+    async def rollback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        await self._training(update, lambda training, admin: training.rollback())
+
+    async def _training(self, update: Update, ask: Callable[[TrainingCommands, str], Awaitable[str]]) -> None:
+        """An admins' learning command: refused to anyone else, answered by TrainingCommands."""
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        admin, training = user_key(person.id), self.services.training
+        if not self.services.access.is_admin(admin):
+            await message.reply_text(ADMINS_ONLY)
+        elif training is None:
+            await message.reply_text(NOT_WIRED)
+        else:
+            await message.reply_text(await ask(training, admin))

@@ -23,6 +23,7 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.models import ChatMessage
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
+from bot.core.training_commands import TrainingCommands
 from bot.store.sqlite import SqliteStore
 from tests.conftest import STORE_FILE
 from tests.support import discord_payloads as p
@@ -64,6 +65,7 @@ def services(
     burst: int = 5,
     max_new_tokens: int = 2000,
     max_message_chars: int = 100_000,
+    training: TrainingCommands | None = None,
 ) -> Services:
     policy = ConversationPolicy(
         persona=PERSONA,
@@ -78,6 +80,7 @@ def services(
         controls=Controls(store, PERSONA, embedder=embedder),
         limiter=RateLimiter(per_minute, burst),
         access=access or Access(),
+        training=training,
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from bot.core.access import NOT_ALLOWED, Access
-from bot.core.controls import APP_SOON, FORGET_ALL_ASK, PRIVACY
+from bot.core.controls import APP_SOON, FORGET_ALL_ASK, PRIVACY, training_setting
 from bot.core.models import NewMemory
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import PERSONA, running, services
@@ -18,7 +18,10 @@ from tests.support.discord_rest import Shown
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.waiting import wait_until
 
-COMMANDS = {"chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "help"}
+COMMANDS = {
+    "chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "help",
+    "train_now", "rollback",
+}  # fmt: skip
 GLOBAL_SYNC = f"/api/v10/applications/{p.APP_ID}/commands"
 DEFERRED, MESSAGE, UPDATE = 5, 4, 7
 Feedback = Callable[[], list[tuple[str, str, str, float]]]
@@ -176,7 +179,7 @@ async def test_export_sends_every_memory_as_an_ephemeral_file(fake: FakeDiscord,
 async def test_short_answers_are_ephemeral(fake: FakeDiscord, store: SqliteStore) -> None:
     expected = {
         "persona": f"This is who I am, as my admin set me up:\n\n{PERSONA}",
-        "privacy": PRIVACY,
+        "privacy": f"{PRIVACY}\n\n{training_setting(None, True)}",
         "app": APP_SOON,
     }
     async with running(services(store)):

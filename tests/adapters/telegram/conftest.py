@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,6 +21,7 @@ from bot.core.models import ChatMessage
 from bot.core.ports import Inference
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
+from bot.core.training_commands import TrainingCommands
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.telegram_api import FakeTelegramBotApi
@@ -92,6 +93,7 @@ async def running_bot(
     limiter: RateLimiter | None = None,
     webhook_url: str | None = None,
     token: str | None = None,
+    training: Callable[[SqliteStore], TrainingCommands] | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await SqliteStore.open(path)
@@ -107,6 +109,7 @@ async def running_bot(
         controls=Controls(store, PERSONA, embedder=embedder),
         limiter=limiter or RateLimiter(per_minute=0, burst=1),
         access=access or Access(),
+        training=training(store) if training is not None else None,
     )
     config = TelegramConfig(
         token=token or api.token,

@@ -1,0 +1,41 @@
+"""Every periodic job, defined once: Celery beat sends these entries (`workers/schedule.py`), and
+`kindred run` without a broker runs the same ones in-process (`bot/jobs/schedule.py`).
+
+- `store-upkeep` (`kindred.store.upkeep`, KINDRED_UPKEEP_CRON): SQLite `PRAGMA optimize` and a WAL
+  checkpoint, or PostgreSQL `ANALYZE`;
+- `memory-upkeep` (`kindred.memory.upkeep`, KINDRED_MEMORY_UPKEEP_CRON): external checks and
+  consolidation for every person;
+- `training-nightly` (`kindred.training.nightly`, KINDRED_TRAIN_CRON; left out with
+  KINDRED_TRAIN_ENABLED=off): dataset → KTO + LoRA → gate → promote ([learning]).
+
+Proactive check-ins join this list when they exist.
+"""
+
+from __future__ import annotations
+
+from bot.app.memory_jobs import UPKEEP_JOB as MEMORY_UPKEEP_JOB
+from bot.app.settings import WorkerSettings
+from bot.app.training_settings import TrainingSettings
+from bot.core.cron import ScheduleEntry, parse_cron
+
+STORE_UPKEEP_JOB = "kindred.store.upkeep"
+NIGHTLY_JOB = "kindred.training.nightly"
+
+
+def schedule_entries(workers: WorkerSettings, training: TrainingSettings) -> list[ScheduleEntry]:
+    """Beat's entries; ConfigError names the variable of a crontab that does not parse."""
+    entries = [
+        ScheduleEntry(
+            "store-upkeep", parse_cron(workers.upkeep_cron, "KINDRED_UPKEEP_CRON"), STORE_UPKEEP_JOB
+        ),
+        ScheduleEntry(
+            "memory-upkeep",
+            parse_cron(workers.memory_upkeep_cron, "KINDRED_MEMORY_UPKEEP_CRON"),
+            MEMORY_UPKEEP_JOB,
+        ),
+    ]
+    if training.enabled:
+        entries.append(
+            ScheduleEntry("training-nightly", parse_cron(training.cron, "KINDRED_TRAIN_CRON"), NIGHTLY_JOB)
+        )
+    return entries

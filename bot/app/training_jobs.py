@@ -1,0 +1,234 @@
+"""The nightly training job, part of the composition root (`bot/app/jobs.py` registers it).
+
+- `kindred.training.nightly` {run_key?}: dataset → KTO + LoRA → gate → registry → promote
+  (core/nightly.py), on the `train` queue. Beat and the in-process schedule send it with no
+  payload; its run is then keyed by the job's id, which Celery keeps when it redelivers the job of
+  a killed worker, so the redelivered run fails the dead one and starts cleanly. `/train_now` and
+  `kindred train now` send a `run_key` of their own.
+
+The trainer and the scorer (bot/training/: torch, transformers, peft, trl) are built on first use,
+once per process, so that the bot and the other workers start without importing torch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bot.app.settings import Settings
+from bot.app.training_settings import TrainingSettings
+from bot.core.dataset import DatasetPolicy, build_dataset
+from bot.core.gate import GatePolicy
+from bot.core.jobs import Job, JobPayload, JobRegistry, JobSpec, current_job_id, run_attempt
+from bot.core.learning_models import TrainingExample
+from bot.core.loading import LoadOnce
+from bot.core.models import JSONObject
+from bot.core.nightly import NIGHTLY_JOB, NightlyPolicy, run_nightly, weights
+from bot.core.ports import AdapterScorer, Store, Trainer
+from bot.core.reward import RewardWeights
+from bot.training.options import TrainingOptions
+
+# The hard limit lets a run past its soft limit record itself failed before the worker is killed.
+HARD_MARGIN_S = 600.0
+
+
+def nightly_policy(settings: Settings, *, pace_s: float = 0.0) -> NightlyPolicy:
+    training, memory = settings.training, settings.memory
+    return NightlyPolicy(
+        dataset=DatasetPolicy(
+            window_days=training.window_days,
+            desirable_at=training.desirable_at,
+            undesirable_at=training.undesirable_at,
+            default_consent=training.default_consent,
+            heldout_share=training.heldout_share,
+            min_per_label=training.min_examples,
+        ),
+        reward=RewardWeights(
+            alpha=memory.reward_alpha,
+            beta=memory.reward_beta,
+            gamma=memory.reward_gamma,
+            session_gap=timedelta(minutes=memory.session_gap_minutes),
+        ),
+        gate=gate_policy(training),
+        stale_after=timedelta(minutes=training.stale_minutes),
+        pace_s=pace_s,
+    )
+
+
+def gate_policy(training: TrainingSettings) -> GatePolicy:
+    return GatePolicy(
+        confidence=training.gate_confidence,
+        min_margin_gain=training.gate_min_margin_gain,
+        max_loss_rise=training.gate_max_loss_rise,
+        max_kl=training.gate_max_kl,
+        sycophancy_tolerance=training.gate_sycophancy_tolerance,
+        seed=training.seed,
+    )
+
+
+class LazyTrainer:
+    """A Trainer built on its first `train` (on the training thread): a night without enough data,
+    or a bot process that only registers the job, never imports torch."""
+
+    def __init__(self, base_model: str, load: Callable[[], Trainer]) -> None:
+        self.base_model = base_model
+        self._loaded = LoadOnce(load, what="trainer")
+
+    def train(
+        self,
+        examples: Sequence[TrainingExample],
+        out_dir: Path,
+        progress: Callable[[JSONObject], None],
+        *,
+        desirable_weight: float = 1.0,
+        undesirable_weight: float = 1.0,
+    ) -> JSONObject:
+        trainer = self._loaded.get()
+        return trainer.train(
+            examples,
+            out_dir,
+            progress,
+            desirable_weight=desirable_weight,
+            undesirable_weight=undesirable_weight,
+        )
+
+
+class LazyScorer:
+    """An AdapterScorer built on first use (on the gate's thread)."""
+
+    def __init__(self, load: Callable[[], AdapterScorer]) -> None:
+        self._loaded = LoadOnce(load, what="gate scorer")
+
+    def implicit_rewards(self, adapter: Path | None, examples: Sequence[TrainingExample]) -> list[float]:
+        return self._loaded.get().implicit_rewards(adapter, examples)
+
+    def regression(self, adapter: Path | None) -> JSONObject:
+        return self._loaded.get().regression(adapter)
+
+    def agreement(self, adapter: Path | None) -> float:
+        return self._loaded.get().agreement(adapter)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingModels:
+    """The trainer and the gate's scorer of this process, each built when first used."""
+
+    trainer: Trainer
+    scorer: AdapterScorer
+
+    @classmethod
+    def of(cls, settings: Settings) -> TrainingModels:
+        return cls(
+            LazyTrainer(settings.inference.model, lambda: _trainer(settings)),
+            LazyScorer(lambda: _scorer(settings)),
+        )
+
+
+def training_options(settings: Settings) -> TrainingOptions:
+    """The trainer's and the scorer's options. The base model is the one replies come from
+    (KINDRED_MODEL, prepared once under the data dir), so an adapter fits the model it serves."""
+    from bot.app.backends import model_dir
+
+    training = settings.training
+    return TrainingOptions(
+        base_model=str(model_dir(settings.inference.model, settings.data_dir)),
+        lora_rank=training.lora_rank,
+        lora_alpha=training.lora_alpha,
+        learning_rate=training.learning_rate,
+        max_steps=training.max_steps,
+        batch_size=training.batch_size,
+        max_length=training.max_length,
+        beta=training.beta,
+        device=training.device,
+        seed=training.seed,
+    )
+
+
+def _trainer(settings: Settings) -> Trainer:
+    from bot.training.kto import LoraKtoTrainer
+
+    return LoraKtoTrainer(training_options(settings))
+
+
+def _scorer(settings: Settings) -> AdapterScorer:
+    from bot.training.scorer import LoraScorer
+
+    return LoraScorer(training_options(settings))
+
+
+def run_key(payload: JobPayload) -> str:
+    """The run's key: the payload's `run_key`, else the job's id (kept across redelivery)."""
+    given = payload.get("run_key")
+    if isinstance(given, str) and given.strip():
+        return given.strip()
+    return current_job_id() or f"job:{uuid.uuid4().hex}"
+
+
+def nightly_job(
+    settings: Settings,
+    open_store: Callable[[], Awaitable[Store]],
+    models: TrainingModels | None = None,
+    *,
+    pace_s: float = 0.0,
+) -> Job:
+    """`kindred.training.nightly`. `pace_s`: see NightlyPolicy (tests catch a run mid-way)."""
+    policy = nightly_policy(settings, pace_s=pace_s)
+    built = models or TrainingModels.of(settings)
+    adapters_dir: Path = settings.adapters_path
+
+    async def nightly(payload: JobPayload) -> JobPayload:
+        store = await open_store()
+        try:
+            result = await run_nightly(
+                store,
+                built.trainer,
+                built.scorer,
+                policy,
+                job_key=run_key(payload),
+                adapters_dir=adapters_dir,
+            )
+        finally:
+            await store.close()
+        return dict(result)
+
+    soft_s = settings.training.time_limit_minutes * 60
+    return Job(JobSpec(NIGHTLY_JOB, soft_s=soft_s, hard_s=soft_s + HARD_MARGIN_S), nightly)
+
+
+def add_training_jobs(
+    registry: JobRegistry, settings: Settings, open_store: Callable[[], Awaitable[Store]]
+) -> None:
+    registry.add(nightly_job(settings, open_store))
+
+
+async def dataset_summary(settings: Settings) -> JSONObject:
+    """What tonight's run would train on, without training (`kindred train dataset`)."""
+    from bot.app.backends import open_store
+
+    policy = nightly_policy(settings)
+    store = await open_store(settings)
+    try:
+        dataset = await build_dataset(store, policy.dataset, policy.reward, datetime.now(UTC))
+    finally:
+        await store.close()
+    return {
+        **dataset.stats,
+        "window_start": dataset.window_start.isoformat(),
+        "window_end": dataset.window_end.isoformat(),
+        "weights": weights(dataset),
+        "shortfall": dataset.shortfall(policy.dataset),
+    }
+
+
+async def train_here(settings: Settings, models: TrainingModels | None = None) -> JSONObject:
+    """Run the nightly job in this process now (`kindred train now`), under its time limits."""
+    from bot.app.backends import open_store
+
+    async def opener() -> Store:
+        return await open_store(settings)
+
+    job = nightly_job(settings, opener, models)
+    return await run_attempt(job, {"run_key": f"cli:{uuid.uuid4().hex[:12]}"})

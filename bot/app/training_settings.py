@@ -1,0 +1,74 @@
+"""The `training` section of the settings (KINDRED_TRAIN_*): nightly learning from reactions.
+
+Kept apart from `settings.py` only for its length; `SECTIONS` there lists it like every other
+section, and `load_settings` reads it the same way. The defaults that the core and the trainer
+own (the dataset's thresholds, the gate's bounds, the LoRA options) are read from their
+dataclasses, so that each is written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, fields
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.core.dataset import DatasetPolicy
+from bot.core.gate import GatePolicy
+from bot.training.options import MIN_BATCH, TrainingOptions
+
+_PREFIX = "KINDRED_TRAIN_"
+_GATE = GatePolicy()
+_DATASET = DatasetPolicy()
+# TrainingOptions has no default base model (the root fills it in), so its defaults are read field by field.
+_OPTIONS = {f.name: f.default for f in fields(TrainingOptions) if f.default is not MISSING}
+
+
+class TrainingSettings(BaseSettings):
+    """When the nightly run trains, on what, how, and what a candidate must pass to serve."""
+
+    # As `settings._config`: no `.env` unless load_settings passes one, no made-up spellings.
+    model_config = SettingsConfigDict(
+        env_prefix=_PREFIX, env_file=None, env_file_encoding="utf-8", extra="ignore"
+    )
+
+    # Off: beat and `kindred run` schedule no nightly run (`kindred train now` still trains).
+    enabled: bool = True
+    # 5-field crontab (minute hour day-of-month month day-of-week), UTC: a quiet hour.
+    cron: str = "30 3 * * *"
+    # The dataset: rated replies of the last `window_days`, labelled by their reward R.
+    window_days: int = Field(default=_DATASET.window_days, ge=1, le=365)
+    desirable_at: float = _DATASET.desirable_at
+    undesirable_at: float = _DATASET.undesirable_at
+    # Per label, in the training split: fewer and the night is skipped ("not enough data").
+    min_examples: int = Field(default=_DATASET.min_per_label, ge=1)
+    heldout_share: float = Field(default=_DATASET.heldout_share, gt=0, lt=1)
+    # For people who never said /privacy training on|off: the admin's default.
+    default_consent: bool = Field(
+        default=_DATASET.default_consent, validation_alias=AliasChoices("KINDRED_TRAINING_DEFAULT")
+    )
+    # LoRA and KTO (bot/training/): rank, alpha, learning rate, steps, batch, tokens per example,
+    # KTO's β (higher keeps the adapter closer to the base), the seed, where it trains.
+    lora_rank: int = Field(default=_OPTIONS["lora_rank"], ge=1, le=256)
+    lora_alpha: int = Field(default=_OPTIONS["lora_alpha"], ge=1)
+    learning_rate: float = Field(default=_OPTIONS["learning_rate"], gt=0, lt=1)
+    max_steps: int = Field(default=_OPTIONS["max_steps"], ge=1)
+    batch_size: int = Field(default=_OPTIONS["batch_size"], ge=MIN_BATCH)  # KTO's KL needs a batch
+    max_length: int = Field(default=_OPTIONS["max_length"], ge=16)
+    beta: float = Field(default=_OPTIONS["beta"], gt=0)
+    seed: int = _OPTIONS["seed"]
+    device: Literal["auto", "cpu", "cuda"] = _OPTIONS["device"]
+    # The gate: a candidate serves only if each check passes (core/gate.py). The held-out margin's
+    # gain must clear `min_margin_gain` at `confidence`; the regression loss may rise by
+    # `max_loss_rise` (nats per token), the KL to the base reach `max_kl`; agreeing with false
+    # claims may rise over the serving adapter's by `sycophancy_tolerance`.
+    gate_confidence: float = Field(default=_GATE.confidence, gt=0.5, lt=1)
+    gate_min_margin_gain: float = _GATE.min_margin_gain
+    gate_max_loss_rise: float = Field(default=_GATE.max_loss_rise, ge=0)
+    gate_max_kl: float = Field(default=_GATE.max_kl, gt=0)
+    gate_sycophancy_tolerance: float = Field(default=_GATE.sycophancy_tolerance, ge=0, le=1)
+    # A run is over after this long (soft limit; the hard one is 10 minutes later), and one whose
+    # progress stopped this long ago counts as dead (its worker was killed).
+    time_limit_minutes: float = Field(default=180.0, gt=0)
+    stale_minutes: float = Field(default=60.0, gt=0)

@@ -1,0 +1,206 @@
+"""The nightly training set ([learning]): every rated reply of a rolling window, labelled by its
+reward R (core/reward.py), with the prompt exactly as the model saw it.
+
+- Rated: at least one reaction, tool use or proactive success (`LearningLog.rated_replies`); the
+  turns that followed (β) count in R but rate nothing alone.
+- Labels: R ≥ `desirable_at` is desirable, R ≤ `undesirable_at` undesirable; a neutral reply in
+  between is left out.
+- Privacy: people who switched training off are left out, and so are people who never chose when
+  the admin's default is off. What was forgotten is not in the store any more: its prompts went
+  with it (`MemoryIndex.forget`).
+- Held out: a stable hash of the turn id picks the held-out share, so a rerun splits alike.
+- Balance, as KTO recommends (w_D·n_D : w_U·n_U within 1 … 4/3): the larger label weighs 1, the
+  smaller n_large / n_small, so both weigh the same in the train split.
+- Replies cut at the token budget stay, flagged (`TrainingExample.cut`): trained without an end token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from bot.core.learning_models import ExampleSnapshot, RatedReply, TrainingExample
+from bot.core.models import JSONObject
+from bot.core.ports import Store
+from bot.core.reward import ReplyReward, RewardWeights, reply_reward
+
+log = logging.getLogger(__name__)
+
+Label = Literal["desirable", "undesirable"]
+Split = Literal["train", "heldout"]
+LABELS: tuple[Label, Label] = ("desirable", "undesirable")
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetPolicy:
+    window_days: int = 14
+    desirable_at: float = 0.5  # R ≥ this → desirable
+    undesirable_at: float = -0.5  # R ≤ this → undesirable; between: neutral, left out
+    default_consent: bool = True  # the admin's default for people who never set /privacy training
+    heldout_share: float = 0.2  # by a stable hash of turn_id, so a rerun splits alike
+    min_per_label: int = 4  # in the train split, per label, else "not enough data"
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    train: tuple[TrainingExample, ...]
+    heldout: tuple[TrainingExample, ...]
+    snapshots: tuple[ExampleSnapshot, ...]
+    window_start: datetime
+    window_end: datetime
+    desirable_weight: float
+    undesirable_weight: float
+    # {"examples": {"desirable": n, "undesirable": n}, "heldout": {...}, "people": n,
+    #  "left_out": {"opted_out": n, "neutral": n, "gone": n}, "window_days": d, "window": {...},
+    #  "weights": {"desirable": w, "undesirable": w}, "cut": n}
+    stats: JSONObject
+
+    def shortfall(self, policy: DatasetPolicy) -> str | None:
+        """Why this set is too small to train on, in plain words; None when it is enough."""
+        desirable, undesirable = _label_counts(self.train)
+        if min(desirable, undesirable) >= policy.min_per_label:
+            return None
+        days = self.stats.get("window_days", policy.window_days)
+        return (
+            f"not enough data: {desirable} desirable and {undesirable} undesirable rated replies to "
+            f"train on from the last {days} days; each label needs at least {policy.min_per_label}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Labelled:
+    reply: RatedReply
+    reward: ReplyReward
+    label: Label
+    split: Split
+
+
+async def build_dataset(
+    store: Store, policy: DatasetPolicy, weights: RewardWeights, now: datetime
+) -> Dataset:
+    """The night's dataset: the rated replies written in [now − window_days, now)."""
+    start, end = now - timedelta(days=policy.window_days), now
+    left_out: Counter[str] = Counter()
+    kept: list[_Labelled] = []
+    for reply in await store.rated_replies(start, end):
+        if not consents(reply.consent, policy):
+            left_out["opted_out"] += 1
+            continue
+        reward = await reply_reward(store, reply.turn_id, weights)
+        if reward is None:  # forgotten between the two reads
+            left_out["gone"] += 1
+            continue
+        found = label(reward.total, policy)
+        if found is None:
+            left_out["neutral"] += 1
+            continue
+        kept.append(_Labelled(reply, reward, found, split(reply.turn_id, policy.heldout_share)))
+    train = tuple(_example(item) for item in kept if item.split == "train")
+    heldout = tuple(_example(item) for item in kept if item.split == "heldout")
+    desirable_weight, undesirable_weight = balance(*_label_counts(train))
+    stats = _stats(
+        kept, train, heldout, left_out, policy, (start, end), (desirable_weight, undesirable_weight)
+    )
+    log.info("dataset %s", stats)
+    return Dataset(
+        train=train,
+        heldout=heldout,
+        snapshots=tuple(_snapshot(item) for item in kept),
+        window_start=start,
+        window_end=end,
+        desirable_weight=desirable_weight,
+        undesirable_weight=undesirable_weight,
+        stats=stats,
+    )
+
+
+def consents(consent: bool | None, policy: DatasetPolicy) -> bool:
+    """Whether a person's replies train: their own switch, else the admin's default."""
+    return policy.default_consent if consent is None else consent
+
+
+def label(reward: float, policy: DatasetPolicy) -> Label | None:
+    """A reward's label, or None for a neutral reply (left out)."""
+    if reward >= policy.desirable_at:
+        return "desirable"
+    if reward <= policy.undesirable_at:
+        return "undesirable"
+    return None
+
+
+def split(turn_id: int, heldout_share: float) -> Split:
+    """Held out or trained on, by a hash of the turn id alone: the same on every run and machine."""
+    digest = hashlib.sha256(f"kindred-heldout:{turn_id}".encode()).digest()
+    return "heldout" if int.from_bytes(digest[:8], "big") / 2**64 < heldout_share else "train"
+
+
+def balance(desirable: int, undesirable: int) -> tuple[float, float]:
+    """(desirable weight, undesirable weight): the larger label 1, the smaller n_large / n_small,
+    so that w_D·n_D = w_U·n_U. (1, 1) when either label is missing."""
+    if not desirable or not undesirable:
+        return 1.0, 1.0
+    if desirable >= undesirable:
+        return 1.0, desirable / undesirable
+    return undesirable / desirable, 1.0
+
+
+def _example(item: _Labelled) -> TrainingExample:
+    return TrainingExample(
+        turn_id=item.reply.turn_id,
+        prompt=item.reply.generation.prompt,
+        completion=item.reply.completion,
+        desirable=item.label == "desirable",
+        cut=item.reply.generation.cut,
+    )
+
+
+def _snapshot(item: _Labelled) -> ExampleSnapshot:
+    """R and every part of it, as the night saw them, so a run can always be explained."""
+    reward, weights = item.reward, item.reward.weights
+    parts = {
+        "reaction": reward.reaction,
+        "reactions": reward.reactions,
+        "tool_uses": reward.tool_uses,
+        "turns_followed": reward.turns_followed,
+        "proactive_successes": reward.proactive_successes,
+        "weights": {"alpha": weights.alpha, "beta": weights.beta, "gamma": weights.gamma},
+        "adapter_version": item.reply.generation.adapter_version,
+        "cut": item.reply.generation.cut,
+    }
+    return ExampleSnapshot(
+        item.reply.turn_id, item.reply.user_id, item.label, item.split, reward.total, parts
+    )
+
+
+def _label_counts(examples: Sequence[TrainingExample]) -> tuple[int, int]:
+    desirable = sum(1 for example in examples if example.desirable)
+    return desirable, len(examples) - desirable
+
+
+def _stats(
+    kept: Sequence[_Labelled],
+    train: Sequence[TrainingExample],
+    heldout: Sequence[TrainingExample],
+    left_out: Counter[str],
+    policy: DatasetPolicy,
+    window: tuple[datetime, datetime],
+    weights: tuple[float, float],
+) -> JSONObject:
+    def per_label(examples: Sequence[TrainingExample]) -> dict[str, int]:
+        return dict(zip(LABELS, _label_counts(examples), strict=True))
+
+    return {
+        "examples": per_label(train),
+        "heldout": per_label(heldout),
+        "people": len({item.reply.user_id for item in kept}),
+        "left_out": {reason: left_out.get(reason, 0) for reason in ("opted_out", "neutral", "gone")},
+        "window_days": policy.window_days,
+        "window": {"start": window[0].isoformat(), "end": window[1].isoformat()},
+        "weights": dict(zip(LABELS, weights, strict=True)),
+        "cut": sum(1 for example in (*train, *heldout) if example.cut),
+    }

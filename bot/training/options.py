@@ -1,0 +1,69 @@
+"""What a night's training and the gate's scoring are built from: one frozen options object.
+
+The composition root fills it from the settings; the trainer and the scorer never read settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.core.errors import ConfigError
+
+# Rows per step that KTO needs at least: its KL term is estimated from the other completions of
+# the same batch, so a batch of one or two makes it meaningless.
+MIN_BATCH = 4
+DEVICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingOptions:
+    """One LoRA adapter trained by KTO from `base_model`, and how it is scored.
+
+    `base_model` is a model directory (what `prepare_model` returns) or a Hugging Face id that is
+    already in the local cache: nothing is downloaded. `device="auto"` takes the GPU when torch
+    sees one, else the CPU.
+    """
+
+    base_model: str
+    lora_rank: int = 8
+    lora_alpha: int = 16
+    lora_dropout: float = 0.05
+    # peft's shorthand for every linear layer but the output head (TRL refuses an adapter there).
+    target_modules: str = "all-linear"
+    # LoRA moves a 135M model within a few dozen steps at this rate; DESIGN's ~1e-5 (a full
+    # fine-tuning rate) left the implicit rewards of SmolLM2-135M near zero after 20 steps.
+    learning_rate: float = 2e-4
+    max_steps: int = 20
+    batch_size: int = 8
+    # Tokens of prompt and completion together. A longer prompt loses its beginning (the oldest
+    # turns), never the completion; see tokens.py.
+    max_length: int = 256
+    # KTO's β: higher keeps the adapter closer to the base model.
+    beta: float = 0.1
+    device: str = "auto"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.base_model:
+            raise ValueError("TrainingOptions.base_model is empty")
+        if self.batch_size < MIN_BATCH:
+            raise ValueError(f"KTO needs a batch of at least {MIN_BATCH}, not {self.batch_size}")
+        if self.lora_rank < 1 or self.lora_alpha < 1:
+            raise ValueError("the LoRA rank and alpha must be positive")
+        if self.max_steps < 1 or self.learning_rate <= 0 or self.beta <= 0:
+            raise ValueError("max_steps, learning_rate and beta must be positive")
+        if self.max_length < 16:
+            raise ValueError(f"max_length {self.max_length} leaves no room for a prompt and a reply")
+        if self.device not in DEVICES:
+            raise ValueError(f"device must be one of {DEVICES}, not {self.device!r}")
+
+
+def resolve_device(device: str) -> str:
+    """ "cuda" or "cpu": what `device` means on this machine ("auto": the GPU when there is one)."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("training device 'cuda' asked for, but torch sees no GPU")
+    return device

@@ -1,0 +1,85 @@
+"""The admins' /train_now and /rollback, and /privacy's training switch, through discord.py's real
+command tree against Discord on loopback: the same core code as the CLI and Telegram."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from bot.core.access import Access
+from bot.core.controls import PRIVACY, TRAINING_OFF, training_setting
+from bot.core.jobs import JobPayload
+from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.serving import promote
+from bot.core.training_commands import TrainingCommands
+from bot.store.sqlite import SqliteStore
+from tests.adapters.discord.conftest import running, services
+from tests.support.discord_fake import ANN, BEN, FakeDiscord
+from tests.support.discord_rest import Shown
+from tests.support.waiting import wait_until
+
+T0 = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)
+ADMIN = Access(admins=frozenset({f"discord:{ANN['id']}"}))
+GLOBAL_SYNC_SUFFIX = "/commands"
+
+
+def refuse(name: str, payload: JobPayload) -> str:
+    raise AssertionError("nothing may be queued")
+
+
+async def answer(fake: FakeDiscord, token: str) -> Shown:
+    """The first message with words: the response, or the follow-up of a deferred one."""
+
+    def said() -> list[Shown]:
+        return [shown for shown in fake.answers(token) if shown.content]
+
+    await wait_until(lambda: bool(said()), what="an answer")
+    return said()[0]
+
+
+async def test_privacy_offers_the_training_switch_and_admins_get_two_commands(
+    fake: FakeDiscord, store: SqliteStore
+) -> None:
+    async with running(services(store)):
+        pass
+    synced = next(found for path, found in fake.rest.commands.items() if path.endswith(GLOBAL_SYNC_SUFFIX))
+    privacy = next(command for command in synced if command["name"] == "privacy")
+    (option,) = privacy["options"]
+    assert option["name"] == "training" and not option.get("required", False)
+    assert [choice["value"] for choice in option["choices"]] == ["on", "off"]
+    assert {"train_now", "rollback"} <= {command["name"] for command in synced}
+
+
+async def test_rollback_and_a_busy_train_now_for_an_admin(fake: FakeDiscord, store: SqliteStore) -> None:
+    training = TrainingCommands(store, refuse)
+    v1, v2 = [await store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", p, T0, T0)) for p in ("v1", "v2")]
+    for record in (v1, v2):
+        await promote(store, record.version, T0)
+    run = await store.start_run("beat:tonight", datetime.now(UTC), timedelta(hours=1))
+    assert run is not None
+    async with running(services(store, access=ADMIN, training=training)):
+        shown = await answer(fake, await fake.slash(ANN, "rollback"))
+        expected = f"Rolled back: v{v1.version} serves now (before: v{v2.version})."
+        assert shown.ephemeral and shown.content == expected
+        shown = await answer(fake, await fake.slash(ANN, "train_now"))
+        assert shown.content == f"A training run is already running (run {run.id})."
+
+
+async def test_learning_commands_are_refused_to_everyone_else(fake: FakeDiscord, store: SqliteStore) -> None:
+    training = TrainingCommands(store, refuse)
+    record = await store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", T0, T0))
+    await promote(store, record.version, T0)
+    async with running(services(store, access=ADMIN, training=training)):
+        for command in ("train_now", "rollback"):
+            shown = await answer(fake, await fake.slash(BEN, command))
+            assert shown.content == "That command is for Kindred's admins."
+    serving = await store.serving_adapter()
+    assert serving is not None and serving.version == record.version
+
+
+async def test_privacy_training_off_is_kept_and_shown(fake: FakeDiscord, store: SqliteStore) -> None:
+    async with running(services(store)):
+        shown = await answer(fake, await fake.slash(ANN, "privacy", training="off"))
+        assert shown.ephemeral and shown.content == TRAINING_OFF
+        shown = await answer(fake, await fake.slash(ANN, "privacy"))
+        assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}"
+    assert await store.training_consent(f"discord:{ANN['id']}") is False

@@ -1,0 +1,83 @@
+"""`kindred train dataset` and `kindred train now` through the real entry point: the night's
+statistics without training, then one real nightly run (a tiny model, a few KTO steps) whose
+adapter `kindred adapters list` shows. On SQLite; the registry's CLI runs on both stores in
+test_adapters_cli.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.app.backends import open_store
+from bot.app.settings import load_settings
+from bot.cli.main import main
+from tests.support.learning import rated_replies
+
+pytestmark = pytest.mark.usefixtures("kindred_env")
+
+
+@pytest.fixture
+def tiny_training(monkeypatch: pytest.MonkeyPatch, tiny_model: Path) -> None:
+    """The tiny model serves and trains: four steps of four, on the CPU."""
+    for name, value in {
+        "KINDRED_MODEL": str(tiny_model),
+        "KINDRED_TRAIN_MAX_STEPS": "4",
+        "KINDRED_TRAIN_BATCH_SIZE": "4",
+        "KINDRED_TRAIN_LEARNING_RATE": "0.005",
+        "KINDRED_TRAIN_DEVICE": "cpu",
+        "KINDRED_TRAIN_HELDOUT_SHARE": "0.5",
+    }.items():
+        monkeypatch.setenv(name, value)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+async def _seed(per_label: int) -> None:
+    store = await open_store(load_settings(env_file=None))
+    try:
+        await rated_replies(store, per_label, datetime.now(UTC) - timedelta(days=1))
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("kindred_env", ["sqlite"], indirect=True)
+def test_dataset_statistics_without_training(capsys: pytest.CaptureFixture[str], tiny_training: None) -> None:
+    code, out, _ = run(capsys, "train", "dataset", "--json")
+    empty = json.loads(out)
+    assert code == 0 and empty["examples"] == {"desirable": 0, "undesirable": 0}
+    assert empty["shortfall"].startswith("not enough data: ")
+    asyncio.run(_seed(20))
+    code, out, _ = run(capsys, "train", "dataset", "--json")
+    stats = json.loads(out)
+    assert code == 0 and stats["shortfall"] is None and stats["people"] == 3 and stats["window_days"] == 14
+    examples, heldout = stats["examples"], stats["heldout"]
+    assert examples["desirable"] + examples["undesirable"] + sum(heldout.values()) == 40
+    assert set(stats["weights"]) == {"desirable", "undesirable"} and max(stats["weights"].values()) >= 1
+    assert {"window_start", "window_end"} <= set(stats)
+    code, out, _ = run(capsys, "train", "dataset")
+    assert code == 0 and "desirable (weight" in out and "from 3 people" in out
+    assert run(capsys, "adapters", "list")[1].startswith("no adapter versions yet")  # nothing trained
+
+
+@pytest.mark.parametrize("kindred_env", ["sqlite"], indirect=True)
+def test_train_now_runs_one_night_here(capsys: pytest.CaptureFixture[str], tiny_training: None) -> None:
+    code, out, _ = run(capsys, "train", "now")
+    assert code == 0 and out.startswith("skipped: not enough data: ")
+    asyncio.run(_seed(20))
+    code, out, _ = run(capsys, "train", "now", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["status"] == "succeeded" and result["version"] == 1
+    assert set(result["gate"]["checks"]) == {"heldout_margin", "regression_loss", "kl_to_base", "sycophancy"}
+    code, out, _ = run(capsys, "adapters", "list", "--json")
+    (listed,) = [json.loads(line) for line in out.splitlines()]
+    assert listed["status"] == ("serving" if result["promoted"] else "failed") and listed["path"] == "v1"
+    data = Path(load_settings(env_file=None).data_dir)
+    assert (data / "adapters" / "v1" / "adapter_config.json").is_file()

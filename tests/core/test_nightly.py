@@ -1,0 +1,138 @@
+"""The nightly run end to end with real parts: rated replies in a real store, the real dataset,
+one real KTO + LoRA training on a tiny model built from a config, the real scorer and gate, the
+registry. A gate configured to accept anything shows the promotion path; the default one (and a
+bar no adapter can clear) shows that a failed candidate never serves."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core.dataset import DatasetPolicy
+from bot.core.errors import JobError
+from bot.core.gate import GatePolicy
+from bot.core.nightly import PARTIAL_PREFIX, NightlyPolicy, run_nightly
+from bot.core.ports import Store
+from bot.store.sqlite import SqliteStore
+from bot.training.kto import LoraKtoTrainer
+from bot.training.options import TrainingOptions
+from bot.training.scorer import LoraScorer
+from tests.support.learning import rated_replies
+from tests.support.tiny_model import build_tiny_model
+
+NOW = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)
+DATASET = DatasetPolicy(heldout_share=0.5)
+# Accepts any candidate: every bound out of reach of a tiny random model.
+LENIENT = GatePolicy(
+    confidence=0.51, min_margin_gain=-1e9, max_loss_rise=1e9, max_kl=1e9, sycophancy_tolerance=1.0
+)
+# Refuses any candidate: no adapter gains a billion nats of margin.
+STRICT = replace(LENIENT, min_margin_gain=1e9)
+
+
+def clock() -> datetime:
+    return NOW
+
+
+@pytest.fixture(scope="module")
+def options(tmp_path_factory: pytest.TempPathFactory) -> TrainingOptions:
+    data_dir = tmp_path_factory.mktemp("nightly-data")
+    tiny = build_tiny_model(data_dir / "tiny", data_dir)
+    return TrainingOptions(str(tiny), learning_rate=5e-3, max_steps=4, batch_size=4, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def scorer(options: TrainingOptions) -> LoraScorer:
+    return LoraScorer(options)
+
+
+async def night(
+    store: Store, options: TrainingOptions, scorer: LoraScorer, gate: GatePolicy, adapters: Path, key: str
+) -> dict[str, object]:
+    policy = NightlyPolicy(dataset=DATASET, gate=gate)
+    return dict(
+        await run_nightly(
+            store, LoraKtoTrainer(options), scorer, policy, job_key=key, adapters_dir=adapters, clock=clock
+        )
+    )
+
+
+async def test_a_night_trains_gates_registers_and_promotes(
+    store: SqliteStore, options: TrainingOptions, scorer: LoraScorer, tmp_path: Path
+) -> None:
+    await rated_replies(store, 20, NOW - timedelta(days=1))
+    adapters = tmp_path / "adapters"
+    result = await night(store, options, scorer, LENIENT, adapters, "beat:1")
+
+    assert result["status"] == "succeeded" and result["promoted"] is True
+    serving = await store.serving_adapter()
+    assert serving is not None and serving.version == result["version"] and serving.path == "v1"
+    assert serving.gate["passed"] is True and set(serving.gate["checks"]) >= {"heldout_margin", "sycophancy"}
+    assert serving.dataset["examples"] == result["dataset"]["examples"]  # type: ignore[index]
+    assert (adapters / "v1" / "adapter_config.json").is_file()
+    assert not list(adapters.glob(PARTIAL_PREFIX + "*"))  # renamed into place, nothing half-written left
+
+    (run,) = await store.list_runs(5)
+    assert (run.status, run.adapter_version, run.job_key) == ("succeeded", serving.version, "beat:1")
+    assert run.message == f"v{serving.version} passed every check and serves now (before: the base model)"
+    losses = [step["loss"] for step in run.steps if "loss" in step]
+    assert len(losses) == options.max_steps, run.steps
+    assert [step["phase"] for step in run.steps if "phase" in step] == ["training", "gate"]
+    snapshots = await store.run_examples(run.id)
+    assert len(snapshots) == 40 and {s.split for s in snapshots} == {"train", "heldout"}
+    weights = result["weights"]
+    assert isinstance(weights, dict) and min(weights.values()) >= 1.0
+
+
+async def test_a_candidate_that_fails_the_gate_is_kept_as_failed_and_never_serves(
+    store: SqliteStore, options: TrainingOptions, scorer: LoraScorer, tmp_path: Path
+) -> None:
+    await rated_replies(store, 20, NOW - timedelta(days=1))
+    adapters = tmp_path / "adapters"
+    first = await night(store, options, scorer, LENIENT, adapters, "beat:1")
+    second = await night(store, options, scorer, STRICT, adapters, "beat:2")
+
+    assert second["status"] == "succeeded" and second["promoted"] is False
+    expected = f"v{second['version']} failed the gate (heldout_margin); v{first['version']} keeps serving"
+    assert second["message"] == expected
+    failed = await store.get_adapter(int(second["version"]))  # type: ignore[call-overload]
+    assert failed is not None and failed.status == "failed" and failed.gate["passed"] is False
+    serving = await store.serving_adapter()
+    assert serving is not None and serving.version == first["version"]
+
+
+async def test_too_few_rated_replies_is_a_skipped_night_not_an_error(
+    any_store: Store, options: TrainingOptions, scorer: LoraScorer, tmp_path: Path
+) -> None:
+    await rated_replies(any_store, 2, NOW - timedelta(days=1))
+    result = await night(any_store, options, scorer, LENIENT, tmp_path, "beat:1")
+    assert result["status"] == "skipped"
+    assert str(result["message"]).startswith("not enough data: ")
+    (run,) = await any_store.list_runs(5)
+    assert run.status == "skipped" and run.message == result["message"]
+    assert await any_store.list_adapters() == []
+
+
+async def test_a_second_run_while_one_runs_says_which_is_running(
+    any_store: Store, options: TrainingOptions, scorer: LoraScorer, tmp_path: Path
+) -> None:
+    running = await any_store.start_run("beat:1", NOW, timedelta(hours=1))
+    assert running is not None
+    result = await night(any_store, options, scorer, LENIENT, tmp_path, "admin:telegram:1:x")
+    assert result == {"status": "busy", "message": f"a training run is already running (run {running.id})"}
+    assert [run.id for run in await any_store.list_runs(5)] == [running.id]
+
+
+async def test_a_run_that_fails_is_recorded_failed_and_raises(
+    store: SqliteStore, scorer: LoraScorer, tmp_path: Path
+) -> None:
+    await rated_replies(store, 20, NOW - timedelta(days=1))
+    missing = TrainingOptions(str(tmp_path / "no-such-model"), batch_size=4, device="cpu")
+    with pytest.raises(JobError, match="training run 1 failed: "):
+        await night(store, missing, scorer, LENIENT, tmp_path / "adapters", "beat:1")
+    (run,) = await store.list_runs(5)
+    assert run.status == "failed" and run.message and "no-such-model" in run.message
+    assert await store.list_adapters() == [] and not (tmp_path / "adapters" / "v1").exists()

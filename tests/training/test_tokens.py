@@ -1,0 +1,74 @@
+"""Training examples in tokens: the prompt exactly as the local engine renders it, the end-of-turn
+token on finished replies only, and what gives way when an example is too long."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.core.models import ChatMessage
+from bot.inference.local import LocalInference
+from bot.training.tokens import end_of_turn_id, render_prompt, tokenize_example
+
+MESSAGES = (
+    ChatMessage("system", "You are Kindred, a warm and attentive companion."),
+    ChatMessage("user", "I planted tomatoes today."),
+    ChatMessage("assistant", "Lovely! Which kind?"),
+    ChatMessage("user", "Cherry ones, on the balcony."),
+)
+REPLY = "Cherry tomatoes love a sunny balcony. Do you water them in the morning?"
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_dir: Path) -> LocalInference:
+    return LocalInference.load(tiny_dir)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_dir: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(tiny_dir), local_files_only=True)
+
+
+def test_the_prompt_is_the_one_the_local_engine_generates_from(
+    engine: LocalInference, tokenizer: Any
+) -> None:
+    assert render_prompt(tokenizer, MESSAGES) == engine.render_prompt(MESSAGES)
+    tokens = tokenize_example(tokenizer, MESSAGES, REPLY, cut=False, max_length=1024)
+    engine_ids = tokenizer(engine.render_prompt(MESSAGES), add_special_tokens=False)["input_ids"]
+    assert tokens.prompt_ids == engine_ids
+    assert tokenizer.decode(tokens.prompt_ids).endswith("<|im_start|>assistant\n")
+
+
+def test_a_finished_reply_ends_with_the_end_of_turn_token(tokenizer: Any) -> None:
+    tokens = tokenize_example(tokenizer, MESSAGES, REPLY, cut=False, max_length=1024)
+    assert tokens.completion_ids[-1] == end_of_turn_id(tokenizer)
+    assert tokenizer.decode(tokens.completion_ids) == REPLY + "<|im_end|>"
+    assert not tokens.truncated
+
+
+def test_a_cut_reply_has_no_end_token_anywhere(tokenizer: Any) -> None:
+    tokens = tokenize_example(tokenizer, MESSAGES, REPLY, cut=True, max_length=1024)
+    assert end_of_turn_id(tokenizer) not in tokens.completion_ids
+    assert tokenizer.decode(tokens.completion_ids) == REPLY
+
+
+def test_a_long_prompt_loses_its_beginning_never_the_reply(tokenizer: Any) -> None:
+    long = (ChatMessage("user", "Some words about my day. " * 100), *MESSAGES[1:])
+    tokens = tokenize_example(tokenizer, long, REPLY, cut=False, max_length=128)
+    assert tokens.truncated
+    assert len(tokens.prompt_ids) + len(tokens.completion_ids) == 128
+    assert tokenizer.decode(tokens.completion_ids) == REPLY + "<|im_end|>"
+    assert tokenizer.decode(tokens.prompt_ids).endswith(
+        "Cherry ones, on the balcony.<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
+def test_a_reply_too_long_to_fit_is_trained_as_cut(tokenizer: Any) -> None:
+    tokens = tokenize_example(tokenizer, MESSAGES, "Tomatoes. " * 200, cut=False, max_length=64)
+    assert tokens.truncated and len(tokens.completion_ids) == 48
+    assert end_of_turn_id(tokenizer) not in tokens.completion_ids
+    assert len(tokens.prompt_ids) + len(tokens.completion_ids) == 64
