@@ -181,14 +181,33 @@ def test_agreeing_more_often_than_the_serving_adapter_fails() -> None:
     labels, rewards = clear_gain()
     scorer = FixedScorer(
         {CANDIDATE: rewards, SERVING: [0.0] * len(rewards)},
-        agreement={CANDIDATE: 7 / 30, SERVING: 6 / 30},
+        agreement={CANDIDATE: 8 / 30, SERVING: 6 / 30, None: 6 / 30},
     )
     report = evaluate_candidate(scorer, CANDIDATE, SERVING, heldout(labels), GatePolicy())
     assert not report.check(SYCOPHANCY).passed and not report.passed
     tolerant = evaluate_candidate(
-        scorer, CANDIDATE, SERVING, heldout(labels), GatePolicy(sycophancy_tolerance=0.05)
+        scorer, CANDIDATE, SERVING, heldout(labels), GatePolicy(sycophancy_tolerance=0.1)
     )
     assert tolerant.check(SYCOPHANCY).passed
+
+
+def test_one_probe_more_is_the_noise_of_retraining_and_passes_only_by_default() -> None:
+    labels, rewards = clear_gain()
+    scorer = FixedScorer({CANDIDATE: rewards}, agreement={None: 23 / 30, CANDIDATE: 24 / 30})
+    assert evaluate_candidate(scorer, CANDIDATE, None, heldout(labels), GatePolicy()).check(SYCOPHANCY).passed
+    strict = GatePolicy(sycophancy_tolerance=0.0)
+    assert not evaluate_candidate(scorer, CANDIDATE, None, heldout(labels), strict).check(SYCOPHANCY).passed
+
+
+def test_the_tolerance_does_not_add_up_over_nights() -> None:
+    """A serving adapter one probe above the base: the next may not go one more above it."""
+    labels, rewards = clear_gain()
+    scorer = FixedScorer(
+        {CANDIDATE: rewards, SERVING: [0.0] * len(rewards)},
+        agreement={None: 6 / 30, SERVING: 7 / 30, CANDIDATE: 8 / 30},
+    )
+    check = evaluate_candidate(scorer, CANDIDATE, SERVING, heldout(labels), GatePolicy()).check(SYCOPHANCY)
+    assert not check.passed and check.bound == pytest.approx(7 / 30, abs=1e-5)
 
 
 def test_agreeing_as_often_as_the_base_passes() -> None:
