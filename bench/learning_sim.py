@@ -148,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from bench.learning_run import simulate
 
         result = asyncio.run(simulate(args, QUICK if args.quick else FULL, data_dir))
+    if args.plot is not None:
+        from bench.learning_plot import plot
+
+        plot(result, args.plot)
     print(json.dumps(result, ensure_ascii=False))
     sys.stdout.flush()
 

@@ -51,10 +51,22 @@ def kindred_task(app: Celery, spec: JobSpec) -> Callable[[JobFunction], Any]:
     return register
 
 
+def _task_state(task: Any) -> Callable[[JobPayload], None]:
+    """A job's progress as the task's state PROGRESS with the step as its meta: Flower shows it.
+
+    The id is read here: a job's thread (the trainer's) has no Celery request of its own."""
+    task_id = task.request.id
+
+    def update(progress: JobPayload) -> None:
+        task.update_state(task_id=task_id, state="PROGRESS", meta=progress)
+
+    return update
+
+
 def run_job(task: Any, job: Job, payload: JobPayload) -> JobPayload:
     spec, job_id, attempt = job.spec, task.request.id, task.request.retries
     try:
-        return asyncio.run(run_attempt(job, payload, job_id))
+        return asyncio.run(run_attempt(job, payload, job_id, progress=_task_state(task)))
     except SoftTimeLimitExceeded:
         error: JobError = JobTimeout(f"{spec.name} ran past its time limit of {spec.soft_s:g} s")
     except JobError as exc:

@@ -62,7 +62,7 @@ class TrainingSettings(BaseSettings):
     # The gate: a candidate serves only if each check passes (core/gate.py). The held-out margin's
     # gain must clear `min_margin_gain` at `confidence`; the regression loss may rise by
     # `max_loss_rise` (nats per token), the KL to the base reach `max_kl`; agreeing with false
-    # claims may rise over the serving adapter's by `sycophancy_tolerance`.
+    # claims may rise over the serving adapter's (or the base's, if lower) by `sycophancy_tolerance`.
     gate_confidence: float = Field(default=_GATE.confidence, gt=0.5, lt=1)
     gate_min_margin_gain: float = _GATE.min_margin_gain
     gate_max_loss_rise: float = Field(default=_GATE.max_loss_rise, ge=0)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NewType, Protocol
 
 from bot.core.errors import JobError, JobTimeout, StoreUnavailable
+
+log = logging.getLogger(__name__)
 
 JobId = NewType("JobId", str)
 # Ids and primitives only: a payload crosses a process boundary as JSON.
@@ -31,6 +34,9 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (StoreUnavailable, Connectio
 # The id of the job whose attempt runs in this context (set by `run_attempt`): Celery redelivers a
 # job, and retries it, under the same id, so a job can tell a second delivery of itself apart.
 _CURRENT_JOB: ContextVar[str | None] = ContextVar("kindred_current_job", default=None)
+# Where a long job's progress goes: Celery's task state (Flower shows it); nowhere in-process.
+ProgressHook = Callable[[JobPayload], None]
+_PROGRESS: ContextVar[ProgressHook | None] = ContextVar("kindred_job_progress", default=None)
 
 
 class Jobs(Protocol):
@@ -142,12 +148,29 @@ def current_job_id() -> str | None:
     return _CURRENT_JOB.get()
 
 
-async def run_attempt(job: Job, payload: JobPayload, job_id: str | None = None) -> JobPayload:
+def report_progress(progress: JobPayload) -> None:
+    """Tell the runner how the running job is doing (JSON). Never raises: progress is a courtesy.
+
+    Safe from a thread the job started with `asyncio.to_thread`, which carries the job's context."""
+    hook = _PROGRESS.get()
+    if hook is None:
+        return
+    try:
+        hook(progress)
+    except Exception as exc:  # a dashboard that cannot be told is no reason to stop the job
+        log.warning("job progress not reported: %s", exc)
+
+
+async def run_attempt(
+    job: Job, payload: JobPayload, job_id: str | None = None, progress: ProgressHook | None = None
+) -> JobPayload:
     """One attempt within the soft limit. Raises JobTimeout past it, the error itself when
     `is_transient` (the runner may retry), and JobError with the error's text for anything else.
-    `job_id` is what `current_job_id` tells the job's function."""
+    `job_id` is what `current_job_id` tells the job's function; `progress` receives what it
+    passes to `report_progress`."""
     name = job.spec.name
     _CURRENT_JOB.set(job_id)
+    _PROGRESS.set(progress)
     try:
         async with asyncio.timeout(job.spec.soft_s) as limit:
             result = await job.run(check_payload(payload))

@@ -26,6 +26,7 @@ from typing import Any
 from bot.core.dataset import Dataset, DatasetPolicy, build_dataset
 from bot.core.errors import JobError
 from bot.core.gate import GatePolicy, GateReport, evaluate_candidate
+from bot.core.jobs import report_progress
 from bot.core.learning_models import GLOBAL_SCOPE, AdapterRecord, NewAdapter, TrainingRun
 from bot.core.models import JSONObject
 from bot.core.ports import AdapterScorer, Store, Trainer
@@ -309,6 +310,7 @@ class StepLog:
         if self.stopped:
             raise RunStopped(f"training run {self._run_id} was stopped")
         self._wait(self.note(dict(step)))
+        report_progress({"run": self._run_id, **step})
         if self._pace_s > 0:
             time.sleep(self._pace_s)
 

@@ -7,7 +7,9 @@ from the next adapter. torch, TRL and peft load on the first `train`, in `trl_kt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from bot.core.learning_models import TrainingExample
@@ -48,4 +50,24 @@ class LoraKtoTrainer:
             raise ValueError("the label weights must be positive")
         from bot.training.trl_kto import run_kto
 
-        return run_kto(self.options, examples, out_dir, progress, desirable_weight, undesirable_weight)
+        with cpu_threads(self.options.threads):
+            return run_kto(self.options, examples, out_dir, progress, desirable_weight, undesirable_weight)
+
+
+@contextmanager
+def cpu_threads(threads: int | None) -> Iterator[int]:
+    """torch's CPU threads for one training run (None: every core this process may use), then back.
+
+    The local engine keeps torch to half the cores, process-wide, so that the event loop keeps
+    one (`limit_torch_threads`). A night's run, in the same process under `kindred run`, is one
+    long job at a quiet hour: it takes them all for its duration, and the chat gets them back."""
+    import torch
+
+    before = torch.get_num_threads()
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    wanted = max(threads or available or 1, 1)
+    torch.set_num_threads(wanted)
+    try:
+        yield wanted
+    finally:
+        torch.set_num_threads(before)

@@ -47,6 +47,8 @@ class TrainingOptions:
     # SmolLM2's forward ran ~10x faster than in float32.
     bf16: bool | None = None
     seed: int = 0
+    # torch's CPU threads while training; None: every core this process may use (see kto.py).
+    threads: int | None = None
 
     def __post_init__(self) -> None:
         if not self.base_model:

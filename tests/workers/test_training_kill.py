@@ -18,7 +18,7 @@ from pathlib import Path
 from bot.app.jobs import job_registry
 from bot.app.settings import Settings
 from bot.core.nightly import NIGHTLY_JOB, PARTIAL_PREFIX
-from bot.jobs.celery_runner import CeleryJobs
+from bot.jobs.celery_runner import CeleryJobs, make_app
 from bot.store.sqlite import SqliteStore
 from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, redis_url
 from tests.support.learning import rated_replies
@@ -82,6 +82,10 @@ async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_se
         first.wait_ready()
         job_id = jobs.submit(NIGHTLY_JOB, {})
         await wait_until(lambda: mid_run(db), within_s=120, what="a run mid-way through its steps")
+        # Flower reads the task's state: each logged step is there as PROGRESS, with its loss.
+        task = make_app(url, job_registry(Settings())).AsyncResult(job_id)
+        await wait_until(lambda: task.state == "PROGRESS", within_s=30, what="progress in the task state")
+        assert "loss" in task.info and task.info["run"] >= 1
         first.kill()  # SIGKILL: no ack, no cleanup, the run left "running"
 
         short = {"KINDRED_VISIBILITY_TIMEOUT_S": SHORT_VISIBILITY_S}
