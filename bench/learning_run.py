@@ -39,6 +39,8 @@ from bot.core.conversation import Conversation
 from bot.core.jobs import run_attempt
 from bot.core.ports import Inference, Store
 
+OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps")
+
 
 def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settings:
     """The product's settings for the run: its own data folder, the plan's reply budget and steps."""
@@ -54,7 +56,6 @@ def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settin
         "KINDRED_TRAIN_DEVICE": "auto",
         "KINDRED_INFERENCE_BATCH_SIZE": "16",
         "KINDRED_GENERATION_TIMEOUT_S": "3600",
-        "KINDRED_TORCH_THREADS": str(args.threads),
     }
     os.environ.update(env)
     return load_settings(None)
@@ -62,8 +63,8 @@ def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settin
 
 async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict[str, Any]:
     started = time.monotonic()
-    if args.nights is not None:
-        plan = dataclasses.replace(plan, nights=args.nights)
+    overrides = {name: getattr(args, name) for name in OVERRIDABLE if getattr(args, name) is not None}
+    plan = dataclasses.replace(plan, **overrides)
     settings = sim_settings(args, plan, data_dir)
     taste = TASTES[args.taste]
     teacher = Teacher(taste, args.teacher == "random", args.noise, random.Random(args.seed))

@@ -31,7 +31,6 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import random
 import re
 import sys
@@ -106,7 +105,8 @@ class Night:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one night, fewer replies")
-    parser.add_argument("--nights", type=int, help="override the plan's nights")
+    for name in ("nights", "people", "candidates", "eval_prompts", "train_steps"):
+        parser.add_argument("--" + name.replace("_", "-"), type=int, help=f"override the plan's {name}")
     parser.add_argument("--teacher", choices=("taste", "random"), default="taste")
     parser.add_argument("--taste", choices=sorted(TASTES), default="question")
     parser.add_argument("--noise", type=float, default=0.1, help="chance each training reaction is flipped")
@@ -114,7 +114,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="bundled", help="KINDRED_MODEL: bundled, a folder or a Hub id")
     parser.add_argument("--data-dir", type=Path, help="keep the run's files here (default: a temp folder)")
     parser.add_argument("--plot", type=Path, help="write a PNG of the rates per night here")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     return parser.parse_args(argv)
 
 
