@@ -29,13 +29,25 @@ LIKE, DISLIKE = "👍", "👎"
 
 @dataclass(frozen=True, slots=True)
 class Teacher:
+    """Reacts to a reply, or lets it pass: 👍 to every reply that meets the taste, 👎 to a share
+    (`react_to_misses`) of the others, as people react to what pleases them and only now and then
+    to what does not. Each reaction given is then flipped with probability `noise`. The random
+    teacher reacts to every reply, 👍 or 👎 by a coin."""
+
     taste: Callable[[str], bool]
     random_reactions: bool
     noise: float
+    react_to_misses: float
     rng: random.Random
 
-    def likes(self, reply: str) -> bool:
-        liked = self.rng.random() < 0.5 if self.random_reactions else self.taste(reply)
+    def reaction(self, reply: str) -> bool | None:
+        """True: 👍, False: 👎, None: no reaction."""
+        if self.random_reactions:
+            liked = self.rng.random() < 0.5
+        else:
+            liked = self.taste(reply)
+            if not liked and self.rng.random() >= self.react_to_misses:
+                return None
         return (not liked) if self.rng.random() < self.noise else liked
 
 
@@ -43,6 +55,7 @@ class Teacher:
 class DayReport:
     replies: int
     liked: int  # reactions given as 👍 (after noise)
+    disliked: int  # reactions given as 👎 (after noise)
     true_hits: int  # replies that meet the taste (no noise)
 
 
@@ -66,15 +79,16 @@ async def chat_day(
     replies = [reply for chat in outcomes for reply in chat]
     return DayReport(
         replies=len(replies),
-        liked=sum(1 for _, liked in replies if liked),
+        liked=sum(1 for _, liked in replies if liked is True),
+        disliked=sum(1 for _, liked in replies if liked is False),
         true_hits=sum(1 for text, _ in replies if teacher.taste(text)),
     )
 
 
 async def _chat(
     conversation: Conversation, user_id: str, chat_id: str, texts: Sequence[str], teacher: Teacher
-) -> list[tuple[str, bool]]:
-    reacted: list[tuple[str, bool]] = []
+) -> list[tuple[str, bool | None]]:
+    reacted: list[tuple[str, bool | None]] = []
     for index, text in enumerate(texts):
         message = UserMessage(user_id, chat_id, text, datetime.now(UTC), idempotency_key=f"{chat_id}:{index}")
         done: ReplyDone | None = None
@@ -83,9 +97,10 @@ async def _chat(
                 done = event
         if done is None or done.turn_id is None:
             continue  # a refusal or a store outage: nothing a reaction could credit
-        liked = teacher.likes(done.text)
-        reaction = Reaction(user_id, done.turn_id, LIKE if liked else DISLIKE, datetime.now(UTC))
-        await conversation.handle_reaction(reaction)
+        liked = teacher.reaction(done.text)
+        if liked is not None:
+            reaction = Reaction(user_id, done.turn_id, LIKE if liked else DISLIKE, datetime.now(UTC))
+            await conversation.handle_reaction(reaction)
         reacted.append((done.text, liked))
     return reacted
 

@@ -1,6 +1,6 @@
 """The learning simulation's curve as a PNG: the served rate and each night's candidate, per night.
 
-    .venv/bin/python -m bench.learning_plot RESULT.json OUT.png
+.venv/bin/python -m bench.learning_plot RESULT.json OUT.png
 """
 
 from __future__ import annotations

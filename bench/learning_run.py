@@ -38,6 +38,7 @@ from bot.app.training_jobs import TrainingModels, nightly_job
 from bot.core.conversation import Conversation
 from bot.core.jobs import run_attempt
 from bot.core.ports import Inference, Store
+from bot.inference.local import limit_torch_threads
 
 OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps")
 
@@ -67,13 +68,18 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
     plan = dataclasses.replace(plan, **overrides)
     settings = sim_settings(args, plan, data_dir)
     taste = TASTES[args.taste]
-    teacher = Teacher(taste, args.teacher == "random", args.noise, random.Random(args.seed))
+    teacher = Teacher(
+        taste, args.teacher == "random", args.noise, args.react_to_misses, random.Random(args.seed)
+    )
     held_out = prompts(10_000 + args.seed, plan.eval_prompts)
     lines = prompts(args.seed, 200, avoid=set(held_out))
     log(f"loading the store, the embedder and {args.model} into {data_dir}")
     store = await open_store(settings)
     embedder = load_embedder(settings)
     inference = load_inference(settings)
+    # The engine keeps torch to half the cores, leaving one to a bot's event loop; here nothing
+    # else runs, and generating the days is most of the simulation's time.
+    limit_torch_threads(len(os.sched_getaffinity(0)))
     conversation = Conversation(store, embedder, inference, conversation_policy(settings))
     persona = settings.chat.persona
 
@@ -94,7 +100,10 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
             )
             days.append(day)
             chat_min = (time.monotonic() - phase) / 60
-            log(f"day {night}: {day.replies} replies, {day.true_hits} meet the taste, {day.liked} liked")
+            log(
+                f"day {night}: {day.replies} replies, {day.true_hits} meet the taste; "
+                f"{day.liked} 👍 and {day.disliked} 👎 given"
+            )
             phase = time.monotonic()
             result = await run_attempt(job, {"run_key": f"sim-night-{night}"})
             train_min = (time.monotonic() - phase) / 60
@@ -176,6 +185,7 @@ def report(
         "teacher": args.teacher,
         "taste": args.taste,
         "noise": args.noise,
+        "react_to_misses": args.react_to_misses,
         "seed": args.seed,
         "plan": dataclasses.asdict(plan),
         "base_rate": round(base, 4),

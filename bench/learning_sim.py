@@ -12,8 +12,12 @@ Everything runs through the product's own parts:
 A hidden taste can be checked in code (`TASTES`): by default a reply that ends with a question back
 to the person. The base model meets it in only a few percent of replies (the rare-hit cold start),
 so each prompt is answered several times (each in a chat of its own), and the dataset's class
-weights balance the few hits against the many misses. Every reaction that trains is flipped with
-probability `--noise` (0.1). `--teacher random` reacts at random: the gate must promote nothing.
+weights balance the few hits against the many misses. The teacher gives 👍 to every reply that
+meets the taste and 👎 to a quarter of the others (`--react-to-misses`), letting the rest pass, as
+people react to what pleases them and only now and then to what does not; every reaction given is
+then flipped with probability `--noise` (0.1). With the base model's few percent of hits, reacting
+to every miss would make most 👍 flips of misses. `--teacher random` reacts to every reply by a
+coin: the gate must promote nothing.
 
 The rate is measured on held-out prompts that no simulated person ever sends, with no flips: the
 share of replies that meet the taste. The served rate is measured before the first night and after
@@ -80,11 +84,11 @@ class Plan:
 
 
 FULL = Plan(
-    nights=3, people=10, prompts_per_chat=4, candidates=8, eval_prompts=60, eval_samples=2,
+    nights=3, people=10, prompts_per_chat=4, candidates=8, eval_prompts=60, eval_samples=3,
     max_new_tokens=48, train_steps=30,
 )  # fmt: skip
 QUICK = Plan(
-    nights=1, people=8, prompts_per_chat=4, candidates=6, eval_prompts=40, eval_samples=2,
+    nights=1, people=8, prompts_per_chat=4, candidates=6, eval_prompts=40, eval_samples=3,
     max_new_tokens=48, train_steps=24,
 )  # fmt: skip
 
@@ -110,6 +114,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--teacher", choices=("taste", "random"), default="taste")
     parser.add_argument("--taste", choices=sorted(TASTES), default="question")
     parser.add_argument("--noise", type=float, default=0.1, help="chance each training reaction is flipped")
+    parser.add_argument(
+        "--react-to-misses", type=float, default=0.25,
+        help="share of the replies that miss the taste that get a 👎 (the rest: no reaction)",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--model", default="bundled", help="KINDRED_MODEL: bundled, a folder or a Hub id")
     parser.add_argument("--data-dir", type=Path, help="keep the run's files here (default: a temp folder)")
