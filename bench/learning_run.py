@@ -13,7 +13,7 @@ import itertools
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +145,12 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
 
 
 async def measure(
-    inference: Inference, persona: str, lines: Sequence[str], plan: Plan, adapter: str | None, taste: Any
+    inference: Inference,
+    persona: str,
+    lines: Sequence[str],
+    plan: Plan,
+    adapter: str | None,
+    taste: Callable[[str], bool],
 ) -> float:
     replies = await held_out_replies(
         inference, persona, lines, plan.eval_samples, plan.max_new_tokens, adapter
