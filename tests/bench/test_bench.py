@@ -1,6 +1,6 @@
 """Smoke tests of the benchmark scripts: tiny sizes, a real subprocess, the JSON they promise.
 
-They check shape, not speed: the numbers themselves come from full runs (see README).
+They check shape, not speed: the numbers themselves come from full runs (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def test_telegram_load_bench_reports_throughput_latency_and_losses() -> None:
 
 
 def test_recall_evidence_reports_each_policy_and_the_generated_set() -> None:
-    """Shape, not the numbers (README, "Memory"): a run of bench/recall_evidence.py, ~20 s."""
+    """Shape, not the numbers (docs/memory.md): a run of bench/recall_evidence.py, ~20 s."""
     report = run_bench("bench.recall_evidence")
     assert report["benchmark"] == "recall_evidence"
     for result in report["scripted_chat"].values():

@@ -1,4 +1,4 @@
-"""`kindred memory …` and `kindred stats`: the contracts the README promises, with the real
+"""`kindred memory …` and `kindred stats`: the contracts docs/memory.md promises, with the real
 MiniLM embedder, on both stores."""
 
 from __future__ import annotations

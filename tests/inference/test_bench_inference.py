@@ -1,5 +1,5 @@
 """Smoke test of bench/inference.py: the tiny model, --quick, a real subprocess, the JSON it promises.
-It checks shape, not speed: the numbers come from full runs (see bot/inference/README_SECTION.md)."""
+It checks shape, not speed: the numbers come from full runs (docs/benchmarks.md, "Inference")."""
 
 from __future__ import annotations
 
