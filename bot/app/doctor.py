@@ -8,6 +8,7 @@ asked once with short timeouts, and every check runs at once, so the answer take
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import re
 from collections.abc import Awaitable, Callable, Iterable
@@ -19,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import SecretStr
 
 from bot.app.settings import Settings
-from bot.core.errors import KindredError
+from bot.core.errors import ConfigError, KindredError
 
 # One network probe (a connect, a PING, a worker's answer); a whole check gets a little more.
 PROBE_TIMEOUT_S = 2.0
@@ -158,10 +159,7 @@ async def check_inference(settings: Settings) -> Check:
 
 
 def _need_torch() -> None:
-    import importlib.util
-
-    from bot.core.errors import ConfigError
-
+    # Looked up, not imported: importing torch takes longer than the whole doctor may.
     for package in ("torch", "transformers"):
         if importlib.util.find_spec(package) is None:
             raise ConfigError(f"the local engine needs {package}, which is not installed")
