@@ -16,14 +16,23 @@ class RedactingFormatter(logging.Formatter):
     def __init__(self, inner: logging.Formatter, secrets: Iterable[str]) -> None:
         super().__init__()
         self.inner = inner
-        # Longest first, so a secret that contains another is replaced whole.
-        self.secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+        self.secrets = redaction_order(secrets)
 
     def format(self, record: logging.LogRecord) -> str:
-        line = self.inner.format(record)
-        for secret in self.secrets:
-            line = line.replace(secret, REDACTED)
-        return line
+        return redact(self.inner.format(record), self.secrets)
+
+
+def redaction_order(secrets: Iterable[str]) -> list[str]:
+    """Longest first, so a secret that contains another is replaced whole. Very short values are
+    left out: replacing "" or "a" everywhere would shred the line and hide nothing."""
+    return sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+
+
+def redact(text: str, ordered_secrets: Iterable[str]) -> str:
+    """`text` with every secret (from `redaction_order`) replaced by ***."""
+    for secret in ordered_secrets:
+        text = text.replace(secret, REDACTED)
+    return text
 
 
 def setup_logging(level: str, secrets: Iterable[str]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app.settings import Settings, load_settings, secret_values
+from bot.cli import doctor as cli_doctor
 from bot.cli import train as cli_train
 from bot.cli import workers as cli_workers
 from bot.cli.logs import setup_logging
@@ -84,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--user", required=True, type=user_name)
     cli_workers.add_commands(commands)
     cli_train.add_commands(commands)
+    cli_doctor.add_command(commands)
     return parser
 
 
@@ -122,6 +124,8 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
         return run
     if args.command == "stats":
         return _stats
+    if args.command == "doctor":
+        return cli_doctor.doctor
     if args.command in cli_workers.HANDLERS:
         return cli_workers.HANDLERS[args.command]
     if args.command == "train":

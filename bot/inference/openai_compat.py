@@ -262,6 +262,37 @@ class OpenAICompatInference:
         return error
 
 
+async def served_models(
+    base_url: str,
+    *,
+    api_key: str | None = None,
+    timeout_s: float = 3.0,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> list[str]:
+    """The model names `GET {base}/v1/models` lists. Raises InferenceError with a one-line reason
+    (unreachable, key refused, not a model list) that never carries the key."""
+    root = api_root(base_url)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    where = f"the OpenAI-compatible server at {root}"
+    client = httpx.AsyncClient(base_url=root, headers=headers, timeout=timeout_s, transport=transport)
+    async with client:
+        try:
+            response = await client.get("/v1/models")
+        except httpx.TimeoutException:
+            raise InferenceError(f"{where} did not answer within {timeout_s:g} s") from None
+        except httpx.HTTPError as exc:
+            raise InferenceError(f"cannot reach {where}: {type(exc).__name__}: {exc}") from None
+    status = response.status_code
+    if status in (401, 403):
+        raise InferenceError(f"{where} refused the API key (HTTP {status}); check KINDRED_OPENAI_API_KEY")
+    if status != 200:
+        raise InferenceError(f"{where} failed on /v1/models (HTTP {status}): {_error_detail(response)}")
+    try:
+        return [str(entry["id"]) for entry in response.json()["data"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InferenceError(f"{where} sent no model list from /v1/models") from exc
+
+
 @dataclass(frozen=True, slots=True)
 class _Delta:
     text: str

@@ -35,11 +35,7 @@ class PostgresPool:
     def __init__(self, pool: AsyncConnectionPool[Connection], dsn: str, *, timeout_s: float) -> None:
         self._pool = pool
         self._dsn = dsn
-        try:
-            self._password = str(conninfo_to_dict(dsn).get("password") or "")
-        except psycopg.Error:
-            # The parser's message may quote the DSN, password included.
-            raise StoreError("cannot parse the PostgreSQL DSN (not shown: it may hold a password)") from None
+        self._password = _password_of(dsn)
         self._timeout_s = timeout_s
 
     @classmethod
@@ -102,14 +98,7 @@ class PostgresPool:
 
     async def _apply_migrations(self) -> list[int]:
         with self._mapped_errors():
-            conn = await AsyncConnection.connect(
-                self._dsn,
-                autocommit=True,
-                prepare_threshold=None,
-                connect_timeout=max(2, round(self._timeout_s)),
-                row_factory=dict_row,
-            )
-            async with conn:
+            async with await _connect(self._dsn, self._timeout_s) as conn:
                 return await pg_migrate.apply_pending(conn)
 
     # -- connections and errors ------------------------------------------------------------
@@ -123,20 +112,54 @@ class PostgresPool:
 
     @contextmanager
     def _mapped_errors(self) -> Iterator[None]:
-        try:
+        with _map_errors(self._password):
             yield
-        except PoolClosed as err:
-            raise StoreError("the PostgreSQL store is closed") from err
-        except psycopg.OperationalError as err:  # refused, lost, shut down, pool timeout
-            raise StoreUnavailable(self._describe(err)) from err
-        except psycopg.Error as err:
-            raise StoreError(self._describe(err)) from err
 
-    def _describe(self, err: Exception) -> str:
-        message = f"PostgreSQL {type(err).__name__}: {err}".strip()
-        if self._password:
-            message = message.replace(self._password, "***")
-        return message
+
+async def schema_versions(dsn: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[int]:
+    """The schema versions a database has, read over one connection and no pool: a quick look
+    that raises StoreUnavailable within about `timeout_s`, with the server's own reason."""
+    with _map_errors(_password_of(dsn)):
+        async with await _connect(dsn, timeout_s) as conn:
+            return await pg_migrate.applied_versions(conn)
+
+
+async def _connect(dsn: str, timeout_s: float) -> Connection:
+    return await AsyncConnection.connect(
+        dsn,
+        autocommit=True,
+        prepare_threshold=None,
+        # libpq counts whole seconds, and 1 s is too short for a server across a network.
+        connect_timeout=max(2, round(timeout_s)),
+        row_factory=dict_row,
+    )
+
+
+def _password_of(dsn: str) -> str:
+    try:
+        return str(conninfo_to_dict(dsn).get("password") or "")
+    except psycopg.Error:
+        # The parser's message may quote the DSN, password included.
+        raise StoreError("cannot parse the PostgreSQL DSN (not shown: it may hold a password)") from None
+
+
+@contextmanager
+def _map_errors(password: str) -> Iterator[None]:
+    try:
+        yield
+    except PoolClosed as err:
+        raise StoreError("the PostgreSQL store is closed") from err
+    except psycopg.OperationalError as err:  # refused, lost, shut down, pool timeout
+        raise StoreUnavailable(_describe(err, password)) from err
+    except psycopg.Error as err:
+        raise StoreError(_describe(err, password)) from err
+
+
+def _describe(err: Exception, password: str) -> str:
+    message = f"PostgreSQL {type(err).__name__}: {err}".strip()
+    if password:
+        message = message.replace(password, "***")
+    return message
 
 
 async def _register_vector(conn: AsyncConnection[Any]) -> None:

@@ -17,14 +17,14 @@ from bot.store.facade import StoreFacade
 from bot.store.pg_curation import PostgresCuration
 from bot.store.pg_learning import PostgresLearning
 from bot.store.pg_memories import PostgresMemories
-from bot.store.pg_pool import DEFAULT_TIMEOUT_S, PostgresPool
+from bot.store.pg_pool import DEFAULT_TIMEOUT_S, PostgresPool, schema_versions
 from bot.store.pg_registry import PostgresRegistry
 from bot.store.pg_reward import PostgresRewards
 from bot.store.pg_rows import POSTGRES
 from bot.store.pg_turns import PostgresTurns
 from bot.store.rows import activity_window, day_stats
 
-__all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore"]
+__all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore", "schema_versions"]
 
 _STATS_SQL = POSTGRES.sql(statements.STATS)
 # (kind, UTC day, n, extra) per day since %(since)s; see rows.day_stats.

@@ -1,7 +1,7 @@
 """A loopback OpenAI-compatible server (aiohttp) for the OpenAI backend's tests.
 
 It streams `chunks` as chat.completion.chunk events, one event per chunk, honouring max_tokens
-(one chunk counts as one token), and serves `/v1/load_lora_adapter`. A test queues failures
+(one chunk counts as one token), and serves `/v1/load_lora_adapter` and `/v1/models`. A test queues failures
 with `fail_next(kind)`; each applies to the next chat request only, so a test can check that
 the backend keeps working afterwards. It records request bodies and headers for assertions."""
 
@@ -35,6 +35,8 @@ class FakeOpenAI:
     _release: asyncio.Event = field(default_factory=asyncio.Event)
     _runner: web.AppRunner | None = None
     base_url: str = ""
+    # Set: /v1/models refuses any other key with 401, as a server with --api-key does.
+    api_key: str | None = None
 
     def fail_next(self, kind: Failure) -> None:
         self._failures.append(kind)
@@ -43,6 +45,7 @@ class FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/load_lora_adapter", self._load_lora)
+        app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -55,6 +58,12 @@ class FakeOpenAI:
         self._release.set()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def _models(self, request: web.Request) -> web.Response:
+        if self.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return web.json_response({"error": {"message": "Invalid API key"}}, status=401)
+        models = [{"id": name, "object": "model"} for name in (self.base_model, *sorted(self.served))]
+        return web.json_response({"object": "list", "data": models})
 
     async def _load_lora(self, request: web.Request) -> web.Response:
         body = await request.json()
