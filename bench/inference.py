@@ -1,4 +1,5 @@
-"""Local inference benchmark: tokens/s and time to first token at 1, 8 and 32 concurrent chats.
+"""Local inference benchmark: tokens/s and time to first token at 1, 8 and 32 concurrent chats, and
+the engine against plain `model.generate` on the same model in the same run (`engine_vs_generate`).
 
 Each level runs that many clients at once; each client sends its requests one after another
 (a closed loop, like people waiting for their reply before writing again), so the engine sees
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import engine_vs_generate
 from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
 from bot.core.models import ChatMessage
 from bot.inference.local import LocalInference, Sampling
@@ -71,6 +73,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--random-weights", action="store_true", help="config.json only: speed without the weights"
     )
+    parser.add_argument(
+        "--vs-generate",
+        type=int,
+        help="prompts answered by both the engine and plain generate (default 6; --quick 2; 0: none)",
+    )
     parser.add_argument("--quick", action="store_true", help="short replies, one round: a smoke run")
     return parser.parse_args(argv)
 
@@ -115,9 +122,10 @@ def summary(level: Level, concurrency: int) -> dict[str, Any]:
 
 
 def load_engine(args: argparse.Namespace, levels: Sequence[int], data_dir: Path) -> LocalInference:
-    """The engine under test. `--random-weights` builds the model from its config.json alone:
-    the same shapes and so the same speed, without carrying the weights (text is noise, and
-    replies always run to max_tokens because such a model rarely ends one)."""
+    """The engine under test (its model and tokenizer are what plain generate runs too).
+    `--random-weights` builds the model from its config.json alone: the same shapes and so the
+    same speed, without carrying the weights (text is noise, and replies always run to
+    max_tokens because such a model rarely ends one)."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
@@ -176,6 +184,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     engine = load_engine(args, levels, data_dir)
     report["settings"] = {**facts(engine, args), "max_tokens": max_tokens, "rounds": rounds, "levels": levels}
     results: dict[str, Any] = {}
+    vs_generate: dict[str, Any] | None = None
     try:
         await run_level(engine, 1, 1, 4)  # warm-up: first-call allocations and kernels
         for concurrency in levels:
@@ -183,11 +192,29 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             level = await run_level(engine, concurrency, rounds, max_tokens)
             results[str(concurrency)] = summary(level, concurrency)
             log(f"  {results[str(concurrency)]['tokens_per_s']} tokens/s")
+        pairs = args.vs_generate if args.vs_generate is not None else (2 if args.quick else 6)
+        if pairs > 0:
+            vs_generate = await compare_with_generate(engine, pairs, max_tokens)
     finally:
         await engine.close()  # the generation thread must end before the interpreter does
     report["results"] = results
     report["checks"] = checks(results)
+    if vs_generate is not None:
+        report["engine_vs_generate"] = vs_generate
+        report["checks"]["engine_vs_generate"] = vs_generate["check"]
     return report
+
+
+async def compare_with_generate(engine: LocalInference, pairs: int, max_tokens: int) -> dict[str, Any]:
+    log(f"engine vs plain generate: {pairs} prompts of {max_tokens} tokens, one chat at a time")
+    prompts = [PROMPTS[i % len(PROMPTS)] for i in range(pairs)]
+    compared = await engine_vs_generate.compare(engine, engine._model, engine._tokenizer, prompts, max_tokens)
+    found = engine_vs_generate.summary(compared, max_tokens)
+    log(
+        f"  engine/generate {found['engine_vs_generate']} (generate {found['generate_tokens_per_s']}"
+        f" tokens/s, engine {found['engine_tokens_per_s']})"
+    )
+    return found
 
 
 def checks(results: dict[str, Any]) -> dict[str, Any]:

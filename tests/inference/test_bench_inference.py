@@ -32,3 +32,12 @@ def test_inference_bench_reports_throughput_and_first_token(tiny_dir: Path, data
         assert result["time_to_first_token"]["n"] == int(level)
     assert isinstance(report["checks"]["target_at_8"]["pass"], bool)
     assert report["checks"]["speedup_at_32"] > 0
+    versus = report["engine_vs_generate"]
+    assert versus["pairs"] == 2 and versus["max_tokens"] == 12
+    assert versus["generate_tokens_per_s"] > 0 and versus["engine_tokens_per_s"] > 0
+    ratio = versus["engine_tokens_per_s"] / versus["generate_tokens_per_s"]
+    assert abs(versus["engine_vs_generate"] - ratio) < 0.01
+    # Greedy on both sides with the same penalty: the engine must write what generate writes.
+    assert versus["same_text"] == "2/2"
+    check = report["checks"]["engine_vs_generate"]
+    assert check["target"] == 0.9 and check["pass"] == (check["value"] >= 0.9)
