@@ -41,6 +41,7 @@ class AppVersion:
     created_at: datetime
     body: NewVersion
 
+
 @dataclass(frozen=True, slots=True)
 class AppRecord:
     id: int

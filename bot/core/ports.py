@@ -267,6 +267,11 @@ class RecallIndex(MemoryIndex, RewardLog, Protocol):
 class Store(TurnLog, MemoryIndex, MemoryCuration, RewardLog, LearningLog, AdapterRegistry, Protocol):
     backend: str
 
+    @property
+    def apps(self) -> AppStore:
+        """The mini-apps, on the same connection."""
+        ...
+
     async def stats(self) -> Stats: ...
 
     async def daily_activity(self, days: int) -> list[DayStats]:

@@ -103,7 +103,7 @@ def test_follow_ups_make_whole_specs() -> None:
 
 def test_the_first_json_object_is_found_in_chatter() -> None:
     assert first_json_object('Sure! {"items": [1]} hope that helps {"x": 2}') == {"items": [1]}
-    assert first_json_object("{not json} then {\"a\": 1}") == {"a": 1}
+    assert first_json_object('{not json} then {"a": 1}') == {"a": 1}
     assert first_json_object("no json here") is None
 
 
