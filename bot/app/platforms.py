@@ -89,12 +89,16 @@ def web_server(
     """The web server, not yet started: every webhook, /healthz, and /admin when a password is set."""
     from bot.web.admin import AdminPage
     from bot.web.app import WebServer, build_web_app
+    from bot.web.app_hosting import AppHosting, AppHostingOptions
 
     admin = None
     if settings.web.admin_password is not None:
         password = settings.web.admin_password.get_secret_value()
         admin = AdminPage(kindred.store, kindred.jobs.depths, password, settings.workers.flower_url)
-    return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin))
+    hosting = AppHosting(
+        kindred.store.apps, AppHostingOptions(settings.web.apps_url, settings.web.app_state_bytes)
+    )
+    return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin, apps=hosting))
 
 
 def in_process_schedule(settings: Settings, kindred: Kindred) -> InProcessSchedule | None:
@@ -113,8 +117,10 @@ def console_chat(kindred: Kindred, user_id: str, io: ConsoleIO | None = None) ->
     """The terminal chat for one person (or a pipe's lines)."""
     from bot.adapters.console import ConsoleChat, default_io
 
-    controls = services(kindred).controls
-    return ConsoleChat(kindred.conversation, user_id, io or default_io(), controls=controls)
+    shared = services(kindred)
+    return ConsoleChat(
+        kindred.conversation, user_id, io or default_io(), controls=shared.controls, apps=shared.apps
+    )
 
 
 @contextmanager

@@ -28,6 +28,7 @@ from bot.core.ports import AppRenderer, AppStore, Inference
 
 log = logging.getLogger(__name__)
 
+BUILD_JOB = "kindred.apps.build"
 TOKEN_BYTES = 24  # 192 bits: the link cannot be guessed
 MAX_REQUEST_CHARS = 500
 BUSY = "You already have {limit} apps building. Wait for one to finish, then ask again."
