@@ -13,7 +13,7 @@ from bot.app.jobs import extraction_submitter, job_registry, load_jobs
 from bot.app.memory_jobs import Models, reward_weights
 from bot.app.settings import Settings, id_set
 from bot.core.access import Access
-from bot.core.app_commands import AppCommands
+from bot.core.app_commands import AppCommands, DeliveryLog
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.jobs import Jobs
@@ -110,7 +110,12 @@ def services(kindred: Kindred) -> Services:
         training=TrainingCommands(
             kindred.store, kindred.jobs.submit, stale_after=timedelta(minutes=training.stale_minutes)
         ),
-        apps=AppCommands(kindred.store.apps, kindred.jobs, app_link(kindred.settings)),
+        apps=AppCommands(
+            kindred.store.apps,
+            kindred.jobs,
+            app_link(kindred.settings),
+            deliveries=DeliveryLog(kindred.store, kindred.embedder),
+        ),
     )
 
 

@@ -95,9 +95,8 @@ def web_server(
     if settings.web.admin_password is not None:
         password = settings.web.admin_password.get_secret_value()
         admin = AdminPage(kindred.store, kindred.jobs.depths, password, settings.workers.flower_url)
-    hosting = AppHosting(
-        kindred.store.apps, AppHostingOptions(settings.web.apps_url, settings.web.app_state_bytes)
-    )
+    options = AppHostingOptions(settings.web.apps_url, settings.web.app_state_bytes)
+    hosting = AppHosting(kindred.store.apps, options, rewards=kindred.store)
     return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin, apps=hosting))
 
 

@@ -14,7 +14,9 @@ from bot.core.app_build import BUILD_JOB, STEPS
 from bot.core.app_models import AppRecord
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable, StoreUnavailable
 from bot.core.jobs import Jobs
-from bot.core.ports import AppStore
+from bot.core.kinds import REPLY
+from bot.core.models import NewTurn
+from bot.core.ports import AppStore, Embedder, TurnLog
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,23 @@ class AppAnswer:
     retry: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class DeliveryLog:
+    """Stores the message that delivers an app as an assistant turn, so that opening the app can
+    reward it (a tool use, α) like any reply. Its memory is a reply's: kept, never recalled."""
+
+    turns: TurnLog
+    embedder: Embedder
+
+    async def record(self, owner: str, chat_id: str, text: str, key: str, app_id: int) -> int:
+        [vector] = await self.embedder.embed([text])
+        turn = NewTurn(
+            owner, chat_id, "assistant", text, vector, self.embedder.model_name, datetime.now(UTC),
+            idempotency_key=f"app-delivery:{key}", meta={"app_id": app_id}, memory_kind=REPLY,
+        )  # fmt: skip
+        return (await self.turns.add_turn(turn)).id
+
+
 class AppCommands:
     def __init__(
         self,
@@ -44,8 +63,10 @@ class AppCommands:
         *,
         poll_s: float = 0.3,
         timeout_s: float = 180.0,
+        deliveries: DeliveryLog | None = None,
     ) -> None:
         self._apps = apps
+        self._deliveries = deliveries
         self._jobs = jobs
         self.link = link
         self._poll_s = poll_s
@@ -84,10 +105,22 @@ class AppCommands:
             return AppAnswer(str(result.get("message", "I couldn't build that.")), retry=True)
         url, title = self.link(str(result["token"])), str(result["title"])
         if result.get("cached"):
-            return AppAnswer(f"You already have this one, “{title}”: {url}", url=url, title=title)
-        version = int(result.get("version", 1))
-        made = "is ready" if version == 1 else f"is updated (version {version})"
-        return AppAnswer(f"“{title}” {made}: {url}", url=url, title=title)
+            text = f"You already have this one, “{title}”: {url}"
+        else:
+            version = int(result.get("version", 1))
+            made = "is ready" if version == 1 else f"is updated (version {version})"
+            text = f"“{title}” {made}: {url}"
+        await self._delivered(owner, chat_id, text, key, int(result["app_id"]))
+        return AppAnswer(text, url=url, title=title)
+
+    async def _delivered(self, owner: str, chat_id: str, text: str, key: str, app_id: int) -> None:
+        if self._deliveries is None:
+            return
+        try:
+            turn_id = await self._deliveries.record(owner, chat_id, text, key, app_id)
+            await self._apps.delivered(app_id, turn_id)
+        except StoreUnavailable as exc:  # the link still goes out; only its reward is lost
+            log.warning("app delivery not stored: %s", exc)
 
     async def _step(self, key: str) -> str:
         try:

@@ -56,6 +56,8 @@ class AppRecord:
     created_at: datetime
     updated_at: datetime
     revoked: bool = False
+    # The assistant turn that delivered its link last (opening the app rewards it), if stored.
+    turn_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

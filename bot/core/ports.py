@@ -388,6 +388,10 @@ class AppCatalog(Protocol):
         """Revoke the link for good. False: no such app of theirs, or already revoked."""
         ...
 
+    async def delivered(self, app_id: int, turn_id: int) -> None:
+        """The assistant turn that has just delivered the app's link."""
+        ...
+
 
 class AppBuilds(Protocol):
     """Builds in flight, per person: the concurrency limit and the progress a chat shows."""

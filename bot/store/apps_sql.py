@@ -23,7 +23,9 @@ from bot.core.app_models import (
 )
 from bot.store.rows import Dialect, NamedRow
 
-_APP_COLUMNS = "id, owner, chat_id, token, kind, title, version, latest, created_at, updated_at, revoked_at"
+_APP_COLUMNS = (
+    "id, owner, chat_id, token, kind, title, version, latest, created_at, updated_at, revoked_at, turn_id"
+)
 _INSERT_APP = f"""
 INSERT INTO apps (owner, chat_id, token, kind, title, version, latest, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?) RETURNING {_APP_COLUMNS}
@@ -53,6 +55,7 @@ JOIN app_versions v ON v.app_id = a.id AND v.version = a.version
 WHERE a.owner = ? AND a.revoked_at IS NULL AND v.request_key = ? ORDER BY a.updated_at DESC LIMIT 1
 """
 _VERSION = "SELECT * FROM app_versions WHERE app_id = ? AND version = ?"
+_DELIVERED = "UPDATE apps SET turn_id = ? WHERE id = ?"
 _REVOKE = """
 UPDATE apps SET revoked_at = ?, updated_at = ? WHERE id = ? AND owner = ? AND revoked_at IS NULL RETURNING id
 """
@@ -181,6 +184,10 @@ class SqlApps:
         moment = self._d.moment_param(at)
         return await self._one(_REVOKE, (moment, moment, app_id, owner)) is not None
 
+    async def delivered(self, app_id: int, turn_id: int) -> None:
+        async with self._runner.transaction() as run:
+            await run(self._q(_DELIVERED), (turn_id, app_id))
+
     # -- AppBuilds ----------------------------------------------------------------------------
 
     async def start_build(
@@ -258,6 +265,7 @@ class SqlApps:
             created_at=self._d.moment(row["created_at"]),
             updated_at=self._d.moment(row["updated_at"]),
             revoked=row["revoked_at"] is not None,
+            turn_id=None if row["turn_id"] is None else int(row["turn_id"]),
         )
 
     def _build(self, row: NamedRow) -> BuildRecord:

@@ -12,6 +12,7 @@ every app read the others'.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -21,8 +22,11 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from bot.core.app_models import AppRecord, AppVersion
-from bot.core.ports import AppStore
+from bot.core.errors import StoreError
+from bot.core.ports import AppStore, RewardLog
+from bot.core.signals import record_tool_use
 
+log = logging.getLogger(__name__)
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{22,64}$")
 # Telegram's web clients show a mini-app in an iframe of their own page; nothing else may frame it.
 FRAME_ANCESTORS = "https://web.telegram.org"
@@ -61,9 +65,15 @@ def download_name(title: str) -> str:
 class AppHosting:
     """The routes under /a/: the app, its download, its state."""
 
-    def __init__(self, apps: AppStore, options: AppHostingOptions = AppHostingOptions()) -> None:
+    def __init__(
+        self,
+        apps: AppStore,
+        options: AppHostingOptions = AppHostingOptions(),
+        rewards: RewardLog | None = None,
+    ) -> None:
         self._apps = apps
         self._options = options
+        self._rewards = rewards
 
     def add_routes(self, router: web.UrlDispatcher) -> None:
         router.add_get("/a/{token}", self._served(self._page))
@@ -97,8 +107,20 @@ class AppHosting:
         version = await self._version(app)
         if version is None:
             return web.Response(status=404, text="not found", headers=_COMMON)
+        await self._opened(app)
         headers = {**_COMMON, "Content-Security-Policy": csp(version, self._origin(request))}
         return web.Response(text=version.body.rendered.html, content_type="text/html", headers=headers)
+
+    async def _opened(self, app: AppRecord) -> None:
+        """Opening an app is one tool use (α) of the turn that delivered it: once per delivery."""
+        if self._rewards is None or app.turn_id is None:
+            return
+        try:
+            await record_tool_use(
+                self._rewards, app.turn_id, f"app-open:{app.id}:{app.turn_id}", datetime.now(UTC)
+            )
+        except StoreError as exc:  # the app opens anyway
+            log.warning("app opening not recorded: %s", exc)
 
     async def _download(self, request: web.Request, app: AppRecord) -> web.Response:
         version = await self._version(app)

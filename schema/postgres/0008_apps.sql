@@ -1,7 +1,8 @@
 -- Mini-apps ([apps]). Mirrors schema/sqlite/0009_apps.sql.
 
 -- One row per app. token: the link's secret (≥ 128 bits). version: the one served (a restore can
--- point back); latest: the highest made. A revoked app keeps its rows and answers 404.
+-- point back); latest: the highest made. A revoked app keeps its rows and answers 404. No foreign
+-- key on turn_id: forgetting a person's turns must not be held up by their apps.
 CREATE TABLE apps (
     id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     owner       TEXT NOT NULL,
@@ -13,7 +14,9 @@ CREATE TABLE apps (
     latest      INTEGER NOT NULL,
     created_at  TIMESTAMPTZ NOT NULL,
     updated_at  TIMESTAMPTZ NOT NULL,
-    revoked_at  TIMESTAMPTZ
+    revoked_at  TIMESTAMPTZ,
+    -- The assistant turn that delivered the link last: opening the app is a tool use (α) of it.
+    turn_id     BIGINT
 );
 CREATE INDEX apps_owner ON apps(owner, updated_at);
 

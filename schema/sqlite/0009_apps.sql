@@ -1,7 +1,8 @@
 -- Mini-apps ([apps]). Mirrors schema/postgres/0008_apps.sql. Times are UTC epoch seconds (REAL).
 
 -- One row per app. token: the link's secret (≥ 128 bits). version: the one served (a restore can
--- point back); latest: the highest made. A revoked app keeps its rows and answers 404.
+-- point back); latest: the highest made. A revoked app keeps its rows and answers 404. No foreign
+-- key on turn_id: forgetting a person's turns must not be held up by their apps.
 CREATE TABLE apps (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     owner       TEXT NOT NULL,
@@ -13,7 +14,9 @@ CREATE TABLE apps (
     latest      INTEGER NOT NULL,
     created_at  REAL NOT NULL,
     updated_at  REAL NOT NULL,
-    revoked_at  REAL
+    revoked_at  REAL,
+    -- The assistant turn that delivered the link last: opening the app is a tool use (α) of it.
+    turn_id     INTEGER
 );
 CREATE INDEX apps_owner ON apps(owner, updated_at);
 

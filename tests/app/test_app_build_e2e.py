@@ -25,7 +25,7 @@ from bot.app.kindred import app_link
 from bot.app.memory_jobs import Models
 from bot.app.settings import GeneralSettings, Settings, WebSettings
 from bot.core.app_build import STEPS
-from bot.core.app_commands import AppCommands
+from bot.core.app_commands import AppCommands, DeliveryLog
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.loading import LoadOnce
 from bot.core.models import NewMemory
@@ -62,7 +62,8 @@ class Console:
         )
         self.out, self.err = io.StringIO(), io.StringIO()
         conversation = Conversation(store, embedder, inference, ConversationPolicy(persona="p"))
-        apps = AppCommands(store.apps, self.jobs, app_link(settings), poll_s=0.02)
+        deliveries = DeliveryLog(store, embedder)
+        apps = AppCommands(store.apps, self.jobs, app_link(settings), poll_s=0.02, deliveries=deliveries)
         self.chat = ConsoleChat(
             conversation, USER, ConsoleIO(lambda: "", self.out, self.err, False), apps=apps
         )
@@ -85,7 +86,8 @@ async def web(store: Store) -> AsyncIterator[TestClient]:  # type: ignore[type-a
     async def health() -> dict[str, object]:
         return {}
 
-    client = TestClient(TestServer(build_web_app(webhooks={}, health=health, apps=AppHosting(store.apps))))
+    hosting = AppHosting(store.apps, rewards=store)
+    client = TestClient(TestServer(build_web_app(webhooks={}, health=health, apps=hosting)))
     await client.start_server()
     yield client
     await client.close()
@@ -183,3 +185,27 @@ async def test_a_model_that_writes_a_valid_spec_is_used(settings: Settings, stor
 
 def _ten_minutes() -> timedelta:
     return timedelta(minutes=10)
+
+
+async def test_the_delivering_message_is_a_turn_and_opening_the_app_is_one_tool_use_of_it(
+    console: Console,
+    store: Store,
+    web: TestClient,  # type: ignore[type-arg]
+) -> None:
+    said = await console.say("/app a gratitude journal")
+    [turn] = await store.recent_turns(USER, "console", 5)
+    assert turn.role == "assistant" and turn.text == said.strip()
+    for _ in range(3):  # opened again and again, the delivery counts once
+        assert (await web.get(link_in(said))).status == 200
+    record = await store.reply_record(turn.id, 5)
+    assert record is not None and record.tool_uses == 1
+    again = await console.say("/app a gratitude journal")  # a second delivery of the same app
+    assert (await web.get(link_in(again))).status == 200
+    turns = await store.recent_turns(USER, "console", 5)
+    assert len(turns) == 2 and turns[-1].text == again.strip()
+    second = await store.reply_record(turns[-1].id, 5)
+    assert second is not None and second.tool_uses == 1
+    # Kept as replies: two memories, neither of them evidence about the person.
+    assert (
+        await store.memory_count(USER) == 2 and await store.memory_count(USER, without_kinds=["reply"]) == 0
+    )
