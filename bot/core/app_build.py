@@ -143,7 +143,9 @@ async def _edited(apps: AppStore, owner: str, text: str) -> tuple[AppRecord, dic
     current = await apps.get_version(last.id, last.version)
     if current is None:
         return None
-    spec = edit(last.kind, dict(current.body.spec))
+    spec = edit.apply(last.kind, dict(current.body.spec))
+    if spec is None and not edit.explicit:
+        return None  # an "add …" that fits nothing in the last app asks for a new app
     if spec is None:
         raise AppBuildError(
             f"I can't do that to “{last.title}”. Try /app make it dark, or ask for a new app."

@@ -7,12 +7,21 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bot.core.app_kinds import LINE_CHARS, TITLE_CHARS, AppKind
 
 Spec = dict[str, Any]
-Edit = Callable[[AppKind, Spec], Spec | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    # The next spec, or None when this edit does not fit the app's kind.
+    apply: Callable[[AppKind, Spec], Spec | None]
+    # True when the words can only mean the last app ("add a column"): then not fitting is an
+    # answer to give; a bare "add …" that fits nothing is a request for a new app instead.
+    explicit: bool = True
 
 _THEME = re.compile(r"^(?:make it |use |switch to |go )?(dark|light)(?: mode| theme)?$")
 _COLUMN = re.compile(r"^add (?:a |another )?column(?: for| called| named)? (.+)$")
@@ -26,31 +35,31 @@ def edit_for(request: str) -> Edit | None:
     text = " ".join(request.split()).strip(" .!")
     lowered = text.lower()
     if match := _THEME.match(lowered):
-        return _set_theme(match[1])
+        return Edit(_set_theme(match[1]))
     if match := _RENAME.match(lowered):
-        return _rename(text[match.start(1) :])
+        return Edit(_rename(text[match.start(1) :]))
     if match := _COLUMN.match(lowered):
-        return _add_column(text[match.start(1) :])
+        return Edit(_add_column(text[match.start(1) :]))
     if match := _ITEM.match(lowered):
-        return _add_item(text[match.start(1) :])
+        return Edit(_add_item(text[match.start(1) :]), explicit=False)
     return None
 
 
-def _set_theme(theme: str) -> Edit:
+def _set_theme(theme: str) -> Callable[[AppKind, Spec], Spec | None]:
     def edit(kind: AppKind, spec: Spec) -> Spec:
         return {**copy.deepcopy(spec), "theme": theme}
 
     return edit
 
 
-def _rename(title: str) -> Edit:
+def _rename(title: str) -> Callable[[AppKind, Spec], Spec | None]:
     def edit(kind: AppKind, spec: Spec) -> Spec:
         return {**copy.deepcopy(spec), "title": title[:TITLE_CHARS]}
 
     return edit
 
 
-def _add_column(name: str) -> Edit:
+def _add_column(name: str) -> Callable[[AppKind, Spec], Spec | None]:
     def edit(kind: AppKind, spec: Spec) -> Spec | None:
         if kind != "ranking":
             return None
@@ -63,7 +72,7 @@ def _add_column(name: str) -> Edit:
     return edit
 
 
-def _add_item(text: str) -> Edit:
+def _add_item(text: str) -> Callable[[AppKind, Spec], Spec | None]:
     def edit(kind: AppKind, spec: Spec) -> Spec | None:
         new = copy.deepcopy(spec)
         if kind == "checklist":

@@ -160,6 +160,8 @@ async def test_a_build_that_cannot_be_made_says_why_and_offers_a_retry(console: 
     said = await console.say("/app add a column for price")
     assert "I can't do that to “Pomodoro timer”" in said
     assert "Tell me what you need" in await console.say("/app")
+    # A bare "add …" that fits nothing in the last app (a timer) asks for a new one instead.
+    assert "is ready" in await console.say("/app add up my weekly runs")
 
 
 async def test_a_person_has_at_most_two_builds_at_once(console: Console, store: Store) -> None:

@@ -92,13 +92,15 @@ def test_follow_ups_make_whole_specs() -> None:
     dark = edit_for("make it dark")
     column = edit_for("add a column for price")
     assert dark is not None and column is not None
-    assert dark("ranking", table) == {**table, "theme": "dark"}
-    wider = column("ranking", table)
+    assert dark.apply("ranking", table) == {**table, "theme": "dark"}
+    wider = column.apply("ranking", table)
     assert wider is not None and wider["columns"][-1] == "Price"
     assert all(len(row) == 3 for row in wider["rows"]) and problems(wider, SCHEMAS["ranking"]) == []
     assert table["columns"] == ["City", "High (°C)"]  # the old version is untouched
-    assert column("timer", rule_spec("timer", "timer", Facts(), TODAY)) is None
+    assert column.apply("timer", rule_spec("timer", "timer", Facts(), TODAY)) is None and column.explicit
     assert edit_for("a packing list for Rome") is None
+    milk = edit_for("add milk")
+    assert milk is not None and not milk.explicit and milk.apply("timer", {}) is None
 
 
 def test_the_first_json_object_is_found_in_chatter() -> None:
