@@ -5,8 +5,9 @@ adapter ever reads `Settings`."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,8 @@ from bot.adapters.base import PlatformAdapter, Services
 from bot.app.kindred import Kindred, services
 from bot.app.settings import DiscordSettings, Settings, TelegramSettings, WorkerSettings
 from bot.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from bot.adapters.console import ConsoleChat, ConsoleIO
@@ -120,6 +123,27 @@ def console_chat(kindred: Kindred, user_id: str, io: ConsoleIO | None = None) ->
     return ConsoleChat(
         kindred.conversation, user_id, io or default_io(), controls=shared.controls, apps=shared.apps
     )
+
+
+@asynccontextmanager
+async def apps_server(settings: Settings, kindred: Kindred) -> AsyncIterator[int | None]:
+    """The web server beside a terminal chat, so that the links /app prints open. None when its
+    port is taken: a `kindred run` there serves the same store's apps."""
+
+    async def health() -> Mapping[str, Any]:
+        return {"platforms": ["console"]}
+
+    server = web_server(settings, kindred, Platforms(), health)
+    try:
+        port = await server.start(settings.web.host, settings.web.port)
+    except OSError as exc:
+        log.info("apps are not served from this chat (%s); `kindred run` serves them", exc)
+        yield None
+        return
+    try:
+        yield port
+    finally:
+        await server.stop()
 
 
 @contextmanager
