@@ -26,7 +26,8 @@ _FIELDS = ("key", "owner", "chat_id", "request")
 
 def build_policy(web: WebSettings, generation_timeout_s: float) -> BuildPolicy:
     return BuildPolicy(
-        max_concurrent=web.app_builds_per_person, model_timeout_s=min(generation_timeout_s, 40.0)
+        max_concurrent=web.app_builds_per_person,
+        model_timeout_s=min(generation_timeout_s, BuildPolicy().model_timeout_s),
     )
 
 

@@ -17,7 +17,7 @@ from bot.core.ports import Inference
 
 log = logging.getLogger(__name__)
 
-MAX_TOKENS = 320
+MAX_TOKENS = 240
 # The model may improve what the app starts with; the title and theme stay the rules'.
 _KEPT = ("title", "theme")
 
@@ -49,6 +49,16 @@ def first_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
+def _whole_first_object(text: str) -> dict[str, Any] | None:
+    """The object that the text's first `{` opens, once it is complete (never an inner one)."""
+    start = text.find("{")
+    try:
+        found, _ = json.JSONDecoder().raw_decode(text, start) if start != -1 else (None, 0)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def merged(kind: AppKind, spec: Mapping[str, Any], offered: Mapping[str, Any]) -> dict[str, Any] | None:
     """The rules' spec with the model's values for its own keys, if the result meets the schema."""
     candidate = dict(spec)
@@ -61,12 +71,16 @@ async def model_spec(
 ) -> dict[str, Any] | None:
     """The model's better spec, or None: then the rules' spec is used, whatever went wrong."""
     chunks: list[str] = []
+    offered: dict[str, Any] | None = None
     try:
         async with asyncio.timeout(timeout_s):
             async for chunk in inference.stream(_prompt(kind, request, spec), max_tokens=MAX_TOKENS):
                 chunks.append(chunk)
+                # Stop at the first whole object: on a CPU every further token is time.
+                if "}" in chunk and (offered := _whole_first_object("".join(chunks))) is not None:
+                    break
     except Exception as exc:  # a slow or failing model costs the polish, never the app
         log.info("app spec: the model's pass was dropped (%s)", type(exc).__name__)
         return None
-    offered = first_json_object("".join(chunks))
+    offered = offered or first_json_object("".join(chunks))
     return None if offered is None else merged(kind, spec, offered)

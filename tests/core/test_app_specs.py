@@ -3,6 +3,7 @@ schema checker, follow-up edits and the model's pass (which may never fail a bui
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
 from datetime import date
 from typing import Any
 
@@ -15,6 +16,7 @@ from bot.core.app_model import first_json_object, model_spec
 from bot.core.app_schema import problems
 from bot.core.app_specs import rule_spec, title_of
 from bot.core.errors import InferenceTimeout
+from bot.core.models import ChatMessage
 from tests.support.fakes import ScriptedInference
 
 TODAY = date(2026, 12, 1)
@@ -129,3 +131,25 @@ async def test_a_model_that_writes_a_valid_spec_improves_it_but_keeps_title_and_
     reply = 'Here: {"title": "<b>", "theme": "dark", "items": [{"text": "Snorkel"}, {"text": "Hat"}]}'
     better = await model_spec(ScriptedInference(reply), "checklist", REQUESTS["checklist"], spec, 5.0)
     assert better == {**spec, "items": [{"text": "Snorkel"}, {"text": "Hat"}]}
+
+
+class _CountingModel(ScriptedInference):
+    """ScriptedInference that counts the chunks the caller actually pulled."""
+
+    pulled = 0
+
+    async def stream(  # type: ignore[override]
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+    ) -> AsyncIterator[str]:
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+            self.pulled += 1
+            yield chunk
+
+
+async def test_the_model_pass_stops_at_the_first_whole_object() -> None:
+    spec = rule_spec("checklist", REQUESTS["checklist"], Facts(), TODAY)
+    words = '{"items": [{"text": "Snorkel"}, {"text": "Fins"}]} ' + "and more chatter " * 40
+    model = _CountingModel(words)
+    better = await model_spec(model, "checklist", REQUESTS["checklist"], spec, 5.0)
+    assert better is not None and better["items"] == [{"text": "Snorkel"}, {"text": "Fins"}]
+    assert model.pulled == 5  # the object's five words, none of the chatter after it
