@@ -23,6 +23,7 @@ class Edit:
     # answer to give; a bare "add …" that fits nothing is a request for a new app instead.
     explicit: bool = True
 
+
 _THEME = re.compile(r"^(?:make it |use |switch to |go )?(dark|light)(?: mode| theme)?$")
 _COLUMN = re.compile(r"^add (?:a |another )?column(?: for| called| named)? (.+)$")
 _ITEM = re.compile(r"^add (?:an item |an entry |a card )?(.+)$")
