@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.core.access import Access
+from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation
 from bot.core.ratelimit import RateLimiter
@@ -22,6 +23,8 @@ class Services:
     access: Access
     # The admins' /train_now and /rollback; None where learning is not wired (a test, a tool).
     training: TrainingCommands | None = None
+    # /app and /apps; None where mini-apps are not wired.
+    apps: AppCommands | None = None
 
 
 class PlatformAdapter(Protocol):

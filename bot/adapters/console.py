@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from bot.adapters.delivery import Layout, NotShown, deliver
+from bot.core.app_commands import AppCommands
 from bot.core.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.conversation import Conversation
 from bot.core.errors import StoreUnavailable
@@ -24,6 +25,7 @@ HELP = (
     "/correct ID TEXT — tell me what is true instead\n"
     "/react EMOJI — react to my last reply\n"
     "/privacy — what I keep and why; /privacy training on|off — whether your rated replies train me\n"
+    "/app WHAT — build a small web app for you; /apps — your apps (restore, revoke)\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
 CHAT_ID = "console"
@@ -31,6 +33,7 @@ CHAT_ID = "console"
 FORGET_ALL_PROMPT = FORGET_ALL_ASK + " Type yes to forget everything; anything else keeps it."
 KEPT = "Kept. Nothing was forgotten."
 NO_CONTROLS = "Memory commands aren't available in this chat."
+NO_APPS = "Apps aren't available in this chat."
 STORE_DOWN = "I can't reach my memory right now, so nothing changed. Try again in a moment."
 # A terminal has no message size and no edit rate: every chunk shows as it comes, as written.
 TERMINAL = Layout(limit=sys.maxsize, interval_s=0.0, verbatim=True)
@@ -106,10 +109,17 @@ def _added(printed: str, text: str) -> str:
 
 class ConsoleChat:
     def __init__(
-        self, conversation: Conversation, user_id: str, io: ConsoleIO, *, controls: Controls | None = None
+        self,
+        conversation: Conversation,
+        user_id: str,
+        io: ConsoleIO,
+        *,
+        controls: Controls | None = None,
+        apps: AppCommands | None = None,
     ) -> None:
         self.conversation = conversation
         self.controls = controls
+        self.apps = apps
         self.user_id = user_id
         self.io = io
         self.last_reply_turn: int | None = None
@@ -140,6 +150,8 @@ class ConsoleChat:
             await self._react(rest)
         elif command in ("/memories", "/forget", "/confirm", "/correct", "/privacy"):
             await self._controlled(self._memory_command(command, rest))
+        elif command in ("/app", "/apps"):
+            await self._controlled(self._app_command(command, rest))
         else:
             await self._chat(text)
 
@@ -168,6 +180,19 @@ class ConsoleChat:
             self._say(await controls.privacy(self.user_id, argument))
         else:
             self._say(await controls.correct(self.user_id, argument, chat_id=CHAT_ID))
+
+    async def _app_command(self, command: str, argument: str) -> None:
+        if self.apps is None:
+            self._say(NO_APPS)
+        elif command == "/apps":
+            self._say(await self.apps.manage(self.user_id, argument))
+        else:
+
+            async def progress(step: str) -> None:
+                self._say_err(step)
+
+            answer = await self.apps.build(self.user_id, CHAT_ID, argument, progress)
+            self._say(answer.text)
 
     async def _forget_all(self, sure: bool) -> None:
         if sure and self.controls is not None:

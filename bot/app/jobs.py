@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from bot.app.app_jobs import add_app_jobs, build_policy
 from bot.app.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
 from bot.app.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
 from bot.app.settings import Settings
@@ -45,6 +46,8 @@ def job_registry(settings: Settings, models: Models | None = None) -> JobRegistr
     options = MemoryJobOptions.of(settings.memory, settings.inference.generation_timeout_s)
     add_memory_jobs(registry, options, opener, models)
     add_training_jobs(registry, settings, opener)
+    app_policy = build_policy(settings.web, settings.inference.generation_timeout_s)
+    add_app_jobs(registry, opener, app_policy, models.inference if settings.web.app_model_pass else None)
     registry.add(generate_job(settings))
     return registry
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,6 +13,7 @@ from bot.app.jobs import extraction_submitter, job_registry, load_jobs
 from bot.app.memory_jobs import Models, reward_weights
 from bot.app.settings import Settings, id_set
 from bot.core.access import Access
+from bot.core.app_commands import AppCommands, DeliveryLog
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.jobs import Jobs
@@ -108,4 +110,17 @@ def services(kindred: Kindred) -> Services:
         training=TrainingCommands(
             kindred.store, kindred.jobs.submit, stale_after=timedelta(minutes=training.stale_minutes)
         ),
+        apps=AppCommands(
+            kindred.store.apps,
+            kindred.jobs,
+            app_link(kindred.settings),
+            deliveries=DeliveryLog(kindred.store, kindred.embedder),
+        ),
     )
+
+
+def app_link(settings: Settings) -> Callable[[str], str]:
+    """An app's link from its token: on the apps origin when one is set, else this web server."""
+    web = settings.web
+    base = (web.apps_url or f"http://{web.host}:{web.port}").rstrip("/")
+    return lambda token: f"{base}/a/{token}"

@@ -5,8 +5,9 @@ adapter ever reads `Settings`."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,8 @@ from bot.adapters.base import PlatformAdapter, Services
 from bot.app.kindred import Kindred, services
 from bot.app.settings import DiscordSettings, Settings, TelegramSettings, WorkerSettings
 from bot.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from bot.adapters.console import ConsoleChat, ConsoleIO
@@ -89,12 +92,15 @@ def web_server(
     """The web server, not yet started: every webhook, /healthz, and /admin when a password is set."""
     from bot.web.admin import AdminPage
     from bot.web.app import WebServer, build_web_app
+    from bot.web.app_hosting import AppHosting, AppHostingOptions
 
     admin = None
     if settings.web.admin_password is not None:
         password = settings.web.admin_password.get_secret_value()
         admin = AdminPage(kindred.store, kindred.jobs.depths, password, settings.workers.flower_url)
-    return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin))
+    options = AppHostingOptions(settings.web.apps_url, settings.web.app_state_bytes)
+    hosting = AppHosting(kindred.store.apps, options, rewards=kindred.store)
+    return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin, apps=hosting))
 
 
 def in_process_schedule(settings: Settings, kindred: Kindred) -> InProcessSchedule | None:
@@ -113,8 +119,31 @@ def console_chat(kindred: Kindred, user_id: str, io: ConsoleIO | None = None) ->
     """The terminal chat for one person (or a pipe's lines)."""
     from bot.adapters.console import ConsoleChat, default_io
 
-    controls = services(kindred).controls
-    return ConsoleChat(kindred.conversation, user_id, io or default_io(), controls=controls)
+    shared = services(kindred)
+    return ConsoleChat(
+        kindred.conversation, user_id, io or default_io(), controls=shared.controls, apps=shared.apps
+    )
+
+
+@asynccontextmanager
+async def apps_server(settings: Settings, kindred: Kindred) -> AsyncIterator[int | None]:
+    """The web server beside a terminal chat, so that the links /app prints open. None when its
+    port is taken: a `kindred run` there serves the same store's apps."""
+
+    async def health() -> Mapping[str, Any]:
+        return {"platforms": ["console"]}
+
+    server = web_server(settings, kindred, Platforms(), health)
+    try:
+        port = await server.start(settings.web.host, settings.web.port)
+    except OSError as exc:
+        log.info("apps are not served from this chat (%s); `kindred run` serves them", exc)
+        yield None
+        return
+    try:
+        yield port
+    finally:
+        await server.stop()
 
 
 @contextmanager

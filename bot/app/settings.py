@@ -307,6 +307,16 @@ class WebSettings(BaseSettings):
     port: int = Field(default=8080, ge=0, le=65535)
     # HTTP basic auth for /admin (any user name); unset: /admin is not served.
     admin_password: SecretStr | None = Field(default=None, validation_alias=_env("KINDRED_ADMIN_PASSWORD"))
+    # Mini-apps: the origin their links use (another host than /admin's keeps them apart; unset:
+    # this server's own address), builds at once per person, the model's pass, and each app's state.
+    apps_url: str | None = Field(default=None, validation_alias=_env("KINDRED_APPS_URL"))
+    app_builds_per_person: int = Field(
+        default=2, ge=1, le=20, validation_alias=_env("KINDRED_APP_BUILDS_PER_PERSON")
+    )
+    app_model_pass: bool = Field(default=True, validation_alias=_env("KINDRED_APP_MODEL_PASS"))
+    app_state_bytes: int = Field(
+        default=65536, ge=1024, le=1 << 22, validation_alias=_env("KINDRED_APP_STATE_BYTES")
+    )
 
 
 SECTIONS: dict[str, type[BaseSettings]] = {

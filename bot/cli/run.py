@@ -19,8 +19,9 @@ log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 30.0
 NO_PLATFORM = (
-    "kindred: no chat platform is configured. Set TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN "
-    "(see README), or chat in this terminal with `kindred chat --user NAME`."
+    "kindred: no chat platform is configured, so only the web server runs (mini-apps, /admin, "
+    "/healthz). Set TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN (see README), or chat in this "
+    "terminal with `kindred chat --user NAME`."
 )
 
 
@@ -30,8 +31,8 @@ async def run(settings: Settings, args: argparse.Namespace) -> int:
 
 async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int:
     if not configured(settings):
+        # The apps' links and /admin must keep working without a chat platform: say so, serve on.
         print(NO_PLATFORM, file=sys.stderr)
-        return 2
     stop = stop or _stop_on_signals()
     kindred = await build(settings)
     found = platforms(settings, services(kindred))
@@ -50,8 +51,8 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int
             started.append(adapter)
         if schedule is not None:
             schedule.start()  # no broker, so no beat: the nightly jobs run from here
-        names = ", ".join(a.name for a in found.adapters)
-        print(f"kindred: serving {names}; Ctrl-C stops", file=sys.stderr)
+        names = ", ".join(a.name for a in found.adapters) or "the web server only"
+        print(f"kindred: serving {names} on port {web.port}; Ctrl-C stops", file=sys.stderr)
         await stop.wait()
     finally:
         if schedule is not None:

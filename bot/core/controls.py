@@ -76,7 +76,8 @@ COMMANDS = (
     CommandInfo("export", "everything I keep about you, as a file"),
     CommandInfo("persona", "who I am"),
     CommandInfo("privacy", "what I keep and why"),
-    CommandInfo("app", "build a small web tool (coming soon)"),
+    CommandInfo("app", "build a small web app for you (/app a packing list)"),
+    CommandInfo("apps", "your apps: list them, restore a version, revoke a link"),
 )
 
 

@@ -52,3 +52,7 @@ class QueueUnavailable(JobError):
 
     def __init__(self, detail: str = "") -> None:
         super().__init__("busy, try again shortly" + (f" ({detail})" if detail else ""))
+
+
+class AppBuildError(KindredError):
+    """A mini-app could not be built. The message says why in words the person can act on."""

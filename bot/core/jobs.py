@@ -27,7 +27,12 @@ JobFunction = Callable[[JobPayload], Awaitable[JobPayload]]
 
 QUEUES = ("gpu", "train", "build", "default")
 # A job's queue follows from its name (kindred.<topic>.<fn>): one routing rule for both runners.
-_ROUTES = (("kindred.inference.", "gpu"), ("kindred.training.", "train"), ("kindred.build.", "build"))
+_ROUTES = (
+    ("kindred.inference.", "gpu"),
+    ("kindred.training.", "train"),
+    ("kindred.build.", "build"),
+    ("kindred.apps.", "build"),
+)
 # Errors that a later attempt can fix. Anything else (a bad payload, a bug) fails at once: a poison
 # job must not be retried forever, nor block the jobs behind it.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (StoreUnavailable, ConnectionError)

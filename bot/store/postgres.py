@@ -14,6 +14,7 @@ from typing import Self
 from bot.core.models import DayStats, MemoryHit, Stats, Vector
 from bot.store import pg_search, statements
 from bot.store.facade import StoreFacade
+from bot.store.pg_apps import pg_apps
 from bot.store.pg_curation import PostgresCuration
 from bot.store.pg_learning import PostgresLearning
 from bot.store.pg_memories import PostgresMemories
@@ -60,6 +61,7 @@ class PostgresStore(StoreFacade):
             PostgresRegistry(pool),
         )
         self._pool = pool
+        self.apps = pg_apps(pool)
         self._search = memories  # typed as itself: it has the two dense paths the Protocol lacks
 
     @classmethod

@@ -17,6 +17,7 @@ from bot.core.models import DayStats, Stats
 from bot.store import statements
 from bot.store.facade import StoreFacade
 from bot.store.rows import activity_window, day_stats, to_epoch
+from bot.store.sqlite_apps import sqlite_apps
 from bot.store.sqlite_curation import SqliteCuration
 from bot.store.sqlite_db import SqliteDatabase
 from bot.store.sqlite_learning import SqliteLearning
@@ -54,6 +55,7 @@ class SqliteStore(StoreFacade):
             SqliteRegistry(db),
         )
         self._db = db
+        self.apps = sqlite_apps(db)
 
     @classmethod
     async def open(

@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.web.admin import AdminPage
+from bot.web.app_hosting import AppHosting
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +24,15 @@ MAX_BODY_BYTES = 1 << 20
 
 
 def build_web_app(
-    *, webhooks: Mapping[str, WebhookHandler], health: HealthCheck, admin: AdminPage | None = None
+    *,
+    webhooks: Mapping[str, WebhookHandler],
+    health: HealthCheck,
+    admin: AdminPage | None = None,
+    apps: AppHosting | None = None,
 ) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
+    if apps is not None:
+        apps.add_routes(app.router)
     if admin is not None:
         app.router.add_get("/admin", admin.handle)
 

@@ -172,3 +172,13 @@ def test_recall_evidence_reports_each_policy_and_the_generated_set() -> None:
             assert 0.0 <= result[share] <= 1.0
     for label in ("now", "before"):
         assert set(report["generated_set_hybrid"][label]) == {"recall@5", "recall@10"}
+
+
+def test_apps_bench_reports_cold_builds_per_kind_and_the_cached_build() -> None:
+    report = run_bench("bench.apps", "--builds", "2")
+    assert set(report["cold"]) == {
+        "checklist", "tracker", "ranking", "timer", "countdown", "quiz", "converter", "notes",
+    }  # fmt: skip
+    assert all(set(latency) == LATENCY_KEYS and latency["n"] == 2 for latency in report["cold"].values())
+    assert set(report["cached"]) == LATENCY_KEYS and report["cached"]["n"] == 5
+    assert set(report["checks"]) == {"cold_build_p95_ms", "cached_build_p95_ms"}

@@ -212,3 +212,37 @@ def test_memory_commands_in_a_pipe(tmp_path: Path, shared_data: Path, tiny_model
     assert "I live in Lisbon now." in after_no
     assert "Done. I forgot everything about you (4 memories)." in after_no
     assert out.rstrip().endswith("I don't remember anything about you yet.")
+
+
+async def test_app_in_the_terminal_prints_a_link_that_opens_while_the_chat_runs(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
+    import asyncio
+    import socket
+
+    import aiohttp
+
+    with socket.socket() as probe:  # a free port for this chat's web server
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "DATABASE_URL"))}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", KINDRED_WEB_PORT=str(port))
+    env.update(chat_env(tmp_path, shared_data, str(tiny_model)))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "chat", "--user", "ann", env=env,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(b"/app a packing checklist for my beach trip\n")
+        await process.stdin.drain()
+        line = (await asyncio.wait_for(process.stdout.readline(), 240)).decode()
+        found = re.search(rf"http://127\.0\.0\.1:{port}/a/[A-Za-z0-9_-]+", line)
+        assert found, line
+        async with aiohttp.ClientSession() as http, http.get(found[0]) as page:
+            assert page.status == 200 and "Sunscreen" in await page.text()
+    finally:
+        process.stdin.close()
+        _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, stderr.decode()[-3000:]
+    assert b"Traceback" not in stderr

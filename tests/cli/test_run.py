@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
+from datetime import UTC, date, datetime
 from pathlib import Path
 
+import aiohttp
 import pytest
 
+from bot.core.app_facts import Facts
+from bot.core.app_models import NewVersion
+from bot.core.app_specs import rule_spec
+from bot.store.sqlite import SqliteStore
+from bot.web.app_render import render_app
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.support.telegram_api import FakeTelegramBotApi
 
@@ -72,12 +80,45 @@ async def test_kindred_run_serves_telegram_and_never_logs_the_token(
     assert "getUpdates" in log and "sendMessage" in log
 
 
-async def test_kindred_run_without_a_platform_says_what_to_set(tmp_path: Path) -> None:
+async def test_kindred_run_without_a_platform_says_so_and_serves_apps_and_health(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
+    db = tmp_path / "kindred.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "TELEGRAM_", "DISCORD_"))}
-    env["KINDRED_DATA_DIR"] = str(tmp_path)
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", KINDRED_DATA_DIR=str(shared_data))
+    env.update(DATABASE_URL=f"sqlite:///{db}", KINDRED_MODEL=str(tiny_model), KINDRED_WEB_PORT="0")
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot.cli", "run", env=env, stderr=asyncio.subprocess.PIPE, cwd=tmp_path
     )
-    _, stderr = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 2
-    assert "TELEGRAM_BOT_TOKEN" in stderr.decode() and "DISCORD_BOT_TOKEN" in stderr.decode()
+    assert process.stderr is not None
+    lines: list[str] = []
+    try:
+        port = await asyncio.wait_for(_served_port(process.stderr, lines), START_S)
+        store = await SqliteStore.open(db)
+        try:
+            spec = rule_spec("notes", "a journal", Facts(), date.today())
+            rendered = render_app("notes", spec)
+            body = NewVersion("notes", spec["title"], spec, rendered, "a journal", "k", "rules")
+            app = await store.apps.create_app("console:ann", "console", "t" * 32, body, datetime.now(UTC))
+        finally:
+            await store.close()
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{port}/healthz") as health:
+                assert health.status == 200 and (await health.json())["platforms"] == []
+            async with http.get(f"http://127.0.0.1:{port}/a/{app.token}") as page:
+                assert page.status == 200 and "sandbox" in page.headers["Content-Security-Policy"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        rest = await asyncio.wait_for(process.stderr.read(), 60)
+        await process.wait()
+    log = "".join(lines) + rest.decode()
+    assert process.returncode == 0, log[-3000:]
+    assert "TELEGRAM_BOT_TOKEN" in log and "only the web server runs" in log
+
+
+async def _served_port(stream: asyncio.StreamReader, lines: list[str]) -> int:
+    while line := (await stream.readline()).decode():
+        lines.append(line)
+        if found := re.search(r"serving the web server only on port (\d+)", line):
+            return int(found[1])
+    raise AssertionError("kindred run ended before serving: " + "".join(lines)[-3000:])

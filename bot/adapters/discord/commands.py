@@ -1,5 +1,5 @@
 """The slash commands, as one command tree: /chat, /memories, /forget, /confirm, /correct,
-/export, /persona, /privacy (with its `training` switch), /app and /help, and the admins'
+/export, /persona, /privacy (with its `training` switch), /app and /apps (apps.py), /help, and the admins'
 /train_now and /rollback. Each is a thin translation to the core's Conversation, Controls or
 TrainingCommands."""
 
@@ -15,6 +15,7 @@ import discord
 from discord import app_commands
 
 from bot.adapters.delivery import SORRY
+from bot.adapters.discord.apps import app, apps
 from bot.adapters.discord.context import kindred_of
 from bot.adapters.discord.feedback import feedback_view
 from bot.adapters.discord.memory_buttons import forget_all_view, pager
@@ -24,7 +25,7 @@ from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import InteractionSurface
 from bot.adapters.streaming import split_text
 from bot.core.access import NOT_ALLOWED
-from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK
+from bot.core.controls import COMMANDS, FORGET_ALL_ASK
 from bot.core.events import UserMessage
 from bot.core.ratelimit import slow_down
 from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED
@@ -187,10 +188,6 @@ async def rollback(interaction: Interaction) -> None:
         await reply_text(interaction, await services.training.rollback())
 
 
-async def app(interaction: Interaction) -> None:
-    await reply_text(interaction, APP_SOON)
-
-
 async def help_(interaction: Interaction) -> None:
     lines = [f"/{name} — {description}" for name, description, _ in command_table()]
     intro = "I'm a companion that remembers what you tell me. DM me, mention me, or use /chat."
@@ -209,6 +206,7 @@ def command_table() -> list[tuple[str, str, Callback]]:
         ("persona", DESCRIPTIONS["persona"], persona),
         ("privacy", DESCRIPTIONS["privacy"], privacy),
         ("app", DESCRIPTIONS["app"], app),
+        ("apps", DESCRIPTIONS["apps"], apps),
         ("help", DESCRIPTIONS["help"], help_),
         ("train_now", "admins: train tonight's adapter now", train_now),
         ("rollback", "admins: serve the adapter version before this one", rollback),

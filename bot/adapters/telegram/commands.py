@@ -11,6 +11,7 @@ from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot.adapters.base import Services
+from bot.adapters.telegram.apps import build_app
 from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.core.access import NOT_ALLOWED
 from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
@@ -64,6 +65,7 @@ class Commands:
             "persona": self.persona,
             "privacy": self.privacy,
             "app": self.app,
+            "apps": self.apps,
             "stats": self.stats,
             "train_now": self.train_now,
             "rollback": self.rollback,
@@ -186,8 +188,24 @@ class Commands:
         await message.reply_text(await self.controls.privacy(user_key(person.id), argument))
 
     async def app(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        assert update.effective_message
-        await update.effective_message.reply_text(APP_SOON)
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        if self.services.apps is None:
+            await message.reply_text(APP_SOON)
+            return
+        await build_app(self.services.apps, message, person.id, " ".join(context.args or []))
+
+    async def apps(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        if self.services.apps is None:
+            await message.reply_text(APP_SOON)
+            return
+        if message.chat.type != ChatType.PRIVATE:  # each link is its app's key: not for a group to see
+            await message.reply_text(PRIVATE_ONLY)
+            return
+        argument = " ".join(context.args or [])
+        await message.reply_text(await self.services.apps.manage(user_key(person.id), argument))
 
     async def stats(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user

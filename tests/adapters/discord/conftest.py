@@ -18,6 +18,7 @@ from bot.adapters.base import Services
 from bot.adapters.discord.adapter import DiscordAdapter
 from bot.adapters.discord.options import DiscordOptions
 from bot.core.access import Access
+from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.models import ChatMessage
@@ -66,6 +67,7 @@ def services(
     max_new_tokens: int = 2000,
     max_message_chars: int = 100_000,
     training: TrainingCommands | None = None,
+    apps: AppCommands | None = None,
 ) -> Services:
     policy = ConversationPolicy(
         persona=PERSONA,
@@ -81,6 +83,7 @@ def services(
         limiter=RateLimiter(per_minute, burst),
         access=access or Access(),
         training=training,
+        apps=apps,
     )
 
 

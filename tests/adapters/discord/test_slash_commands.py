@@ -19,7 +19,7 @@ from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.waiting import wait_until
 
 COMMANDS = {
-    "chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "help",
+    "chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "apps", "help",
     "train_now", "rollback",
 }  # fmt: skip
 GLOBAL_SYNC = f"/api/v10/applications/{p.APP_ID}/commands"

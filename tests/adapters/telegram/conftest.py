@@ -15,6 +15,7 @@ from bot.adapters.base import Services
 from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.access import Access
+from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.models import ChatMessage
@@ -94,6 +95,7 @@ async def running_bot(
     webhook_url: str | None = None,
     token: str | None = None,
     training: Callable[[SqliteStore], TrainingCommands] | None = None,
+    apps: Callable[[SqliteStore], AppCommands] | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await SqliteStore.open(path)
@@ -110,6 +112,7 @@ async def running_bot(
         limiter=limiter or RateLimiter(per_minute=0, burst=1),
         access=access or Access(),
         training=training(store) if training is not None else None,
+        apps=apps(store) if apps is not None else None,
     )
     config = TelegramConfig(
         token=token or api.token,

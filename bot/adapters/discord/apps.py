@@ -1,0 +1,72 @@
+"""/app and /apps on Discord: the deferred answer edited as the build's steps pass, then the link
+as a link button. Answers are ephemeral: a link is its app's key, for the person who asked."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+import discord
+from discord import app_commands
+
+from bot.adapters.discord.context import kindred_of
+from bot.adapters.discord.options import MESSAGE_LIMIT
+from bot.adapters.discord.policy import chat_key, user_key
+from bot.adapters.streaming import split_text
+from bot.core.app_commands import AppAnswer
+from bot.core.controls import APP_SOON
+
+log = logging.getLogger(__name__)
+Interaction = discord.Interaction[Any]
+OPEN = "Open the app"
+
+
+def link_view(answer: AppAnswer) -> discord.ui.View | None:
+    if answer.url is None or not answer.url.startswith(("https://", "http://")):
+        return None
+    view = discord.ui.View(timeout=None)
+    view.add_item(discord.ui.Button(style=discord.ButtonStyle.link, label=OPEN, url=answer.url))
+    return view
+
+
+@app_commands.describe(request="what the app is for, e.g. a packing list for my beach trip")
+async def app(interaction: Interaction, request: str = "") -> None:
+    apps = kindred_of(interaction.client).services.apps
+    if apps is None:
+        await interaction.response.send_message(APP_SOON, ephemeral=True)
+        return
+    await interaction.response.defer(ephemeral=True, thinking=True)
+
+    async def show(step: str) -> None:
+        try:
+            await interaction.edit_original_response(content=step)
+        except discord.HTTPException as exc:  # progress is a courtesy; the answer still comes
+            log.info("app progress not shown: %s", exc)
+
+    channel = interaction.channel_id or interaction.user.id
+    answer = await apps.build(user_key(interaction.user.id), chat_key(channel), request, show)
+    view = link_view(answer)
+    if view is None:
+        await interaction.edit_original_response(content=answer.text)
+    else:
+        await interaction.edit_original_response(content=answer.text, view=view)
+
+
+@app_commands.describe(action="list your apps, serve an older version, or end a link", app="the app's number",
+                       version="the version to serve")  # fmt: skip
+async def apps(
+    interaction: Interaction,
+    action: Literal["list", "restore", "revoke"] = "list",
+    app: int | None = None,
+    version: int | None = None,
+) -> None:
+    commands = kindred_of(interaction.client).services.apps
+    if commands is None:
+        await interaction.response.send_message(APP_SOON, ephemeral=True)
+        return
+    words = [] if action == "list" else [action, *(str(n) for n in (app, version) if n is not None)]
+    answer = await commands.manage(user_key(interaction.user.id), " ".join(words))
+    first, *rest = split_text(answer, MESSAGE_LIMIT)
+    await interaction.response.send_message(first, ephemeral=True)
+    for piece in rest:
+        await interaction.followup.send(piece, ephemeral=True)

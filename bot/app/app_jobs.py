@@ -1,0 +1,67 @@
+"""`kindred.apps.build` (the `build` queue): one mini-app, built from a person's request.
+
+Payload: {key, owner, chat_id, request}, ids and text only. The job opens its own store, reads the
+person's own statements for the rules (their city, their pet), and runs `core/app_build.py`. A
+build that cannot be made is a result ({"ok": false, "message"}), not an error: retrying it would
+fail the same way, and the person should read why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from bot.app.settings import WebSettings
+from bot.core.app_build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
+from bot.core.errors import AppBuildError, JobError
+from bot.core.jobs import JobPayload, JobRegistry
+from bot.core.kinds import NOT_EVIDENCE
+from bot.core.loading import LoadOnce
+from bot.core.ports import Inference, Store
+from bot.web.app_render import TemplateRenderer
+
+MEMORIES_READ = 100
+_FIELDS = ("key", "owner", "chat_id", "request")
+
+
+def build_policy(web: WebSettings, generation_timeout_s: float) -> BuildPolicy:
+    return BuildPolicy(
+        max_concurrent=web.app_builds_per_person,
+        model_timeout_s=min(generation_timeout_s, BuildPolicy().model_timeout_s),
+    )
+
+
+def add_app_jobs(
+    registry: JobRegistry,
+    open_store: Callable[[], Awaitable[Store]],
+    policy: BuildPolicy,
+    inference: LoadOnce[Inference] | None,
+) -> None:
+    """Register the build job; `inference` None: the rules alone fill every spec."""
+    renderer = TemplateRenderer()
+    soft_s = policy.model_timeout_s + 30
+
+    @registry.job(BUILD_JOB, soft_s=soft_s, hard_s=soft_s + 30, retries=1, retry_delay_s=2)
+    async def build(payload: JobPayload) -> JobPayload:
+        if not all(isinstance(payload.get(name), str) for name in _FIELDS):
+            raise JobError(f"{BUILD_JOB} needs {', '.join(_FIELDS)} (text)")
+        request = BuildRequest(payload["key"], payload["owner"], payload["chat_id"], payload["request"])
+        store = await open_store()
+        try:
+            memories = await store.list_memories(
+                request.owner, MEMORIES_READ, without_kinds=sorted(NOT_EVIDENCE)
+            )
+            built = await build_app(
+                store.apps,
+                renderer,
+                request,
+                [memory.text for memory in memories],
+                datetime.now(UTC),
+                policy=policy,
+                inference=None if inference is None else inference.get(),
+            )
+        except AppBuildError as exc:
+            return {"ok": False, "message": str(exc)}
+        finally:
+            await store.close()
+        return {**built.as_payload(), "token": built.app.token, "title": built.app.title}

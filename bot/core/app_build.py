@@ -1,0 +1,188 @@
+"""One mini-app build: classify the request, fill the kind's spec (rules, the person's facts, the
+model's optional pass), render one HTML file, judge it, store it as a version.
+
+A follow-up ("make it dark") on the person's last app makes its next version instead. An
+identical request (same kind, same rules spec) returns the app already built: no model, no render.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from bot.core.app_edits import edit_for
+from bot.core.app_facts import facts_from
+from bot.core.app_kinds import KINDS, SCHEMAS, AppKind, classify
+from bot.core.app_model import model_spec
+from bot.core.app_models import AppRecord, NewVersion, SpecSource
+from bot.core.app_schema import problems
+from bot.core.app_specs import rule_spec
+from bot.core.errors import AppBuildError
+from bot.core.ports import AppRenderer, AppStore, Inference
+
+log = logging.getLogger(__name__)
+
+BUILD_JOB = "kindred.apps.build"
+TOKEN_BYTES = 24  # 192 bits: the link cannot be guessed
+MAX_REQUEST_CHARS = 500
+BUSY = "You already have {limit} apps building. Wait for one to finish, then ask again."
+STEPS = {
+    "understanding": "Working out what you need…",
+    "filling": "Filling it in…",
+    "drawing": "Drawing it…",
+    "checking": "Checking it…",
+    "saving": "Saving it…",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BuildPolicy:
+    max_concurrent: int = 2
+    stale_after: timedelta = timedelta(minutes=10)
+    # The model's pass is polish: past this the rules' spec is used (a CPU build stays well under 60 s).
+    model_timeout_s: float = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRequest:
+    key: str  # the build's idempotency key (one per /app)
+    owner: str
+    chat_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    app: AppRecord
+    cached: bool
+    source: SpecSource
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"ok": True, "app_id": self.app.id, "version": self.app.version, "cached": self.cached,
+                "source": self.source}  # fmt: skip
+
+
+def request_key(kind: str, spec: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps([kind, spec], sort_keys=True).encode()).hexdigest()
+
+
+async def build_app(
+    apps: AppStore,
+    renderer: AppRenderer,
+    request: BuildRequest,
+    memories: Sequence[str],
+    now: datetime,
+    *,
+    policy: BuildPolicy = BuildPolicy(),
+    inference: Inference | None = None,
+) -> Built:
+    """Build (or find) the app. Raises AppBuildError with words for the person when it cannot."""
+    text = " ".join(request.text.split())[:MAX_REQUEST_CHARS]
+    started = await apps.start_build(
+        request.key, request.owner, now, limit=policy.max_concurrent, stale_after=policy.stale_after
+    )
+    if started is None:
+        raise AppBuildError(BUSY.format(limit=policy.max_concurrent))
+    try:
+        built = await _build(apps, renderer, request, text, memories, now, policy, inference)
+    except AppBuildError as exc:
+        await apps.finish_build(request.key, "failed", str(exc), now)
+        raise
+    except Exception as exc:
+        await apps.finish_build(request.key, "failed", f"{type(exc).__name__}: {exc}", now)
+        raise
+    await apps.finish_build(request.key, "succeeded", "", now, app_id=built.app.id)
+    return built
+
+
+async def _build(
+    apps: AppStore,
+    renderer: AppRenderer,
+    request: BuildRequest,
+    text: str,
+    memories: Sequence[str],
+    now: datetime,
+    policy: BuildPolicy,
+    inference: Inference | None,
+) -> Built:
+    await apps.build_step(request.key, "understanding", now)
+    if not text:
+        raise AppBuildError("Tell me what the app is for, for example: /app a packing list for my beach trip")
+    edited = await _edited(apps, request.owner, text)
+    if edited is not None:
+        last, spec = edited
+        return await _store(apps, renderer, request, last.kind, spec, text, "edit", now, app=last)
+    kind = classify(text).kind
+    await apps.build_step(request.key, "filling", now)
+    spec = rule_spec(kind, text, facts_from(memories), now.date())
+    key = request_key(kind, spec)
+    cached = await apps.find_cached(request.owner, key)
+    if cached is not None:
+        return Built(cached, cached=True, source="rules")
+    source: SpecSource = "rules"
+    if inference is not None:
+        better = await model_spec(inference, kind, text, spec, policy.model_timeout_s)
+        if better is not None:
+            spec, source = better, "model"
+    return await _store(apps, renderer, request, kind, spec, text, source, now, key=key)
+
+
+async def _edited(apps: AppStore, owner: str, text: str) -> tuple[AppRecord, dict[str, Any]] | None:
+    """The person's last live app and its next spec, when the request is a follow-up to it."""
+    edit = edit_for(text)
+    if edit is None:
+        return None
+    last = next((app for app in await apps.list_apps(owner, 20) if not app.revoked), None)
+    if last is None or last.kind not in KINDS:  # a kind a later release dropped
+        return None
+    current = await apps.get_version(last.id, last.version)
+    if current is None:
+        return None
+    spec = edit.apply(last.kind, dict(current.body.spec))
+    if spec is None and not edit.explicit:
+        return None  # an "add …" that fits nothing in the last app asks for a new app
+    if spec is None:
+        raise AppBuildError(
+            f"I can't do that to “{last.title}”. Try /app make it dark, or ask for a new app."
+        )
+    return last, spec
+
+
+async def _store(
+    apps: AppStore,
+    renderer: AppRenderer,
+    request: BuildRequest,
+    kind: str,
+    spec: dict[str, Any],
+    text: str,
+    source: SpecSource,
+    now: datetime,
+    *,
+    app: AppRecord | None = None,
+    key: str | None = None,
+) -> Built:
+    wrong = problems(spec, SCHEMAS[cast(AppKind, kind)])
+    if wrong:
+        log.info("app spec refused: %s", wrong[:3])
+        raise AppBuildError("That would make the app too big or leave it incomplete, so I kept it as it was.")
+    await apps.build_step(request.key, "drawing", now)
+    rendered = renderer.render(kind, spec)
+    await apps.build_step(request.key, "checking", now)
+    found = renderer.problems(rendered)
+    if found:
+        log.warning("a rendered app failed its checks: %s", found[:3])
+        raise AppBuildError("The app I drew did not pass my safety checks, so I did not publish it.")
+    await apps.build_step(request.key, "saving", now)
+    key = key or request_key(kind, spec)
+    version = NewVersion(kind, str(spec["title"]), spec, rendered, text, key, source)
+    if app is not None:
+        return Built(await apps.add_version(app.id, version, now), cached=False, source=source)
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    created = await apps.create_app(request.owner, request.chat_id, token, version, now)
+    return Built(created, cached=False, source=source)

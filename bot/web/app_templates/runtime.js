@@ -1,0 +1,57 @@
+"use strict";
+// Kindred's app runtime: the spec, Telegram's theme, and state kept by the server per app.
+// Spec text is only ever set as textContent or an input's value: it is shown, never run.
+const K = (() => {
+  const spec = JSON.parse(document.getElementById("kindred-spec").textContent);
+  const root = document.documentElement;
+  const launch = new URLSearchParams(location.hash.slice(1));
+  const isColour = (value) => typeof value === "string" && /^#[0-9a-fA-F]{6}$/.test(value);
+  const telegram = launch.get("tgWebAppThemeParams");
+  if (telegram) {
+    try {
+      const params = JSON.parse(telegram);
+      const names = [["bg_color", "--tg-bg"], ["secondary_bg_color", "--tg-card"],
+        ["text_color", "--tg-text"], ["hint_color", "--tg-muted"]];
+      for (const [param, variable] of names) {
+        if (isColour(params[param])) root.style.setProperty(variable, params[param]);
+      }
+      root.dataset.telegram = "yes";
+    } catch (error) { /* a malformed theme leaves the app's own */ }
+  }
+  const stateUrl = location.protocol.startsWith("http") ? location.pathname.replace(/\/+$/, "") + "/state" : "";
+  let state = {};
+  const el = (tag, text, className) => {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (className) node.className = className;
+    return node;
+  };
+  const load = async () => {
+    if (!stateUrl) return state;
+    try {
+      const response = await fetch(stateUrl, { cache: "no-store" });
+      if (response.ok) {
+        const stored = await response.json();
+        for (const [key, value] of Object.entries(stored)) {
+          try { state[key] = JSON.parse(value); } catch (error) { /* skip a damaged key */ }
+        }
+      }
+    } catch (error) { /* offline or downloaded: the app still works, unsaved */ }
+    return state;
+  };
+  const save = async (key, value) => {
+    state[key] = value;
+    if (!stateUrl) return;
+    try {
+      const response = await fetch(stateUrl, { method: "POST", headers: { "Content-Type": "text/plain" },
+        body: JSON.stringify({ key: key, value: JSON.stringify(value) }) });
+      const status = document.getElementById("saved");
+      if (status) status.textContent = response.ok ? "Saved" : "Not saved: this app's storage is full";
+    } catch (error) { /* kept in this page until it closes */ }
+  };
+  const ready = (start) => {
+    document.getElementById("title").textContent = spec.title;
+    load().then(() => start(spec, state));
+  };
+  return { spec, el, save, ready };
+})();

@@ -1,0 +1,32 @@
+"""The real `kindred.apps.build` job on in-process threads over a store file, with the rules alone
+(no model), and the /app commands over it: what the platform tests wire into their bots."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from bot.app.app_jobs import add_app_jobs
+from bot.core.app_build import BuildPolicy
+from bot.core.app_commands import AppCommands
+from bot.core.jobs import JobRegistry
+from bot.core.ports import Store
+from bot.jobs.inprocess import InProcessJobs
+from bot.store.sqlite import SqliteStore
+
+APPS_URL = "https://apps.example"
+
+
+@asynccontextmanager
+async def app_commands(path: Path) -> AsyncIterator[Callable[[Store], AppCommands]]:
+    async def opener() -> Store:
+        return await SqliteStore.open(path)
+
+    registry = JobRegistry()
+    add_app_jobs(registry, opener, BuildPolicy(), None)
+    jobs = InProcessJobs(registry, workers=2)
+    try:
+        yield lambda store: AppCommands(store.apps, jobs, lambda token: f"{APPS_URL}/a/{token}", poll_s=0.02)
+    finally:
+        await jobs.close()
