@@ -128,7 +128,7 @@ def test_recall_bench_reports_every_dataset_split_and_method(tmp_path: Path) -> 
     assert set(datasets["generated"]) == {"all"} and set(datasets["locomo"]) == {"dev", "test"}
     for splits in datasets.values():
         for methods in splits.values():
-            assert {"dense", "lexical", "hybrid"} <= methods.keys()
+            assert {"dense", "lexical", "hybrid", "hybrid_without_speaker"} <= methods.keys()
             for result in methods.values():
                 assert 0.0 <= result["recall_at_5"] <= result["recall_at_10"] <= 1.0
                 assert 0.0 <= result["all_found_at_10"] <= result["recall_at_10"]
