@@ -150,6 +150,8 @@ def checks(result: dict[str, Any], backend: str, pooled: bool) -> dict[str, Any]
     if heavy_recall:
         _check(found, "heavy_user_index_recall_at_10", heavy_recall["recall_at_10"],
                TARGETS["index_recall_at_10"], False)
+        # The case is `pooled`: everyone else's vectors crowd the heavy person's neighbourhoods.
+        found["heavy_user_index_recall_at_10"]["others_vectors"] = "pooled" if pooled else "random"
     return found
 
 

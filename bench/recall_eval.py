@@ -57,8 +57,15 @@ async def hybrid_rrf(store: Store, case: Case, vector: Vector) -> list[int]:
     return [hit.memory.id for hit in hits]
 
 
+async def hybrid_without_speaker(store: Store, case: Case, vector: Vector) -> list[int]:
+    """hybrid_search as shipped but for the speaker rule (core/lifts.py): what that rule adds."""
+    hits = await hybrid_search(store, case.user_id, case.text, vector, K, speaker_weight=0.0)
+    return [hit.memory.id for hit in hits]
+
+
 METHODS: Mapping[str, Method] = {
     "dense": dense, "lexical": lexical, "hybrid": hybrid, "hybrid_rrf": hybrid_rrf,
+    "hybrid_without_speaker": hybrid_without_speaker,
 }
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from bot.core import slots
 from bot.core.models import Memory
+from bot.core.regions import is_region
 from bot.core.slots import Slot
 from bot.core.text import query_terms
 
@@ -124,6 +125,8 @@ def undoes(new: Slot, old: Slot) -> bool:
     if new.attribute != old.attribute or new.what != old.what:
         return False
     if new.holds and old.holds:
+        if new.attribute == "residence" and not new.change and is_region(new.value) != is_region(old.value):
+            return False  # "I live in Scotland" after "I live in Glasgow": both can be true
         return not slots.same_value(new.value, old.value)  # another city, another employer
     return new.holds != old.holds and slots.same_value(new.value, old.value)
 

@@ -86,6 +86,9 @@ ORDER BY n.distance, n.id
 # ts_rank_cd has no idf, so over all of a question's words it lets common ones decide. Every
 # candidate matches some lexeme, so each lexeme's document frequency is counted among them.
 # A lexeme found only in the context (weight B) counts CONTEXT_WEIGHT times, as on SQLite.
+# The person's count of searched memories and their total length are kept in `users` by a trigger
+# (schema/postgres/0008_lexical_stats.sql): counting them here read every row of the person, which
+# for 20,000 memories was most of the search's time.
 BM25_K1 = 1.2
 BM25_B = 0.75
 CONTEXT_WEIGHT = 0.5
@@ -94,8 +97,8 @@ WITH q AS (
     SELECT websearch_to_tsquery('english', %(query)s) AS query,
            tsvector_to_array(to_tsvector('english', %(words)s)) AS lexemes
 ), person AS (
-    SELECT count(*) AS n, greatest(avg(length(tsv)), 1) AS avgdl FROM memories
-    WHERE user_id = %(user_id)s AND {recallable()}
+    SELECT lexical_docs AS n, greatest(lexical_length::numeric / greatest(lexical_docs, 1), 1) AS avgdl
+    FROM users WHERE id = %(user_id)s
 ), hits AS (
     SELECT m.id, m.tsv FROM memories m, q
     WHERE m.user_id = %(user_id)s AND m.tsv @@ q.query AND {recallable("m.status")}

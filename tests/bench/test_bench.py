@@ -82,6 +82,7 @@ def test_memory_bench_reports_both_backends(pg_server: PgServer, onnx_export: Pa
     assert "recall_at_10" in postgres["heavy_user"]["index_recall"]
     assert postgres["checks"]["index_recall_at_10"]["counts_toward_pass"] is False, "random vectors"
     assert postgres["checks"]["heavy_user_index_recall_at_10"]["counts_toward_pass"] is True
+    assert postgres["checks"]["heavy_user_index_recall_at_10"]["others_vectors"] == "random"
     assert isinstance(report["pass_all"], bool)
     assert "extraction_with_model" not in report, "--extraction-model none"
     assert "not on the reply's path" in report["settings"]["extraction"]
@@ -127,7 +128,7 @@ def test_recall_bench_reports_every_dataset_split_and_method(tmp_path: Path) -> 
     assert set(datasets["generated"]) == {"all"} and set(datasets["locomo"]) == {"dev", "test"}
     for splits in datasets.values():
         for methods in splits.values():
-            assert {"dense", "lexical", "hybrid"} <= methods.keys()
+            assert {"dense", "lexical", "hybrid", "hybrid_without_speaker"} <= methods.keys()
             for result in methods.values():
                 assert 0.0 <= result["recall_at_5"] <= result["recall_at_10"] <= 1.0
                 assert 0.0 <= result["all_found_at_10"] <= result["recall_at_10"]

@@ -206,6 +206,22 @@ def test_residence(new: str, older: str, expected: bool) -> None:
     assert said(new, older) is expected
 
 
+@pytest.mark.parametrize(
+    ("new", "older", "expected"),
+    [
+        ("I live in Scotland", "I live in Glasgow", False),  # Glasgow is in Scotland
+        ("I live in Glasgow", "I live in Scotland", False),
+        ("I live in Northern Ireland now", "I live in Belfast", False),
+        ("I live in France", "I live in Scotland", True),  # another region
+        ("I live in Leeds", "I live in Glasgow", True),  # another city
+        ("We moved to Scotland", "I live in Glasgow", True),  # news of a move still undoes
+        ("I left Scotland", "I live in Scotland", True),
+    ],
+)
+def test_a_region_and_a_city_can_both_be_true(new: str, older: str, expected: bool) -> None:
+    assert said(new, older) is expected
+
+
 def test_same_city_however_it_is_spelled() -> None:
     assert not undoes("I moved to Lisbon", "I live in Lisbon with my wife")
     assert not said("I moved to new york", "I live in New York City")

@@ -17,8 +17,14 @@ def test_a_short_turn_between_named_people_is_searched_with_the_turn_before() ->
     )
 
 
+def test_an_answer_of_a_few_sentences_is_searched_with_the_question_before_it() -> None:
+    answer = "A sunrise over the lake, with the pines in front. It took three evenings, but it was worth it!"
+    turns = [Said("What did you paint last weekend?", "Caroline"), Said(answer, "Melanie")]
+    assert searched(turns)[1].embedded == f"Caroline: What did you paint last weekend?\nMelanie: {answer}"
+
+
 def test_a_long_turn_stands_alone() -> None:
-    long = "That sounds lovely, I have always wanted to paint and maybe one day I will finally start"
+    long = " ".join(["That sounds lovely, I have always wanted to paint and maybe one day I will start"] * 4)
     turns = [Said("I painted a sunrise", "Melanie"), Said(long, "Caroline")]
     assert searched(turns)[1] == Searched(f"Caroline: {long}", "Caroline")
 
