@@ -123,7 +123,8 @@ async def test_a_100k_character_message_is_stored_whole_and_the_prompt_fits(stor
     first = (await store.recent_turns("ann", "c1", 2))[0]
     assert len(first.text) == len(text.strip())
     prompt = model.prompts[-1]
-    assert sum(model.count_tokens(m.content) for m in prompt) <= model.context_window - conversation.policy.max_new_tokens
+    room = model.context_window - conversation.policy.max_new_tokens
+    assert sum(model.count_tokens(m.content) for m in prompt) <= room
     assert prompt[-1].content.endswith("[…]")
 
 
