@@ -109,7 +109,7 @@ async def write(engine: LocalInference, prompt: str, budget: int) -> Written:
     )
     tokenizer = engine._tokenizer
     started = time.perf_counter()
-    text, times = "", []
+    text, times = "", list[float]()
     async for chunk in engine.stream(messages, max_tokens=budget):
         text += chunk
         # A chunk may carry several tokens; each is stamped with the time its chunk arrived.

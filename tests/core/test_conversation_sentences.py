@@ -119,7 +119,7 @@ async def test_the_nightly_set_trains_a_cut_reply_on_its_whole_sentences_flagged
     data = await build_dataset(
         any_store, DatasetPolicy(heldout_share=0.0), RewardWeights(), T0 + timedelta(hours=1)
     )
-    examples = {e.turn_id: (e.completion, e.cut) for e in data.train}
+    examples: dict[int | None, tuple[str, bool]] = {e.turn_id: (e.completion, e.cut) for e in data.train}
     assert examples[cut.turn_id] == ("Sure, happy to help with that.", True)
     assert examples[short.turn_id] == ("If you're interested I could even design", True), (
         "no ellipsis it never wrote"
