@@ -35,8 +35,10 @@ KEPT = "Kept. Nothing was forgotten."
 NO_CONTROLS = "Memory commands aren't available in this chat."
 NO_APPS = "Apps aren't available in this chat."
 STORE_DOWN = "I can't reach my memory right now, so nothing changed. Try again in a moment."
-# A terminal has no message size and no edit rate: every chunk shows as it comes, as written.
-TERMINAL = Layout(limit=sys.maxsize, interval_s=0.0, verbatim=True)
+# A terminal has no message size and no edit rate: every chunk shows as it comes, as written, up to
+# the last whole sentence; the words after it wait for the end, which drops them if the budget cut
+# the reply (a terminal cannot take back what it printed).
+TERMINAL = Layout(limit=sys.maxsize, interval_s=0.0, verbatim=True, hold_tail=True)
 
 
 @dataclass
@@ -84,6 +86,10 @@ class ConsoleSurface:
         index = int(message_id) - 1
         self._write(_added(self._printed[index], text))
         self._printed[index] = text
+
+    async def delete(self, message_id: str) -> None:
+        # Never asked: a terminal's reply is one block that holds back its tail (TERMINAL).
+        raise NotShown("a terminal cannot take back what it printed")
 
     async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
         self._write("\n")

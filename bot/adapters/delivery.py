@@ -1,9 +1,11 @@
 """One reply, from the core's events to a platform's messages, the same way on every platform.
 
 The delivery consumes every reply event, paces and splits the growing text (`streaming.py`), ends
-the reply with its words and, after a blank line, a short plain notice when there is one (the
-store is down, the model failed mid-reply, something broke), and links the messages that show
-it to the stored turn. A platform adds only a `Surface`: send, edit and finish.
+the reply with its words (`ReplyDone.text`: a reply the token budget cut ends at its last whole
+sentence, and the tail that streamed is edited away) and, after a blank line, a short plain
+notice when there is one (the store is down, the model failed mid-reply, something broke), and
+links the messages that show it to the stored turn. A platform adds only a `Surface`: send, edit,
+delete and finish.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class Layout:
     draft: Callable[[str], Awaitable[None]] | None = None
     # Chat platforms trim a message's outer whitespace; a terminal prints words exactly as they come.
     verbatim: bool = False
+    # A surface that cannot take back what it showed (a terminal) streams whole sentences only:
+    # a reply the budget cuts ends at its last one (`StreamedReply`).
+    hold_tail: bool = False
     # Where a finished reply's notice (the store was down) goes when the surface has a channel apart
     # for it, as a terminal has stderr, so that a pipe reads only the reply; None: after the words.
     notices: Callable[[str], None] | None = None
@@ -131,6 +136,7 @@ async def deliver(
         first_delay_s=layout.first_delay_s,
         draft=layout.draft,
         verbatim=layout.verbatim,
+        hold_tail=layout.hold_tail,
         clock=clock,
     )
     showing = _Showing()

@@ -10,6 +10,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from bot.core.sentences import sentence_end
+
 # Platforms throttle edits per chat; about one a second stays well inside Telegram's and Discord's.
 EDIT_INTERVAL_S = 1.0
 
@@ -21,6 +23,11 @@ class Surface(Protocol):
 
     async def edit(self, message_id: str, text: str) -> None:
         """Replace a posted message's text. Unchanged text is not an error."""
+        ...
+
+    async def delete(self, message_id: str) -> None:
+        """Take a posted message away: it showed only the tail of a reply that the budget cut
+        and that now ends sooner. A surface that cannot (a terminal) never posts such a message."""
         ...
 
 
@@ -68,7 +75,15 @@ def _longest_prefix(text: str, limit: int, measure: Callable[[str], int]) -> int
 
 class StreamedReply:
     """One reply in flight. `add` shows growing text at most once per interval; `finish` posts the
-    exact final text and returns the ids of every message that shows it, in order."""
+    exact final text and returns the ids of every message that shows it, in order.
+
+    A reply that the token budget cuts ends at its last whole sentence (`ReplyDone.text`), so what
+    streams after that sentence may be taken back. Where messages are edited, the tail streams in
+    the message being written, but never starts a message of its own (a message that would show
+    nothing but the tail waits for a sentence to end in it); `finish` edits it away and deletes any
+    message the final text no longer needs. Where nothing can be taken back (`hold_tail`: a
+    terminal), only whole sentences are shown until `finish`.
+    """
 
     def __init__(
         self,
@@ -80,6 +95,7 @@ class StreamedReply:
         first_delay_s: float = 0.0,
         draft: Callable[[str], Awaitable[None]] | None = None,
         verbatim: bool = False,
+        hold_tail: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.surface = surface
@@ -92,6 +108,8 @@ class StreamedReply:
         self.draft = draft
         # Show the text exactly as written (a terminal), not trimmed as chat platforms trim it.
         self.verbatim = verbatim
+        # Show only whole sentences while streaming: what is shown cannot be taken back.
+        self.hold_tail = hold_tail
         self._clock = clock
         self._text = ""
         self._shown: list[tuple[str, str]] = []  # (message id, text it shows)
@@ -117,24 +135,44 @@ class StreamedReply:
         if self._last_update is not None and now - self._last_update < self.interval_s:
             return
         self._last_update = now
+        text = self._text if self.verbatim else self._text.strip()
+        if self.hold_tail:
+            text = text[: sentence_end(text, growing=True)]
+            if not text.strip():
+                return
+        pieces = self._growing_pieces(text)
         if self.draft is not None:
-            await self._draft(self.draft, self._text.strip())
+            await self._draft(self.draft, pieces[-1])
         else:
-            await self._show(self._text if self.verbatim else self._text.strip())
+            await self._show(pieces)
 
     async def finish(self, text: str) -> list[str]:
-        await self._show((text if self.verbatim else text.strip()) or "…")
+        pieces = split_text((text if self.verbatim else text.strip()) or "…", self.limit, self.measure)
+        await self._show(pieces)
+        while len(self._shown) > len(pieces):
+            message_id, _ = self._shown.pop()
+            await self.surface.delete(message_id)
         return self.message_ids
 
-    async def _draft(self, draft: Callable[[str], Awaitable[None]], text: str) -> None:
+    def _growing_pieces(self, text: str) -> list[str]:
+        """The pieces of growing `text` to show now: a piece past those already shown appears only
+        once a whole sentence reaches into it, so that a tail the final text drops is never
+        posted (or drafted) as a message of its own."""
+        pieces = split_text(text, self.limit, self.measure)
+        shown = max(len(self._shown), 1)
+        if len(pieces) <= shown:
+            return pieces
+        whole = split_text(text[: sentence_end(text, growing=True)], self.limit, self.measure)
+        return pieces[: max(shown, len(whole))]
+
+    async def _draft(self, draft: Callable[[str], Awaitable[None]], current: str) -> None:
         # A draft previews the piece being written; finished pieces wait for `finish`.
-        current = split_text(text, self.limit, self.measure)[-1]
         if current != self._drafted:
             await draft(current)
             self._drafted = current
 
-    async def _show(self, text: str) -> None:
-        for index, piece in enumerate(split_text(text, self.limit, self.measure)):
+    async def _show(self, pieces: list[str]) -> None:
+        for index, piece in enumerate(pieces):
             if index < len(self._shown):
                 message_id, shown = self._shown[index]
                 if shown != piece:

@@ -28,6 +28,7 @@ from bot.core.prompt import build_messages
 from bot.core.recall import Recalled, fit_budget, hybrid_search
 from bot.core.reward import RewardWeights
 from bot.core.scoring import Scoring, shares
+from bot.core.sentences import whole_sentences
 from bot.core.text import EMBED_CHARS, clean_message
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,9 @@ MODEL_FAILED = "Sorry, I couldn't finish a reply just now ({reason}). Your messa
 @dataclass(frozen=True, slots=True)
 class ConversationPolicy:
     persona: str
-    max_new_tokens: int = 96
+    # Chosen with bench/reply_budget.py: the smallest budget at which a cut reply, trimmed to its
+    # whole sentences, keeps over 90 % of what was written (the bundled model, greedy and sampled).
+    max_new_tokens: int = 128
     recent_turns: int = 8
     memory_top_k: int = 5
     memory_token_budget: int = 400
@@ -113,13 +116,14 @@ class Conversation:
             log.warning("generation failed: %s", exc)
             yield Refusal(MODEL_FAILED.format(reason=exc))
             return
-        reply = "".join(draft.parts).strip()
         made = self._generation(messages, draft)
+        reply = _shown("".join(draft.parts).strip(), made.cut)
         reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored, made))
         if stored is not None and self._after_turn is not None:
             self._after_turn(stored)
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
-        yield ReplyDone(reply, reply_turn.id if reply_turn else None, reply_turn_memories(recalled), notice)
+        turn_id = reply_turn.id if reply_turn else None
+        yield ReplyDone(reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut)
 
     async def _serving_adapter(self) -> AdapterRecord | None:
         """The registry's serving adapter, asked per message so that a promotion or a rollback
@@ -329,6 +333,12 @@ def _about_adapter(exc: InferenceError) -> bool:
     """An error about the adapter rather than the model: the base model can still answer. A
     timeout is never one (the base would be as slow)."""
     return not isinstance(exc, InferenceTimeout) and "adapter" in str(exc).lower()
+
+
+def _shown(written: str, cut: bool) -> str:
+    """The reply as the person gets it: one the budget cut ends at its last whole sentence (it
+    keeps `Generation.cut`, so it is never trained as if it had ended there)."""
+    return whole_sentences(written) if cut and written else written
 
 
 def reply_turn_memories(recalled: Sequence[Recalled]) -> tuple[int, ...]:

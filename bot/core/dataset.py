@@ -11,7 +11,8 @@ reward R (core/reward.py), with the prompt exactly as the model saw it.
 - Held out: a stable hash of the turn id picks the held-out share, so a rerun splits alike.
 - Balance, as KTO recommends (w_D·n_D : w_U·n_U within 1 … 4/3): the larger label weighs 1, the
   smaller n_large / n_small, so both weigh the same in the train split.
-- Replies cut at the token budget stay, flagged (`TrainingExample.cut`): trained without an end token.
+- Replies cut at the token budget stay, flagged (`TrainingExample.cut`): trained without an end token,
+  on the whole sentences that were shown and stored (core/sentences.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from bot.core.learning_models import ExampleSnapshot, RatedReply, TrainingExampl
 from bot.core.models import JSONObject
 from bot.core.ports import Store
 from bot.core.reward import ReplyReward, RewardWeights, reply_reward
+from bot.core.sentences import as_written
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +155,9 @@ def _example(item: _Labelled) -> TrainingExample:
     return TrainingExample(
         turn_id=item.reply.turn_id,
         prompt=item.reply.generation.prompt,
-        completion=item.reply.completion,
+        # A cut reply is stored ending at its last whole sentence, or with an ellipsis the model
+        # never wrote; trained on its own words, without an end token, either way.
+        completion=as_written(item.reply.completion, item.reply.generation.cut),
         desirable=item.label == "desirable",
         cut=item.reply.generation.cut,
     )

@@ -64,12 +64,15 @@ class ReplyChunk:
 
 @dataclass(frozen=True, slots=True)
 class ReplyDone:
-    """The end of a reply. `turn_id` is None when the reply could not be stored (yet)."""
+    """The end of a reply. `turn_id` is None when the reply could not be stored (yet). `text` is
+    the reply as shown and stored: when the token budget `cut` it, up to its last whole sentence
+    (core/sentences.py), so a platform's final edit drops the tail it may have streamed."""
 
     text: str
     turn_id: int | None
     memory_ids: tuple[int, ...]
     notice: str | None = None
+    cut: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,11 +24,11 @@ from bot.adapters.discord import options as discord_options
 from bot.adapters.discord.context import Unlinked
 from bot.adapters.discord.reply import DiscordReply
 from bot.adapters.discord.surfaces import ChannelSurface
-from bot.adapters.streaming import split_text
+from bot.adapters.streaming import StreamedReply, split_text
 from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, utf16_len
 from bot.core.conversation import MODEL_FAILED, STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.errors import StoreError
-from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent
+from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
 from bot.store.sqlite import SqliteStore
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id
@@ -305,6 +305,10 @@ class Blip:
             raise Gone("blocked")
         self.messages[message_id] = text
 
+    async def delete(self, message_id: str) -> None:
+        self._fail_if_gone()
+        del self.messages[message_id]
+
     async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
         self._fail_if_gone()
         self.finished.append((list(message_ids), stored))
@@ -331,3 +335,78 @@ async def test_once_the_person_is_gone_nothing_more_is_tried(conversation: Conve
     delivered = await deliver(script, surface, Layout(limit=4096, interval_s=0.0))
     assert surface.messages == {"1": "one"} and surface.finished == []
     assert isinstance(delivered.not_shown, Gone) and script.ended, "still consumed, so still stored"
+
+
+# -- whole sentences: a reply the token budget cut, through the real conversation ----------------
+PLANNED = "Sure, happy to help. Let's start with the mornings."
+RAMBLING = f"{PLANNED} If you're interested, I could even design a"
+
+
+def writing(store: SqliteStore, reply: str, budget: int) -> Conversation:
+    """The real conversation over the scripted model (one word a token), with `budget` tokens."""
+    policy = ConversationPolicy(persona="p", max_new_tokens=budget)
+    return Conversation(store, HashEmbedder(), ScriptedInference(reply), policy)
+
+
+async def answer(platform: Platform, conversation: Conversation) -> Delivered:
+    message = UserMessage("ann", "c1", "help me plan my week", datetime.now(UTC))
+    events = conversation.handle_message(message)
+    return await deliver(events, platform.surface, platform.layout, link=platform.link(conversation))
+
+
+async def stored_text(store: SqliteStore, done: ReplyDone | None) -> str:
+    assert done is not None
+    return next(t.text for t in await store.recent_turns("ann", "c1", 10) if t.id == done.turn_id)
+
+
+@pytest.mark.parametrize(
+    ("reply", "budget", "shown"),
+    [
+        (RAMBLING, len(RAMBLING.split(" ")), PLANNED),
+        ("If you're interested I could even design a", 8, "If you're interested I could even design…"),
+        ("Mix well. 我今天很高兴。 因为天气很好 所以", 4, "Mix well. 我今天很高兴。"),
+        ("ok see you then and good luck", 96, "ok see you then and good luck"),
+    ],
+    ids=["cut mid-sentence", "nothing whole", "cut in Chinese", "ended by itself"],
+)
+async def test_a_cut_reply_shows_and_stores_only_its_whole_sentences(
+    platform: Platform, store: SqliteStore, reply: str, budget: int, shown: str
+) -> None:
+    """On a terminal, what was printed cannot be taken back: its whole output is the reply shown."""
+    delivered = await answer(platform, writing(store, reply, budget))
+    assert platform.seen() == [shown]
+    assert delivered.done is not None and delivered.done.cut is (budget < 96)
+    assert await stored_text(store, delivered.done) == shown
+
+
+async def test_a_terminal_prints_each_whole_sentence_as_it_ends(
+    monkeypatch: pytest.MonkeyPatch, store: SqliteStore
+) -> None:
+    printed: list[str] = []
+    async with console_platform(monkeypatch) as terminal:
+        out = cast(ConsoleSurface, terminal.surface).out
+
+        async def reply() -> AsyncIterator[ReplyEvent]:
+            for event in words(RAMBLING):
+                yield event
+                printed.append(cast(io.StringIO, out).getvalue())
+            yield ReplyDone(PLANNED, None, (), cut=True)
+
+        await deliver(reply(), terminal.surface, terminal.layout)
+        assert terminal.seen() == [PLANNED]
+    assert "Sure, happy to help." in printed[5], "a sentence shows once the next word begins"
+    assert not any("If" in step for step in printed), "the words after the last sentence wait"
+
+
+@pytest.mark.parametrize("name", ["telegram", "discord"])
+async def test_a_message_the_final_text_no_longer_needs_is_deleted(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The final text may need fewer messages than were shown (a split falls differently on the
+    shorter text): the extra one goes, on the platform itself."""
+    async with PLATFORMS[name](monkeypatch) as platform:
+        reply = StreamedReply(platform.surface, limit=40, measure=platform.layout.measure, interval_s=0.0)
+        await reply.add("The first sentence is here. The second one, longer, spills over. And")
+        assert len(platform.seen()) == 2
+        ids = await reply.finish("The first sentence is here.")
+        assert platform.seen() == ["The first sentence is here."] and ids == platform.posted()

@@ -31,6 +31,10 @@ class Recorder:
         self.messages[message_id] = text
         self.calls.append(("edit", text))
 
+    async def delete(self, message_id: str) -> None:
+        del self.messages[message_id]
+        self.calls.append(("delete", message_id))
+
     async def draft(self, text: str) -> None:
         self.drafts.append(text)
 

@@ -117,12 +117,14 @@ async def test_control_characters_are_removed_and_the_rest_kept(store: SqliteSto
 async def test_a_100k_character_message_is_stored_whole_and_the_prompt_fits(store: SqliteStore) -> None:
     model = ScriptedInference()
     text = ("word " * 20_000)[:100_000]
-    events = await say(make(store, model), text)
+    conversation = make(store, model)
+    events = await say(conversation, text)
     assert isinstance(events[-1], ReplyDone)
     first = (await store.recent_turns("ann", "c1", 2))[0]
     assert len(first.text) == len(text.strip())
     prompt = model.prompts[-1]
-    assert sum(model.count_tokens(m.content) for m in prompt) <= model.context_window - 96
+    room = model.context_window - conversation.policy.max_new_tokens
+    assert sum(model.count_tokens(m.content) for m in prompt) <= room
     assert prompt[-1].content.endswith("[…]")
 
 

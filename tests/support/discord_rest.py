@@ -81,6 +81,7 @@ class FakeRest:
         self.guild_of = guild_of  # channel id → guild id, for the bot's own servers
         self.calls: list[Call] = []
         self.messages: dict[int, Shown] = {}
+        self.deleted: list[Shown] = []
         self.commands: dict[str, list[p.Payload]] = {}  # sync route → commands as synced
         self.interactions: dict[str, p.Payload] = {}  # token → the dispatched interaction
         self.originals: dict[str, int] = {}  # token → id of the original response
@@ -98,10 +99,12 @@ class FakeRest:
             web.put(f"{API}/applications/{{app}}/guilds/{{guild}}/commands", self.sync),
             web.post(f"{API}/channels/{{channel}}/messages", self.create_message),
             web.patch(f"{API}/channels/{{channel}}/messages/{{message}}", self.edit_message),
+            web.delete(f"{API}/channels/{{channel}}/messages/{{message}}", self.delete_message),
             web.post(f"{API}/channels/{{channel}}/typing", self.typing),
             web.post(f"{API}/interactions/{{interaction}}/{{token}}/callback", self.callback),
             web.post(f"{API}/webhooks/{{app}}/{{token}}", self.followup),
             web.patch(f"{API}/webhooks/{{app}}/{{token}}/messages/{{message}}", self.edit_webhook_message),
+            web.delete(f"{API}/webhooks/{{app}}/{{token}}/messages/{{message}}", self.delete_webhook_message),
         ]
 
     @web.middleware
@@ -187,6 +190,20 @@ class FakeRest:
         shown = self.messages[int(request.match_info["message"])]
         self._update(shown, request[BODY] or {})
         return json_response(self.payload(shown))
+
+    async def delete_message(self, request: web.Request) -> web.Response:
+        return self._delete(int(request.match_info["message"]))
+
+    async def delete_webhook_message(self, request: web.Request) -> web.Response:
+        token, which = request.match_info["token"], request.match_info["message"]
+        return self._delete(self.originals[token] if which == "@original" else int(which))
+
+    def _delete(self, message_id: int) -> web.Response:
+        shown = self.messages.pop(message_id, None)
+        if shown is None:
+            return json_response({"message": "Unknown Message", "code": 10008}, status=404)
+        self.deleted.append(shown)
+        return web.Response(status=204)
 
     async def callback(self, request: web.Request) -> web.Response:
         token = request.match_info["token"]

@@ -146,6 +146,7 @@ class FakeTelegramBotApi(tu.ChatWorld):
         # Called with every call answered successfully: lets a load generator wait without polling.
         self.listeners: list[Callable[[Call], None]] = []
         self.drafts: defaultdict[int, list[str]] = defaultdict(list)
+        self.deleted: defaultdict[int, list[str]] = defaultdict(list)  # the texts of deleted messages
         self.documents: list[SentDocument] = []
         self.commands: list[JSON] = []
         self.callback_answers: list[JSON] = []
@@ -374,6 +375,17 @@ class FakeTelegramBotApi(tu.ChatWorld):
             stored.data["entities"] = p["entities"]
         stored.history.append(text)
         return self._apply_markup(stored, markup)
+
+    async def _m_deleteMessage(self, p: JSON) -> bool:
+        chat = self._chat(p)
+        stored = chat.messages.get(p.get("message_id", -1))
+        if stored is None:
+            raise ApiError(400, "Bad Request: message to delete not found")
+        if stored.sender_id != self.bot_user["id"] and chat.data.get("type") != "private":
+            raise ApiError(400, "Bad Request: message can't be deleted")  # not without admin rights
+        del chat.messages[p["message_id"]]
+        self.deleted[chat.data["id"]].append(stored.text or "")
+        return True
 
     async def _m_editMessageReplyMarkup(self, p: JSON) -> JSON:
         stored = self._editable(p)

@@ -22,6 +22,7 @@ from bot.app.settings import (
 )
 from bot.core.conversation import Conversation
 from bot.core.models import Turn
+from bot.core.sentences import whole_sentences
 from bot.inference.reply_stream import Entry, parse_entry
 from bot.store.sqlite import SqliteStore
 from tests.jobs.workerproc import Worker
@@ -87,6 +88,12 @@ class Chat:
 
     async def turns(self) -> list[Turn]:
         return await self.store.recent_turns(USER, CHAT_ID, 20)
+
+    def shown(self, written: str) -> str:
+        """A reply as the person reads it: the tiny model rarely ends one, and a reply the token
+        budget cut ends at its last whole sentence (core/sentences.py)."""
+        cut = self.conversation.inference.count_tokens(written) >= self.conversation.policy.max_new_tokens
+        return whole_sentences(written.strip()) if cut else written.strip()
 
     async def close(self) -> None:
         close = getattr(self.conversation.inference, "close", None)

@@ -38,6 +38,12 @@ class DiscordReply:
     async def edit(self, message_id: str, text: str) -> None:
         await self.surface.edit(message_id, text)
 
+    async def delete(self, message_id: str) -> None:
+        await self.surface.delete(message_id)
+        # Nothing will link a deleted message: a reaction waiting on it goes ahead (and finds none).
+        self.posted.remove(message_id)
+        self.unlinked.done([message_id])
+
     async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
         if self.buttons is not None and stored and message_ids:
             await self.surface.attach(message_ids[-1], self.buttons)

@@ -48,6 +48,8 @@ class ReplySurface(Protocol):
 
     async def edit(self, message_id: str, text: str) -> None: ...
 
+    async def delete(self, message_id: str) -> None: ...
+
     async def attach(self, message_id: str, view: discord.ui.View) -> None:
         """Add components (buttons) to a message already shown."""
         ...
@@ -73,6 +75,10 @@ class ChannelSurface:
     async def edit(self, message_id: str, text: str) -> None:
         with refusals_mapped():
             self._sent[message_id] = await self._sent[message_id].edit(content=text)
+
+    async def delete(self, message_id: str) -> None:
+        with refusals_mapped():
+            await self._sent.pop(message_id).delete()
 
     async def attach(self, message_id: str, view: discord.ui.View) -> None:
         with refusals_mapped():
@@ -103,6 +109,13 @@ class InteractionSurface:
                 await self.interaction.edit_original_response(content=text)
             else:
                 await self.interaction.followup.edit_message(int(message_id), content=text)
+
+    async def delete(self, message_id: str) -> None:
+        with refusals_mapped():
+            if message_id == self._original:
+                await self.interaction.delete_original_response()
+            else:
+                await self.interaction.followup.delete_message(int(message_id))
 
     async def attach(self, message_id: str, view: discord.ui.View) -> None:
         with refusals_mapped():

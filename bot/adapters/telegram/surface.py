@@ -76,6 +76,11 @@ class TelegramSurface:
             if self.final_markup:
                 self.marked.add(message_id)
 
+    async def delete(self, message_id: str) -> None:
+        with _refusals_mapped():
+            await self.bot.delete_message(self.chat_id, int(message_id))
+        self.marked.discard(message_id)
+
     async def draft(self, text: str) -> None:
         with _refusals_mapped():
             try:

@@ -96,6 +96,8 @@ async def running_bot(
     token: str | None = None,
     training: Callable[[SqliteStore], TrainingCommands] | None = None,
     apps: Callable[[SqliteStore], AppCommands] | None = None,
+    # Scripted replies end by themselves, however long, unless a test gives a budget that cuts one.
+    max_new_tokens: int = 2000,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await SqliteStore.open(path)
@@ -104,7 +106,7 @@ async def running_bot(
         store,
         embedder,
         inference or ScriptedInference("Lovely to hear from you."),
-        ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS),
+        ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS, max_new_tokens=max_new_tokens),
     )
     services = Services(
         conversation=conversation,
