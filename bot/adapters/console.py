@@ -53,6 +53,8 @@ class ConsoleIO:
     out: TextIO
     err: TextIO
     interactive: bool
+    # Called when the chat ends: puts the terminal back as it was found.
+    restore: Callable[[], None] = lambda: None
 
 
 def default_io() -> ConsoleIO:
@@ -70,8 +72,26 @@ def default_io() -> ConsoleIO:
             except EOFError:
                 return ""
 
-        return ConsoleIO(read, sys.stdout, sys.stderr, True)
+        return ConsoleIO(read, sys.stdout, sys.stderr, True, restore=_terminal_restorer())
     return ConsoleIO(sys.stdin.readline, sys.stdout, sys.stderr, False)
+
+
+def _terminal_restorer() -> Callable[[], None]:
+    """readline turns echo and line editing off while it reads. A chat that ends while a read
+    still waits (Ctrl-C, a failed start) would leave the person's terminal that way."""
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        found = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError):  # not a POSIX terminal
+        return lambda: None
+
+    def restore() -> None:
+        with contextlib.suppress(OSError):
+            termios.tcsetattr(fd, termios.TCSADRAIN, found)
+
+    return restore
 
 
 def _read_in_thread(read_line: Callable[[], str]) -> asyncio.Future[str]:
@@ -197,14 +217,17 @@ class ConsoleChat:
             self._say_err(f"Kindred is listening, {self.user_id}. /help for commands.")
         if self._parts is None:
             self._say_err(LOADING)
-        while True:
-            line = await self._next_line()
-            if line == "":
-                return
-            text = line.rstrip("\n")
-            if text.strip() == "/quit":
-                return
-            await self.handle(text)
+        try:
+            while True:
+                line = await self._next_line()
+                if line == "":
+                    return
+                text = line.rstrip("\n")
+                if text.strip() == "/quit":
+                    return
+                await self.handle(text)
+        finally:
+            self.io.restore()
 
     async def handle(self, text: str) -> None:
         command, _, rest = text.strip().partition(" ")

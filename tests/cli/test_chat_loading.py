@@ -11,8 +11,14 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import pty
 import queue
+import select
+import sys
+import termios
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -172,3 +178,34 @@ def test_an_empty_pipe_exits_cleanly_while_the_model_loads(
     done = kindred(["chat", "--user", "ann"], b"", env)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout == b"" and b"Traceback" not in done.stderr
+
+
+def test_ctrl_c_while_loading_leaves_the_terminal_as_it_was(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
+    """A person's terminal (a pseudo-terminal here): the prompt shows before the model is ready,
+    and Ctrl-C at it ends the chat with echo and line editing on again. readline turns both off
+    while it reads, and that read is still waiting when the chat ends."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "DATABASE_URL"))}
+    env.update({"HF_HUB_OFFLINE": "1", **chat_env(tmp_path, shared_data, str(tiny_model))})
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: becomes `kindred chat` on the terminal's other side
+        os.execve(sys.executable, [sys.executable, "-m", "bot.cli", "chat", "--user", "ann"], env)
+    found = termios.tcgetattr(terminal)[3] & (termios.ECHO | termios.ICANON)
+    shown = read_until(terminal, "you › ")
+    assert LOADING in shown and "kindred ›" not in shown
+    os.write(terminal, b"\x03")
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 130
+    assert termios.tcgetattr(terminal)[3] & (termios.ECHO | termios.ICANON) == found
+    os.close(terminal)
+
+
+def read_until(terminal: int, wanted: str, within_s: float = HELD_S) -> str:
+    shown, deadline = b"", time.monotonic() + within_s
+    while wanted.encode() not in shown:
+        assert time.monotonic() < deadline, f"{wanted!r} not shown: {shown.decode(errors='replace')}"
+        ready, _, _ = select.select([terminal], [], [], 0.1)
+        if ready:
+            shown += os.read(terminal, 4096)
+    return shown.decode(errors="replace")
