@@ -9,7 +9,7 @@ imports are paid as a person pays them. Two measurements:
   INFO log lines).
 - parts: `bench/startup_parts.py` runs the same steps one after another and times each (wall and
   CPU): Python's start, Kindred's imports, torch, transformers, store open, model load, embedder
-  load, first byte, last byte. The chat overlaps them; this shows what each one costs.
+  load, first byte, last byte. The chat overlaps some of them; this shows what each one costs.
 The check is the issue's target: the chat's first byte ≤ 4 s (the median of the runs). Prints one
 JSON object on stdout; progress goes to stderr.
 

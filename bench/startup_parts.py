@@ -1,7 +1,7 @@
 """The probe of bench/startup.py: one warm start, its steps run one after another and timed.
 
-`kindred chat` does these steps at once (the model on one thread, the embedder on another, the
-store on the event loop); here they run in turn, so that each one's own cost shows. Run as
+`kindred chat` overlaps these steps (the models load on a thread while the store opens and the
+prompt reads the first line); here they run in turn, so that each one's own cost shows. Run as
 `python -m bench.startup_parts SPAWNED_AT LINE` by bench/startup.py, with the chat's environment;
 prints one JSON object: each part's wall and CPU seconds and when it ended, since `SPAWNED_AT`
 (the parent's `time.monotonic()` just before it started this process; Linux's monotonic clock

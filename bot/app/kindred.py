@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from bot.adapters.base import Services
 from bot.app.backends import load_embedder, load_inference, open_store
@@ -23,7 +23,7 @@ from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.jobs import Jobs
 from bot.core.loading import LoadOnce
-from bot.core.ports import Embedder, Store
+from bot.core.ports import Embedder, Inference, Store
 from bot.core.ratelimit import RateLimiter
 from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
 from bot.core.training_commands import TrainingCommands
@@ -71,23 +71,23 @@ async def close_models(*parts: object) -> None:
 
 
 async def build(settings: Settings) -> Kindred:
-    """Open the store and load the embedder and the model, all at once: the model on one thread,
-    the embedder on another, the store on the event loop. The slowest part (the model, mostly its
-    libraries' imports) sets the time; each part's time is logged at INFO. If any part fails,
-    those that loaded are closed again before the error goes on."""
+    """Open the store on the event loop while the models load on a thread: the model, then the
+    embedder. The model (mostly its libraries' imports) sets the time; each part's is logged at
+    INFO. If any part fails, those that came up are closed again before the error goes on.
+
+    One thread, not one per model: loading them at once saved nothing measurable (the imports
+    hold the GIL), and two threads importing at once can deadlock on the import locks (seen:
+    `bot.inference`'s `__init__` imports the modules the other loader was importing)."""
     started = time.monotonic()
-    # The model first: it is the longest, and its thread should get the CPU first.
-    inference_load = asyncio.create_task(_timed(started, "model", load_inference, settings))
-    embedder_load = asyncio.create_task(_timed(started, "embedder", load_embedder, settings))
+    models_load = asyncio.create_task(_load_models(settings, started))
     store: Store | None = None
     try:
         store = await open_store(settings)
         log.info("store open at %.2f s", time.monotonic() - started)
-        # Shielded: a cancelled build still sees its loads finish, and closes what they made.
-        embedder = await asyncio.shield(embedder_load)
-        inference = await asyncio.shield(inference_load)
+        # Shielded: a cancelled build still sees its models loaded, and closes them.
+        embedder, inference = await asyncio.shield(models_load)
     except BaseException:
-        await _close_loaded(store, embedder_load, inference_load)
+        await _close_loaded(store, models_load)
         raise
     # In-process jobs share this process's models; Celery workers load their own.
     in_process = not settings.workers.redis_url
@@ -99,19 +99,27 @@ async def build(settings: Settings) -> Kindred:
     return Kindred(settings, store, embedder, conversation, jobs)
 
 
+async def _load_models(settings: Settings, started: float) -> tuple[Embedder, Inference]:
+    inference = await _timed(started, "model", load_inference, settings)
+    try:
+        embedder = await _timed(started, "embedder", load_embedder, settings)
+    except BaseException:
+        await close_models(inference)
+        raise
+    return embedder, inference
+
+
 async def _timed(started: float, what: str, load: Callable[[Settings], T], settings: Settings) -> T:
     loaded = await asyncio.to_thread(load, settings)
     log.info("%s loaded at %.2f s", what, time.monotonic() - started)
     return loaded
 
 
-async def _close_loaded(store: Store | None, *loads: asyncio.Task[Any]) -> None:
-    """After a failed build: wait for the loads still running (a thread cannot be stopped) and
+async def _close_loaded(store: Store | None, models_load: asyncio.Task[tuple[Embedder, Inference]]) -> None:
+    """After a failed build: wait for the models still loading (a thread cannot be stopped) and
     close whatever came up, so that no worker thread keeps the process from exiting."""
-    for outcome in await asyncio.gather(*loads, return_exceptions=True):
-        if not isinstance(outcome, BaseException):
-            with contextlib.suppress(Exception):
-                await close_models(outcome)
+    with contextlib.suppress(Exception):  # a failed load closed its own half already
+        await close_models(*await models_load)
     if store is not None:
         with contextlib.suppress(Exception):
             await store.close()

@@ -36,5 +36,7 @@ async def _serve_apps(settings: Settings, loading: asyncio.Task[Kindred], done: 
         kindred = await asyncio.shield(loading)
     except Exception:
         return
+    if done.is_set():
+        return
     async with apps_server(settings, kindred):
         await done.wait()
