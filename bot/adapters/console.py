@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -35,6 +36,13 @@ KEPT = "Kept. Nothing was forgotten."
 NO_CONTROLS = "Memory commands aren't available in this chat."
 NO_APPS = "Apps aren't available in this chat."
 STORE_DOWN = "I can't reach my memory right now, so nothing changed. Try again in a moment."
+LOADING = (
+    "Loading the model (the very first start also prepares it, once); "
+    "type away, I'll answer as soon as it is ready."
+)
+STILL_LOADING = "(still loading: I'll answer once the model is ready)"
+# What needs no model, so it is answered while the model is still loading.
+NEEDS_NOTHING = ("/help", "/quit")
 # A terminal has no message size and no edit rate: every chunk shows as it comes, as written, up to
 # the last whole sentence; the words after it wait for the end, which drops them if the budget cut
 # the reply (a terminal cannot take back what it printed).
@@ -47,6 +55,8 @@ class ConsoleIO:
     out: TextIO
     err: TextIO
     interactive: bool
+    # Called when the chat ends: puts the terminal back as it was found.
+    restore: Callable[[], None] = lambda: None
 
 
 def default_io() -> ConsoleIO:
@@ -64,8 +74,55 @@ def default_io() -> ConsoleIO:
             except EOFError:
                 return ""
 
-        return ConsoleIO(read, sys.stdout, sys.stderr, True)
+        return ConsoleIO(read, sys.stdout, sys.stderr, True, restore=_terminal_restorer())
     return ConsoleIO(sys.stdin.readline, sys.stdout, sys.stderr, False)
+
+
+def _terminal_restorer() -> Callable[[], None]:
+    """readline turns echo and line editing off while it reads. A chat that ends while a read
+    still waits (Ctrl-C, a failed start) would leave the person's terminal that way."""
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        found = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError):  # not a POSIX terminal
+        return lambda: None
+
+    def restore() -> None:
+        with contextlib.suppress(OSError):
+            termios.tcsetattr(fd, termios.TCSADRAIN, found)
+
+    return restore
+
+
+def _read_in_thread(read_line: Callable[[], str]) -> asyncio.Future[str]:
+    """`read_line()` on a daemon thread. Not the loop's executor: a read still waiting for the
+    person's Enter must not keep the process alive when the chat ends on an error."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def settle(line: str | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(line or "")
+
+    def read() -> None:
+        line: str | None = None
+        error: BaseException | None = None
+        try:
+            line = read_line()
+        except BaseException as exc:  # reaches the loop, which raises it in the chat
+            error = exc
+        # The chat may have ended (and its loop closed) while this read waited.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, line, error)
+
+    threading.Thread(target=read, name="kindred-console-read", daemon=True).start()
+    return future
 
 
 class ConsoleSurface:
@@ -113,40 +170,76 @@ def _added(printed: str, text: str) -> str:
     return "\n" + text  # not a continuation (never, from the delivery): print it whole
 
 
+@dataclass(frozen=True, slots=True)
+class ChatParts:
+    """What the chat answers with: the conversation (with its models), the memory commands and
+    the apps' commands."""
+
+    conversation: Conversation
+    controls: Controls | None = None
+    apps: AppCommands | None = None
+
+
 class ConsoleChat:
+    """The chat. `conversation` is either ready, or still loading (an awaitable of `ChatParts`):
+    then the prompt shows at once, lines are read as they come, and each waits, in order, until
+    the parts are ready. A load that fails ends the chat with its error, even mid-read."""
+
     def __init__(
         self,
-        conversation: Conversation,
+        conversation: Conversation | Awaitable[ChatParts],
         user_id: str,
         io: ConsoleIO,
         *,
         controls: Controls | None = None,
         apps: AppCommands | None = None,
     ) -> None:
-        self.conversation = conversation
-        self.controls = controls
-        self.apps = apps
+        self._parts: ChatParts | None = None
+        self._loading: asyncio.Future[ChatParts] | None = None
+        if isinstance(conversation, Conversation):
+            self._parts = ChatParts(conversation, controls, apps)
+        else:
+            self._loading = asyncio.ensure_future(conversation)
         self.user_id = user_id
         self.io = io
         self.last_reply_turn: int | None = None
         self.asked_forget_all = False
+        self._told_still_loading = False
+
+    @property
+    def conversation(self) -> Conversation:
+        return self._ready_parts().conversation
+
+    @property
+    def controls(self) -> Controls | None:
+        return self._ready_parts().controls
+
+    @property
+    def apps(self) -> AppCommands | None:
+        return self._ready_parts().apps
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
         if self.io.interactive:
             self._say_err(f"Kindred is listening, {self.user_id}. /help for commands.")
-        while True:
-            line = await loop.run_in_executor(None, self.io.read_line)
-            if line == "":
-                return
-            text = line.rstrip("\n")
-            if text.strip() == "/quit":
-                return
-            await self.handle(text)
+        if self._parts is None:
+            self._say_err(LOADING)
+        try:
+            while True:
+                line = await self._next_line()
+                if line == "":
+                    return
+                text = line.rstrip("\n")
+                if text.strip() == "/quit":
+                    return
+                await self.handle(text)
+        finally:
+            self.io.restore()
 
     async def handle(self, text: str) -> None:
         command, _, rest = text.strip().partition(" ")
         rest = rest.strip()
+        if command not in NEEDS_NOTHING or self.asked_forget_all:
+            await self._until_ready()
         if self.asked_forget_all:
             self.asked_forget_all = False
             await self._controlled(self._forget_all(text.strip().lower() == "yes"))
@@ -227,6 +320,33 @@ class ConsoleChat:
             self._say(f"Noted, but {emoji} has no meaning for me yet (try 👍 or 👎).")
         else:
             self._say(f"Thanks for the {emoji}.")
+
+    def _ready_parts(self) -> ChatParts:
+        if self._parts is None:
+            raise RuntimeError("the chat's parts are still loading")  # _until_ready comes first
+        return self._parts
+
+    async def _until_ready(self) -> None:
+        if self._parts is not None:
+            return
+        assert self._loading is not None
+        if not self._loading.done() and not self._told_still_loading:
+            self._told_still_loading = True
+            self._say_err(STILL_LOADING)
+        self._parts = await self._loading
+
+    async def _next_line(self) -> str:
+        """The next line, read on a thread of its own; "" at the end of input. While the parts
+        load, a failed load wins over a line that has not come yet."""
+        line = _read_in_thread(self.io.read_line)
+        loading = self._loading
+        if self._parts is None and loading is not None and not loading.done():
+            either: set[asyncio.Future[Any]] = {line, loading}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        failed = loading.exception() if loading is not None and loading.done() else None
+        if failed is not None:
+            raise failed
+        return await line
 
     def _say(self, text: str) -> None:
         self.io.out.write(text + "\n")

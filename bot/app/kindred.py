@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from bot.adapters.base import Services
 from bot.app.backends import load_embedder, load_inference, open_store
@@ -18,10 +23,13 @@ from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.jobs import Jobs
 from bot.core.loading import LoadOnce
-from bot.core.ports import Embedder, Store
+from bot.core.ports import Embedder, Inference, Store
 from bot.core.ratelimit import RateLimiter
 from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
 from bot.core.training_commands import TrainingCommands
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass
@@ -48,19 +56,39 @@ class Kindred:
         try:
             await self.jobs.close()
         finally:
-            # The embedder's batching thread and a remote model's HTTP client, where there are any.
-            for part in (self.embedder, self.conversation.inference):
-                close = getattr(part, "close", None)
-                if close is not None:
-                    await close()
+            await close_models(self.embedder, self.conversation.inference)
             await self.store.close()
         return spilled
 
 
+async def close_models(*parts: object) -> None:
+    """Close the models that hold something: the embedder's batching thread, the local model's
+    generation thread, a remote model's HTTP client. A part with no `close` holds nothing."""
+    for part in parts:
+        close = getattr(part, "close", None)
+        if close is not None:
+            await close()
+
+
 async def build(settings: Settings) -> Kindred:
-    store = await open_store(settings)
-    embedder = load_embedder(settings)
-    inference = load_inference(settings)
+    """Open the store on the event loop while the models load on a thread: the model, then the
+    embedder. The model (mostly its libraries' imports) sets the time; each part's is logged at
+    INFO. If any part fails, those that came up are closed again before the error goes on.
+
+    One thread, not one per model: loading them at once saved nothing measurable (the imports
+    hold the GIL), and two threads importing at once can deadlock on the import locks (seen:
+    `bot.inference`'s `__init__` imports the modules the other loader was importing)."""
+    started = time.monotonic()
+    models_load = asyncio.create_task(_load_models(settings, started))
+    store: Store | None = None
+    try:
+        store = await open_store(settings)
+        log.info("store open at %.2f s", time.monotonic() - started)
+        # Shielded: a cancelled build still sees its models loaded, and closes them.
+        embedder, inference = await asyncio.shield(models_load)
+    except BaseException:
+        await _close_loaded(store, models_load)
+        raise
     # In-process jobs share this process's models; Celery workers load their own.
     in_process = not settings.workers.redis_url
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
@@ -69,6 +97,32 @@ async def build(settings: Settings) -> Kindred:
         store, embedder, inference, policy(settings), after_turn=extraction_submitter(jobs)
     )
     return Kindred(settings, store, embedder, conversation, jobs)
+
+
+async def _load_models(settings: Settings, started: float) -> tuple[Embedder, Inference]:
+    inference = await _timed(started, "model", load_inference, settings)
+    try:
+        embedder = await _timed(started, "embedder", load_embedder, settings)
+    except BaseException:
+        await close_models(inference)
+        raise
+    return embedder, inference
+
+
+async def _timed(started: float, what: str, load: Callable[[Settings], T], settings: Settings) -> T:
+    loaded = await asyncio.to_thread(load, settings)
+    log.info("%s loaded at %.2f s", what, time.monotonic() - started)
+    return loaded
+
+
+async def _close_loaded(store: Store | None, models_load: asyncio.Task[tuple[Embedder, Inference]]) -> None:
+    """After a failed build: wait for the models still loading (a thread cannot be stopped) and
+    close whatever came up, so that no worker thread keeps the process from exiting."""
+    with contextlib.suppress(Exception):  # a failed load closed its own half already
+        await close_models(*await models_load)
+    if store is not None:
+        with contextlib.suppress(Exception):
+            await store.close()
 
 
 def policy(settings: Settings) -> ConversationPolicy:

@@ -115,14 +115,17 @@ def in_process_schedule(settings: Settings, kindred: Kindred) -> InProcessSchedu
     return InProcessSchedule(entries, kindred.jobs.submit)
 
 
-def console_chat(kindred: Kindred, user_id: str, io: ConsoleIO | None = None) -> ConsoleChat:
-    """The terminal chat for one person (or a pipe's lines)."""
-    from bot.adapters.console import ConsoleChat, default_io
+def console_chat(loading: Awaitable[Kindred], user_id: str, io: ConsoleIO | None = None) -> ConsoleChat:
+    """The terminal chat for one person (or a pipe's lines), ready to read before `loading`
+    (the companion being built) is done: lines read early are answered once it is."""
+    from bot.adapters.console import ChatParts, ConsoleChat, default_io
 
-    shared = services(kindred)
-    return ConsoleChat(
-        kindred.conversation, user_id, io or default_io(), controls=shared.controls, apps=shared.apps
-    )
+    async def parts() -> ChatParts:
+        kindred = await loading
+        shared = services(kindred)
+        return ChatParts(kindred.conversation, shared.controls, shared.apps)
+
+    return ConsoleChat(parts(), user_id, io or default_io())
 
 
 @asynccontextmanager

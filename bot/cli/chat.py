@@ -3,21 +3,40 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 
-from bot.app.kindred import build
+from bot.app.kindred import Kindred, build
 from bot.app.platforms import apps_server, console_chat
 from bot.app.settings import Settings
 
 
 async def chat(settings: Settings, args: argparse.Namespace) -> int:
-    if sys.stdin.isatty():
-        print("Starting Kindred… (the very first start prepares the model: about 20 s)", file=sys.stderr)
-    kindred = await build(settings)
+    # The prompt comes first; the store and the models load behind it (see ConsoleChat).
+    loading = asyncio.create_task(build(settings))
+    done = asyncio.Event()
+    apps = asyncio.create_task(_serve_apps(settings, loading, done))
     try:
-        async with apps_server(settings, kindred):  # the links /app prints must open
-            await console_chat(kindred, args.user).run()
+        await console_chat(loading, args.user).run()
     finally:
+        done.set()
+        # The chat may end (end of input, /quit, Ctrl-C) before the loading does: it is waited
+        # for, so that the store and the model threads are closed, not abandoned.
+        kindred = await asyncio.shield(loading)
+        await apps
         for path in await kindred.close():
             print(f"kindred: the store was unavailable; unsaved words are in {path}", file=sys.stderr)
     return 0
+
+
+async def _serve_apps(settings: Settings, loading: asyncio.Task[Kindred], done: asyncio.Event) -> None:
+    """The web server beside the chat, once the store is open, so that the links /app prints
+    open; stopped when the chat ends. A failed load is the chat's error, reported there."""
+    try:
+        kindred = await asyncio.shield(loading)
+    except Exception:
+        return
+    if done.is_set():
+        return
+    async with apps_server(settings, kindred):
+        await done.wait()
