@@ -8,7 +8,7 @@ is `core/app_build.py: build_app` with the shipped templates, as the build job r
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -69,6 +69,18 @@ async def app_site(directory: Path) -> AsyncIterator[AppSite]:
         await store.close()
 
 
+@asynccontextmanager
+async def loopback(handler: Callable[[web.Request], Awaitable[web.Response]]) -> AsyncIterator[str]:
+    """A server on 127.0.0.1 answering every path with `handler`; yields its base URL."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    server = WebServer(app)
+    try:
+        yield f"http://127.0.0.1:{await server.start('127.0.0.1', 0)}"
+    finally:
+        await server.stop()
+
+
 @dataclass
 class Canary:
     """A loopback server that records every request: a payload that ran would call it."""
@@ -85,11 +97,32 @@ async def canary() -> AsyncIterator[Canary]:
         hits.append(f"{request.method} {request.path_qs}")
         return web.Response(text="pwned", headers={"Access-Control-Allow-Origin": "*"})
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", record)
-    server = WebServer(app)
-    try:
-        port = await server.start("127.0.0.1", 0)
-        yield Canary(f"http://127.0.0.1:{port}", hits)
-    finally:
-        await server.stop()
+    async with loopback(record) as base_url:
+        yield Canary(base_url, hits)
+
+
+@dataclass
+class BarePages:
+    """Pages served as they are, with no header at all: no CSP, no sandbox. A loopback server,
+    as Chromium lets only a loopback page reach the loopback canary."""
+
+    base_url: str
+    pages: dict[str, str]
+
+    def add(self, html: str) -> str:
+        path = f"/{secrets.token_hex(8)}"
+        self.pages[path] = html
+        return self.base_url + path
+
+
+@asynccontextmanager
+async def bare_pages() -> AsyncIterator[BarePages]:
+    pages: dict[str, str] = {}
+
+    async def serve(request: web.Request) -> web.Response:
+        if request.path.endswith("/state"):  # an app's state, as the real server answers it
+            return web.json_response({}, headers={"Access-Control-Allow-Origin": "*"})
+        return web.Response(text=pages.get(request.path, "missing"), content_type="text/html")
+
+    async with loopback(serve) as base_url:
+        yield BarePages(base_url, pages)

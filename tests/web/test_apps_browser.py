@@ -105,8 +105,6 @@ async def ranking(page: Page) -> Persisted:
     await in_order()
     return in_order
 
-    return persisted
-
 
 async def timer(page: Page) -> Persisted:
     clock, main = page.locator("#clock"), page.locator("[data-main]")

@@ -51,7 +51,8 @@ const K = (() => {
   };
   const ready = (start) => {
     document.getElementById("title").textContent = spec.title;
-    load().then(() => start(spec, state));
+    // `data-ready` once the kind has drawn its saved state: what a test or a screenshot waits for.
+    load().then(() => { start(spec, state); root.dataset.ready = "yes"; });
   };
   return { spec, el, save, ready };
 })();
