@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.async_api import Browser, ConsoleMessage, Error, Page, async_playwright
+from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright
 
 FLAGS = (
     "--headless",
@@ -57,8 +57,12 @@ class Watched:
     page_errors: list[str] = field(default_factory=list)
 
     @classmethod
-    async def open(cls, browser: Browser, *, color_scheme: str = "light") -> Watched:
-        page = await browser.new_page(viewport=VIEWPORT, color_scheme=color_scheme)  # type: ignore[arg-type]
+    async def open(cls, browser: Browser) -> Watched:
+        """A new page in a context of its own (no cookie, cache or credential shared)."""
+        return cls.attach(await browser.new_page(viewport=VIEWPORT))  # type: ignore[arg-type]
+
+    @classmethod
+    def attach(cls, page: Page) -> Watched:
         watched = cls(page)
         page.on("console", watched._console)
         page.on("pageerror", lambda error: watched.page_errors.append(str(error)))
@@ -88,10 +92,10 @@ def artefacts_dir(default: Path) -> Path:
     return directory
 
 
-async def screenshot(page: Page, directory: Path, name: str) -> Path:
-    """The viewport as `name`.png, animations stopped so that two runs draw the same."""
+async def screenshot(page: Page, directory: Path, name: str, *, full_page: bool = False) -> Path:
+    """The viewport (or the whole page) as `name`.png, animations stopped so that two runs match."""
     path = directory / f"{name}.png"
-    await page.screenshot(path=str(path), animations="disabled", caret="hide")
+    await page.screenshot(path=str(path), animations="disabled", caret="hide", full_page=full_page)
     return path
 
 
@@ -103,6 +107,3 @@ async def light_and_dark(page: Page, directory: Path, name: str) -> list[Path]:
         paths.append(await screenshot(page, directory, f"{name}-{scheme}"))
     await page.emulate_media(color_scheme="light")
     return paths
-
-
-__all__ = ["FLAGS", "VIEWPORT", "Error", "Watched", "artefacts_dir", "chromium", "light_and_dark"]
