@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright
+from playwright.async_api import Browser, ConsoleMessage, Page, ViewportSize, async_playwright
 
 FLAGS = (
     "--headless",
@@ -27,7 +27,7 @@ FLAGS = (
     "--disable-sync",
 )
 # A phone's width: what Telegram's web view shows, and small enough for the README's PNGs.
-VIEWPORT = {"width": 390, "height": 700}
+VIEWPORT: ViewportSize = {"width": 390, "height": 700}
 ARTEFACTS_ENV = "KINDRED_TEST_ARTEFACTS"
 
 
@@ -59,7 +59,7 @@ class Watched:
     @classmethod
     async def open(cls, browser: Browser) -> Watched:
         """A new page in a context of its own (no cookie, cache or credential shared)."""
-        return cls.attach(await browser.new_page(viewport=VIEWPORT))  # type: ignore[arg-type]
+        return cls.attach(await browser.new_page(viewport=VIEWPORT))
 
     @classmethod
     def attach(cls, page: Page) -> Watched:
@@ -103,7 +103,7 @@ async def light_and_dark(page: Page, directory: Path, name: str) -> list[Path]:
     """`name`-light.png and `name`-dark.png: the page under each `prefers-color-scheme`."""
     paths = []
     for scheme in ("light", "dark"):
-        await page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+        await page.emulate_media(color_scheme=scheme)
         paths.append(await screenshot(page, directory, f"{name}-{scheme}"))
     await page.emulate_media(color_scheme="light")
     return paths

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Error, expect
+from playwright.async_api import Browser, Error, HttpCredentials, expect
 
 from bot.core.models import Feedback, NewTurn
 from tests.support.app_web import ADMIN_PASSWORD, AppSite, app_site
@@ -54,10 +54,10 @@ async def test_admin_is_refused_in_the_browser_without_the_password(site: AppSit
 async def test_admin_renders_with_no_console_error(
     site: AppSite, browser: Browser, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    credentials = {"username": "admin", "password": ADMIN_PASSWORD}
+    credentials: HttpCredentials = {"username": "admin", "password": ADMIN_PASSWORD}
     context = await browser.new_context(
-        viewport={**VIEWPORT, "width": 720},
-        http_credentials=credentials,  # type: ignore[arg-type]
+        viewport={"width": 720, "height": VIEWPORT["height"]},
+        http_credentials=credentials,
     )
     try:
         tab = Watched.attach(await context.new_page())

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, expect
+from playwright.async_api import Browser, BrowserContext, HttpCredentials, expect
 
 from tests.core.test_app_specs import REQUESTS
 from tests.support.app_web import ADMIN_PASSWORD, AppSite, app_site, bare_pages, canary
@@ -48,8 +48,8 @@ async def site(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AppSit
 async def admin_context(browser: Browser, site: AppSite) -> AsyncIterator[BrowserContext]:
     """A browser signed in to /admin, with its origin's storage and a cookie set: an admin who
     then opens an app link."""
-    credentials = {"username": "admin", "password": ADMIN_PASSWORD, "origin": site.base_url}
-    context = await browser.new_context(viewport=VIEWPORT, http_credentials=credentials)  # type: ignore[arg-type]
+    credentials: HttpCredentials = {"username": "admin", "password": ADMIN_PASSWORD, "origin": site.base_url}
+    context = await browser.new_context(viewport=VIEWPORT, http_credentials=credentials)
     yield context
     await context.close()
 

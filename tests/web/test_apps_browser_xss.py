@@ -113,13 +113,17 @@ def hostile_specs(payloads: list[str]) -> list[tuple[str, dict[str, Any]]]:
 
 def shown_strings(kind: str, spec: dict[str, Any]) -> list[str]:
     """The spec's text that the kind's page shows straight after loading."""
+    return [str(text) for text in _shown(kind, spec)]
+
+
+def _shown(kind: str, spec: dict[str, Any]) -> list[Any]:
     match kind:
         case "checklist":
             return [item["text"] for item in spec["items"]]
         case "quiz":
             return [spec["cards"][0]["front"]]  # the others wait behind "Next"
         case "ranking":
-            return spec["columns"] + [cell for row in spec["rows"] for cell in row]
+            return [*spec["columns"], *(cell for row in spec["rows"] for cell in row)]
         case "converter":
             return [spec["quantity"]] + [unit["name"] for unit in spec["units"]]
         case "tracker":
