@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.async_api import Browser, Page, expect
@@ -21,7 +22,7 @@ from bot.core.app_kinds import KINDS
 from bot.web.app_tokens import BRAND, DARK, LIGHT
 from tests.core.test_app_specs import REQUESTS
 from tests.support.app_web import AppSite, app_site
-from tests.support.browser import Watched, artefacts_dir, light_and_dark
+from tests.support.browser import VIEWPORT, Watched, artefacts_dir, light_and_dark
 
 # Generous: a loaded 2-core box may be slow to draw, and a wait is not a timing assertion.
 expect.set_options(timeout=20_000)
@@ -265,3 +266,28 @@ async def test_telegram_theme_colours_are_honoured_and_hostile_ones_ignored(
     assert colours["card"] == rgb(LIGHT["card-base"])  # the hostile value was not a colour
     assert colours["primary"] == rgb(BRAND["primary"])
     assert tab.problems == []
+
+
+def far_zone(now: datetime) -> str:
+    """A time zone whose date differs from UTC's at `now`: a day keyed by UTC would be wrong there."""
+    return "Pacific/Kiritimati" if now.hour >= 10 else "Pacific/Pago_Pago"  # UTC+14, UTC−11
+
+
+async def test_days_are_the_persons_own_not_utcs(site: AppSite, browser: Browser) -> None:
+    now = datetime.now(UTC)
+    zone = far_zone(now)
+    local_day = now.astimezone(ZoneInfo(zone)).date().isoformat()
+    assert local_day != now.date().isoformat()
+    context = await browser.new_context(viewport=VIEWPORT, timezone_id=zone)
+    try:
+        tab = Watched.attach(await context.new_page())
+        await tab.page.goto(site.url(await site.build(REQUESTS["tracker"])))
+        await tab.page.locator("[data-main]").click()
+        await expect(tab.page.locator("#week li").first).to_have_text(f"{local_day}: 1 glasses")
+        await tab.page.goto(site.url(await site.build(REQUESTS["notes"])))
+        await tab.page.locator("#entry").fill("A walk by the lagoon")
+        await tab.page.locator("[data-main]").click()
+        await expect(tab.page.locator("#entries li .chip")).to_have_text(local_day)
+        assert tab.problems == []
+    finally:
+        await context.close()
