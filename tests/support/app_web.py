@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from bot.core.ports import Inference
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.app import WebServer, build_web_app
-from bot.web.app_hosting import AppHosting
+from bot.web.app_hosting import AppHosting, AppHostingOptions
 from bot.web.app_render import TemplateRenderer
 
 ADMIN_PASSWORD = "browser-admin-pw"
@@ -52,7 +52,7 @@ class AppSite:
 
 
 @asynccontextmanager
-async def app_site(directory: Path) -> AsyncIterator[AppSite]:
+async def app_site(directory: Path, *, state_quota_bytes: int | None = None) -> AsyncIterator[AppSite]:
     """The web server on 127.0.0.1 with a port of its own, apps and /admin over a fresh store."""
     store = await SqliteStore.open(directory / "apps.db")
 
@@ -60,7 +60,11 @@ async def app_site(directory: Path) -> AsyncIterator[AppSite]:
         return {}
 
     admin = AdminPage(store, _queue_depths, ADMIN_PASSWORD)
-    server = WebServer(build_web_app(webhooks={}, health=health, admin=admin, apps=AppHosting(store.apps)))
+    options = AppHostingOptions()
+    if state_quota_bytes is not None:
+        options = replace(options, state_quota_bytes=state_quota_bytes)
+    hosting = AppHosting(store.apps, options)
+    server = WebServer(build_web_app(webhooks={}, health=health, admin=admin, apps=hosting))
     try:
         port = await server.start("127.0.0.1", 0)
         yield AppSite(store, f"http://127.0.0.1:{port}")

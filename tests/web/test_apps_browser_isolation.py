@@ -6,6 +6,7 @@ but the template's own, no framing by another site, and no sight of another app'
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -156,3 +157,19 @@ async def test_one_apps_state_is_its_own_and_survives_a_reload(site: AppSite, br
     await expect(progress).to_have_text("1 of 8 done")
     assert tab.problems == []
     await tab.close()
+
+
+async def test_a_full_store_says_so_in_the_page(tmp_path: Path, browser: Browser) -> None:
+    async with app_site(tmp_path, state_quota_bytes=4096) as small:
+        built = await small.build(REQUESTS["notes"])
+        tab = await Watched.open(browser)
+        await tab.page.goto(small.url(built))
+        saved = tab.page.locator("#saved")
+        for n in range(3):  # 1.5 KB an entry: the third passes 4 KiB
+            await tab.page.locator("#entry").fill(f"{n} " + "x" * 1500)
+            await tab.page.locator("[data-main]").click()
+            await expect(saved).to_have_text("Saved" if n < 2 else "Not saved: this app's storage is full")
+        await tab.page.reload()
+        await expect(tab.page.locator("#entries li")).to_have_count(2)  # what the server kept
+        assert tab.page_errors == []  # the console has the 413 itself: that is the point
+        await tab.close()
