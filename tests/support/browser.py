@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.async_api import Browser, ConsoleMessage, Page, ViewportSize, async_playwright
+from playwright.async_api import Browser, ConsoleMessage, Page, ViewportSize, async_playwright, expect
 
 FLAGS = (
     "--headless",
@@ -29,6 +29,8 @@ FLAGS = (
 # A phone's width: what Telegram's web view shows, and small enough for the README's PNGs.
 VIEWPORT: ViewportSize = {"width": 390, "height": 700}
 ARTEFACTS_ENV = "KINDRED_TEST_ARTEFACTS"
+# Generous: a loaded 2-core box may be slow to draw, and a wait is not a timing assertion.
+expect.set_options(timeout=20_000)
 
 
 def chromium_path() -> str:

@@ -24,9 +24,6 @@ from tests.core.test_app_specs import REQUESTS
 from tests.support.app_web import AppSite, app_site
 from tests.support.browser import VIEWPORT, Watched, artefacts_dir, light_and_dark
 
-# Generous: a loaded 2-core box may be slow to draw, and a wait is not a timing assertion.
-expect.set_options(timeout=20_000)
-
 # After the main control's effect: what a reload must still show (None: the kind keeps no state).
 Persisted = Callable[[], Awaitable[None]] | None
 

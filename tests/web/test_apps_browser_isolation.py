@@ -16,8 +16,6 @@ from tests.core.test_app_specs import REQUESTS
 from tests.support.app_web import ADMIN_PASSWORD, AppSite, app_site, bare_pages, canary
 from tests.support.browser import VIEWPORT, Watched
 
-expect.set_options(timeout=20_000)
-
 # Each reach is tried in the page and answered "ok:<what it got>" or "refused:<error name>".
 REACHES = """async () => {
   const attempt = async (reach) => {
