@@ -21,7 +21,7 @@ from playwright.async_api import Browser, Page, expect
 from bot.core.app_kinds import KINDS
 from bot.web.app_tokens import BRAND, DARK, LIGHT
 from tests.core.test_app_specs import REQUESTS
-from tests.support.app_web import AppSite, app_site
+from tests.support.app_web import RENDERER, AppSite, app_site
 from tests.support.browser import VIEWPORT, Watched, artefacts_dir, light_and_dark
 
 # After the main control's effect: what a reload must still show (None: the kind keeps no state).
@@ -109,7 +109,7 @@ async def timer(page: Page) -> Persisted:
     await expect(clock).to_have_text("25:00")
     await main.click()
     await expect(main).to_have_text("Pause")
-    await expect(clock).to_have_text("24:59")  # one tick of the running clock
+    await expect(clock).to_have_text(re.compile(r"^24:5\d$"))  # it ticks (a slow box may see two)
     await main.click()
     await expect(main).to_have_text("Start")
     return None
@@ -188,6 +188,8 @@ async def test_each_kind_renders_cleanly_and_its_main_control_works(
 ) -> None:
     built = await site.build(REQUESTS[kind])
     assert built.app.kind == kind and not built.cached
+    version = await site.store.apps.get_version(built.app.id, built.app.version)
+    assert version is not None and RENDERER.problems(version.body.rendered) == []  # what was stored
     page = tab.page
     response = await page.goto(site.url(built))
     assert response is not None and response.status == 200
