@@ -10,7 +10,7 @@ TORCH ?= torch==2.13.0
 NAME ?= $(or $(USER),friend)
 STAMP := $(VENV)/.kindred-installed
 
-.PHONY: run test lint compose-tool bench bench-quick clean
+.PHONY: run test lint compose-tool browser-tool bench bench-quick clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check bot workers schema tests bench
 	$(BIN)/mypy
 
-test: lint compose-tool
+test: lint compose-tool browser-tool
 	$(BIN)/python -m pytest -q
 
 # tests/workers/test_compose.py runs Debian's docker-compose 1.29: it validates the file offline,
@@ -37,6 +37,13 @@ compose-tool:
 	@command -v docker-compose >/dev/null 2>&1 \
 		|| apt-get install -y -qq docker-compose >/dev/null 2>&1 \
 		|| { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq docker-compose >/dev/null; }
+
+# The browser tests (tests/web/test_*browser*.py) drive Debian's chromium through Playwright, which
+# is told its path: Playwright's own browser download is never used. Installed here when missing.
+browser-tool:
+	@command -v chromium >/dev/null 2>&1 || test -x /usr/bin/chromium \
+		|| apt-get install -y -qq chromium >/dev/null 2>&1 \
+		|| { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null; }
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.memory --quick

@@ -3,6 +3,8 @@
     python -m bench.apps                      # rules only, 20 builds per kind, SQLite
     python -m bench.apps --model bundled      # with the default CPU model's pass (SmolLM2-135M)
     python -m bench.apps --builds 3           # a smoke run
+    python -m bench.apps --screenshots docs/apps   # the README's pictures instead: each kind,
+                                                   # light and dark, in headless Chromium
 
 A cold build is a new person's request (no cache to hit); the cached one repeats a request the same
 person already built. Each is `core/app_build.py: build_app` end to end: classify, fill, the model's
@@ -14,8 +16,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import tempfile
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from bench.common import log, machine, millis, now_iso, open_store
@@ -89,11 +93,41 @@ async def measure(builds: int, inference: Inference | None) -> dict[str, Any]:
     }
 
 
+async def screenshots(directory: Path) -> list[str]:
+    """Each kind built from its request, served, drawn by Debian's chromium (as the browser tests
+    do) light and dark, saved as 64-colour PNGs: a third of the bytes, no visible loss."""
+    from PIL import Image
+
+    from tests.support.app_web import app_site
+    from tests.support.browser import Watched, chromium, light_and_dark
+
+    paths: list[Path] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        async with app_site(Path(scratch)) as site, chromium() as browser:
+            tab = await Watched.open(browser)
+            for kind in KINDS:
+                built = await site.build(REQUESTS[kind])
+                await tab.page.goto(site.url(built))
+                await tab.page.locator("html[data-ready]").wait_for(state="attached")
+                paths += await light_and_dark(tab.page, directory, kind)
+                log(f"{kind}: drawn")
+            if tab.problems:
+                raise SystemExit(f"the apps logged errors: {tab.problems}")
+    for path in paths:
+        Image.open(path).convert("RGB").quantize(colors=64).save(path, optimize=True)
+    return [str(path) for path in paths]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--builds", type=int, default=20, help="cold builds per kind")
     parser.add_argument("--model", default="none", help="none (rules only), bundled, or a model path")
+    parser.add_argument("--screenshots", type=Path, help="draw each kind light and dark into this folder")
     args = parser.parse_args()
+    if args.screenshots is not None:
+        args.screenshots.mkdir(parents=True, exist_ok=True)
+        print(json.dumps({"date": now_iso(), "screenshots": asyncio.run(screenshots(args.screenshots))}))
+        return
     inference = _model(args.model)
     result = asyncio.run(measure(args.builds, inference))
     settings = {"builds": args.builds, "model": args.model}

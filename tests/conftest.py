@@ -3,7 +3,8 @@
 - `store`: an empty SQLite store (tests/store/ overrides it to run on both stores);
 - `any_store`: a test that takes it runs once on SQLite and once on Postgres + pgvector;
 - `minilm`: the real embedder (sentence-transformers); `onnx_minilm`: the same model through
-  ONNX Runtime, exported once per test session.
+  ONNX Runtime, exported once per test session;
+- `browser`: one headless Chromium for the whole session (tests/support/browser.py).
 """
 
 import os
@@ -20,6 +21,8 @@ from tests.support.pg import pg_dsn, pg_server  # noqa: F401
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from playwright.async_api import Browser
 
     from bot.core.ports import Store
     from bot.inference.embedder import SentenceTransformerEmbedder
@@ -103,3 +106,12 @@ async def onnx_minilm(onnx_data_dir: "Path") -> AsyncIterator["OnnxEmbedder"]:
     loaded = OnnxEmbedder.load(data_dir=onnx_data_dir)
     yield loaded
     await loaded.close()
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator["Browser"]:
+    """Debian's chromium, headless, launched once: each test opens its own pages in it."""
+    from tests.support.browser import chromium
+
+    async with chromium() as launched:
+        yield launched

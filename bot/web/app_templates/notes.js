@@ -13,7 +13,7 @@ K.ready((spec, state) => {
     const box = document.getElementById("entry");
     const text = box.value.trim();
     if (!text) return;
-    entries.push({ day: new Date().toISOString().slice(0, 10), text: text.slice(0, 2000) });
+    entries.push({ day: K.day(), text: text.slice(0, 2000) });
     box.value = "";
     K.save("entries", entries);
     draw();

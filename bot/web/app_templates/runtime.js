@@ -49,9 +49,17 @@ const K = (() => {
       if (status) status.textContent = response.ok ? "Saved" : "Not saved: this app's storage is full";
     } catch (error) { /* kept in this page until it closes */ }
   };
+  // The person's own date, YYYY-MM-DD, `back` days ago. Not toISOString: that is UTC's date, a day
+  // off for half the world around midnight.
+  const day = (back = 0) => {
+    const d = new Date();
+    d.setDate(d.getDate() - back);
+    return d.getFullYear() + "-" + String(d.getMonth() + 1).padStart(2, "0") + "-" + String(d.getDate()).padStart(2, "0");
+  };
   const ready = (start) => {
     document.getElementById("title").textContent = spec.title;
-    load().then(() => start(spec, state));
+    // `data-ready` once the kind has drawn its saved state: what a test or a screenshot waits for.
+    load().then(() => { start(spec, state); root.dataset.ready = "yes"; });
   };
-  return { spec, el, save, ready };
+  return { spec, el, save, ready, day };
 })();

@@ -1,22 +1,21 @@
 K.ready((spec, state) => {
   const days = state.days && typeof state.days === "object" ? state.days : {};
-  const dayKey = (offset) => { const d = new Date(); d.setDate(d.getDate() - offset); return d.toISOString().slice(0, 10); };
   document.getElementById("habit").textContent = spec.habit;
   document.getElementById("unit").textContent = spec.unit;
   document.getElementById("goal").textContent = "of " + spec.goal;
   const draw = () => {
-    const today = Number(days[dayKey(0)] || 0);
+    const today = Number(days[K.day(0)] || 0);
     document.getElementById("today").textContent = String(Math.round(today * 100) / 100);
     document.getElementById("bar").style.width = Math.min(100, (today / spec.goal) * 100) + "%";
     const week = [];
     for (let offset = 0; offset < 7; offset += 1) {
-      const key = dayKey(offset);
+      const key = K.day(offset);
       week.push(K.el("li", key + ": " + Number(days[key] || 0) + " " + spec.unit));
     }
     document.getElementById("week").replaceChildren(...week);
   };
   const change = (sign) => {
-    const key = dayKey(0);
+    const key = K.day(0);
     days[key] = Math.max(0, Number(days[key] || 0) + sign * spec.step);
     K.save("days", days);
     draw();

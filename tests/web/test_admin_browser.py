@@ -1,0 +1,77 @@
+"""/admin in headless Chromium, served by the real web server over a store with a week of turns
+and reactions: refused without the password, drawn with no console error with it (its CSP lets
+no script run, so one would show as an error), screenshot kept."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Error, HttpCredentials, expect
+
+from bot.core.models import Feedback, NewTurn
+from tests.support.app_web import ADMIN_PASSWORD, AppSite, app_site
+from tests.support.browser import VIEWPORT, Watched, artefacts_dir, screenshot
+from tests.support.fakes import HashEmbedder
+
+EMB = HashEmbedder()
+
+
+def turn(user: str, text: str, at: datetime, role: str = "user") -> NewTurn:
+    return NewTurn(user, "c", role, text, EMB.vector(text), EMB.model_name, at)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+async def site(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AppSite]:
+    async with app_site(tmp_path_factory.mktemp("admin-browser")) as opened:
+        now = datetime.now(UTC)
+        for back, value in ((6, -1.0), (5, 0.5), (3, 1.0), (2, 0.5), (1, 1.0), (0, 1.0)):
+            at = now - timedelta(days=back)
+            await opened.store.add_turn(turn("ann", f"hello {back}", at))
+            reply = await opened.store.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
+            await opened.store.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
+        await opened.store.add_turn(turn("bob", "hi", now))
+        yield opened
+
+
+async def test_admin_is_refused_in_the_browser_without_the_password(site: AppSite, browser: Browser) -> None:
+    tab = await Watched.open(browser)
+    statuses: list[int] = []
+    tab.page.on("response", lambda response: statuses.append(response.status))
+    try:
+        await tab.page.goto(site.base_url + "/admin")
+        shown = await tab.page.content()
+    except Error as exc:  # Playwright answers the challenge with "no credentials": a failed load
+        assert "ERR_INVALID_AUTH_CREDENTIALS" in str(exc)
+        shown = ""
+    assert statuses == [401]
+    assert "turns" not in shown
+    await tab.close()
+
+
+async def test_admin_renders_with_no_console_error(
+    site: AppSite, browser: Browser, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    credentials: HttpCredentials = {"username": "admin", "password": ADMIN_PASSWORD}
+    context = await browser.new_context(
+        viewport={"width": 720, "height": VIEWPORT["height"]},
+        http_credentials=credentials,
+    )
+    try:
+        tab = Watched.attach(await context.new_page())
+        response = await tab.page.goto(site.base_url + "/admin")
+        assert response is not None and response.status == 200
+        await expect(tab.page.locator("h1")).to_have_text("Kindred")
+        cards = tab.page.locator(".card")
+        await expect(cards).to_have_count(4)
+        await expect(cards.nth(0)).to_contain_text("2users")  # ann and bob
+        await expect(tab.page.locator("svg[aria-label='reward per day'] circle")).to_have_count(6)
+        await expect(tab.page.get_by_text("build")).to_have_count(1)  # the queues table
+        shots: Path = artefacts_dir(tmp_path_factory.mktemp("admin-screenshots"))
+        path = await screenshot(tab.page, shots, "admin", full_page=True)
+        assert path.stat().st_size > 1000
+        assert tab.problems == [], tab.problems
+    finally:
+        await context.close()
