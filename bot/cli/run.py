@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 STOP_TIMEOUT_S = 30.0
 NO_PLATFORM = (
     "kindred: no chat platform is configured, so only the web server runs (mini-apps, /admin, "
-    "/healthz). Set TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN (see README), or chat in this "
-    "terminal with `kindred chat --user NAME`."
+    "/healthz). Set TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN (see docs/telegram.md and "
+    "docs/discord.md), or chat in this terminal with `kindred chat --user NAME`."
 )
 
 

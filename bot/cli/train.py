@@ -1,5 +1,5 @@
 """`kindred train …` and `kindred adapters …`: the night's dataset, a run now, and which adapter
-version serves. Their JSON output is a contract (the README's Learning section)."""
+version serves. Their JSON output is a contract (docs/learning.md)."""
 
 from __future__ import annotations
 

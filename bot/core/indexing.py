@@ -7,7 +7,7 @@ with the turn before it, but only in a dialogue between named people: there both
 person's words. In a chat with Kindred ("user"/"assistant") the turn before a person's is mostly
 the bot's reply, which is no evidence about them, and a file with no speakers is a list of notes,
 not a dialogue. The memory's text stays as it was said: only `context` and the embedded text carry
-the rest. Each rule is measured in bench/recall.py (README, "Recall").
+the rest. Each rule is measured in bench/recall.py (docs/benchmarks.md, "Recall").
 """
 
 from __future__ import annotations

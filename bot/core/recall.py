@@ -16,7 +16,7 @@ from bot.core.scoring import SHIPPED, Scoring, Why, explain, score
 from bot.core.text import query_terms
 
 # Reciprocal-rank fusion constant (Cormack et al.). RRF is kept for comparison (`fusion="rrf"`):
-# on real dialogue (bench/recall.py, LoCoMo dev) score fusion finds more, see README.
+# on real dialogue (bench/recall.py, LoCoMo dev) score fusion finds more, see docs/benchmarks.md.
 RRF_K = 60
 # Each search fetches more than k so that fusion has something to agree on.
 OVERFETCH = 4
@@ -28,7 +28,7 @@ OVERFETCH = 4
 # half alone in a store: weights 1.5, 2.0 and 3.0 found 0.660, 0.668 and 0.668 of the evidence at
 # k=10. Beside the generated set (BM25's word statistics are the whole store's), 1.0 and 1.5 found
 # 0.626 and 0.640, and letting weak matches pull down as well 0.637 and 0.639. On the generated set
-# the rule took hybrid from 0.876 to 0.886 at weights 0.75 to 1.5 (README, "Recall").
+# the rule took hybrid from 0.876 to 0.886 at weights 0.75 to 1.5 (docs/benchmarks.md, "Recall").
 LEXICAL_WEIGHT = 2.0
 # The fused sum is squashed into (0, 1) as logistic(sum / RELEVANCE_SCALE): gentle enough that reward
 # and decay (core/scoring.py) still reorder memories of about equal relevance, as they did with RRF.

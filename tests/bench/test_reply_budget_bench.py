@@ -1,6 +1,6 @@
 """Smoke test of bench/reply_budget.py: the tiny model (random weights: its replies are noise, and
 it rarely ends one, so nearly every reply is cut), --quick, a real subprocess, the JSON it promises.
-The numbers themselves come from full runs with the bundled model (see README)."""
+The numbers themselves come from full runs with the bundled model (see docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Smoke test of bench/startup.py: the tiny model, one run of each kind, the JSON it promises.
-It checks the report's shape and its arithmetic, not the speed (see README for the numbers)."""
+It checks the report's shape and its arithmetic, not the speed (see docs/benchmarks.md for the numbers)."""
 
 from __future__ import annotations
 
