@@ -149,6 +149,7 @@ def load_local_inference(settings: Settings) -> LocalInference:
         sampling=None if temperature is None else Sampling(temperature=temperature),
         timeout_s=settings.inference.generation_timeout_s,
         max_batch=settings.inference.batch_size,
+        threads=settings.inference.torch_threads or None,
         adapters_dir=settings.adapters_path,
     )
 

@@ -201,6 +201,9 @@ class InferenceSettings(BaseSettings):
     wait_s: float = Field(default=60.0, gt=0, validation_alias=_env("KINDRED_INFERENCE_WAIT_S"))
     # Rows the local engine runs together in one generate.
     batch_size: int = Field(default=16, ge=1, le=256, validation_alias=_env("KINDRED_INFERENCE_BATCH_SIZE"))
+    # torch's CPU threads for the local engine; 0: half the CPUs. Every core is faster on a machine
+    # that does nothing else (docs/benchmarks.md, "First run"), and far slower on a busy one.
+    torch_threads: int = Field(default=0, ge=0, le=512, validation_alias=_env("KINDRED_TORCH_THREADS"))
     # LoRA adapters, one folder per name; unset: <data dir>/adapters.
     adapters_dir: Path | None = None
     # Register new adapter versions with the server (vLLM's /v1/load_lora_adapter) before use.

@@ -66,6 +66,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_INFERENCE_BACKEND", "celery", lambda s: s.inference.backend, "celery"),
     ("KINDRED_INFERENCE_WAIT_S", "8", lambda s: s.inference.wait_s, 8.0),
     ("KINDRED_INFERENCE_BATCH_SIZE", "2", lambda s: s.inference.batch_size, 2),
+    ("KINDRED_TORCH_THREADS", "2", lambda s: s.inference.torch_threads, 2),
     ("KINDRED_ADAPTERS_DIR", "/tmp/ad", lambda s: s.adapters_path, Path("/tmp/ad")),
     ("KINDRED_LOAD_LORA", "true", lambda s: s.inference.load_lora, True),
     ("KINDRED_OPENAI_LORA_ROOT", "/srv/ad", lambda s: s.inference.openai_lora_root, "/srv/ad"),
