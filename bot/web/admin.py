@@ -84,7 +84,9 @@ class AdminPage:
 
 _NO_STORE = {
     "Cache-Control": "no-store",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+    # No other page may frame it: a framed, signed-in /admin could be clicked through (clickjacking).
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
 }
 
 

@@ -12,9 +12,10 @@ import pytest
 from playwright.async_api import Browser, Error, HttpCredentials, expect
 
 from bot.core.models import Feedback, NewTurn
-from tests.support.app_web import ADMIN_PASSWORD, AppSite, app_site
+from tests.support.app_web import ADMIN_PASSWORD, AppSite, app_site, bare_pages
 from tests.support.browser import VIEWPORT, Watched, artefacts_dir, screenshot
 from tests.support.fakes import HashEmbedder
+from tests.support.waiting import wait_until
 
 EMB = HashEmbedder()
 
@@ -73,5 +74,26 @@ async def test_admin_renders_with_no_console_error(
         path = await screenshot(tab.page, shots, "admin", full_page=True)
         assert path.stat().st_size > 1000
         assert tab.problems == [], tab.problems
+    finally:
+        await context.close()
+
+
+async def test_another_site_cannot_frame_admin(site: AppSite, browser: Browser) -> None:
+    """Signed in, a framed /admin could be clicked through by the page around it."""
+    credentials: HttpCredentials = {"username": "admin", "password": ADMIN_PASSWORD}
+    context = await browser.new_context(http_credentials=credentials)
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text))
+    try:
+        async with bare_pages() as bare:
+            await page.goto(bare.add(f'<!doctype html><iframe src="{site.base_url}/admin"></iframe>'))
+            await expect(page.locator("iframe")).to_have_count(1)
+            await wait_until(
+                lambda: any("frame-ancestors" in e or "X-Frame-Options" in e for e in errors),
+                what=f"the browser refusing to frame /admin (console: {errors})",
+            )
+            for frame in page.frames:
+                assert "Kindred admin" not in await frame.content(), await frame.content()
     finally:
         await context.close()
