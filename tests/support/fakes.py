@@ -46,13 +46,21 @@ class HashEmbedder:
 
 
 class ScriptedInference:
-    """Replies with a fixed text in chunks and records every prompt it was given."""
+    """Replies with a fixed text, one word a token within its budget, and records every prompt it
+    was given. `delay_s` pauses before each word, like a model on a slow machine."""
 
     context_window = 2048
 
-    def __init__(self, reply: str = "Nice to hear from you.", *, fail_with: Exception | None = None) -> None:
+    def __init__(
+        self,
+        reply: str = "Nice to hear from you.",
+        *,
+        fail_with: Exception | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
         self.reply = reply
         self.fail_with = fail_with
+        self.delay_s = delay_s
         self.prompts: list[list[ChatMessage]] = []
 
     def count_tokens(self, text: str) -> int:
@@ -66,8 +74,16 @@ class ScriptedInference:
             raise self.fail_with
         words = self.reply.split(" ")[:max_tokens]
         for index, word in enumerate(words):
-            await asyncio.sleep(0)
+            await asyncio.sleep(self.delay_s)
             yield word if index == 0 else " " + word
+
+
+class SlowInference(ScriptedInference):
+    """The scripted model writing one word every `delay_s`, so that the growing text is shown
+    (drafts, edits) before the reply ends."""
+
+    def __init__(self, reply: str, delay_s: float) -> None:
+        super().__init__(reply, delay_s=delay_s)
 
 
 async def reply_done(conversation: Conversation, text: str, *, at: datetime) -> ReplyDone:

@@ -3,11 +3,10 @@ real SQLite store. Only Kindred's own ports are faked (the embedder and the mode
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from bot.core.access import Access
 from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.models import ChatMessage
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.core.training_commands import TrainingCommands
@@ -103,16 +101,3 @@ async def running(served: Services, **options: Any) -> AsyncIterator[DiscordAdap
         await adapter.stop()
 
 
-class SlowInference(ScriptedInference):
-    """Writes one word every `delay_s`, like a model on a slow machine."""
-
-    def __init__(self, reply: str, delay_s: float) -> None:
-        super().__init__(reply)
-        self.delay_s = delay_s
-
-    async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
-    ) -> AsyncIterator[str]:
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
-            await asyncio.sleep(self.delay_s)
-            yield chunk

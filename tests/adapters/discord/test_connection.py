@@ -14,9 +14,10 @@ from bot.app.platforms import discord_options
 from bot.app.settings import DiscordSettings
 from bot.core.errors import ConfigError
 from bot.store.sqlite import SqliteStore
-from tests.adapters.discord.conftest import OPTIONS, SlowInference, running, services
+from tests.adapters.discord.conftest import OPTIONS, running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord
+from tests.support.fakes import SlowInference
 from tests.support.waiting import wait_until
 
 REPLY = "Nice to hear from you."

@@ -7,10 +7,11 @@ from collections.abc import Callable
 
 from bot.core.access import Access
 from bot.store.sqlite import SqliteStore
-from tests.adapters.discord.conftest import SlowInference, running, services
+from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, BEN, FakeDiscord, settled
 from tests.support.discord_rest import Shown
+from tests.support.fakes import SlowInference
 from tests.support.waiting import wait_until
 
 Feedback = Callable[[], list[tuple[str, str, str, float]]]

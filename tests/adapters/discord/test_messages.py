@@ -7,9 +7,10 @@ import itertools
 
 from bot.core.access import NOT_ALLOWED, Access
 from bot.store.sqlite import SqliteStore
-from tests.adapters.discord.conftest import SlowInference, running, services
+from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, BEN, FakeDiscord, dm_channel_id, settled
+from tests.support.fakes import SlowInference
 from tests.support.waiting import wait_until
 
 REPLY = "Nice to hear from you."

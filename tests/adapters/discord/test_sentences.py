@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.store.sqlite import SqliteStore
-from tests.adapters.discord.conftest import SlowInference, running, services
+from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id
+from tests.support.fakes import SlowInference
 from tests.support.waiting import wait_until
 
 WHOLE = "Sure, happy to help with that. Let's start with the mornings."

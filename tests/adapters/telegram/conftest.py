@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,7 +17,6 @@ from bot.core.access import Access
 from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.models import ChatMessage
 from bot.core.ports import Inference
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
@@ -30,22 +28,6 @@ from tests.support.telegram_api import FakeTelegramBotApi
 PERSONA = "You are a test companion."
 ANN = 4242  # a private chat's id is its person's id
 GROUP = -1001234567890
-
-
-class SlowInference(ScriptedInference):
-    """Streams its reply word by word with a pause, like a model on a busy CPU."""
-
-    def __init__(self, reply: str, delay_s: float) -> None:
-        super().__init__(reply)
-        self.delay_s = delay_s
-
-    async def stream(  # type: ignore[override]
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
-    ) -> AsyncIterator[str]:
-        self.prompts.append(list(messages))
-        for index, word in enumerate(self.reply.split(" ")):
-            await asyncio.sleep(self.delay_s)
-            yield word if index == 0 else " " + word
 
 
 @dataclass

@@ -10,7 +10,8 @@ from pathlib import Path
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.access import NOT_ALLOWED, Access
 from bot.core.ratelimit import RateLimiter
-from tests.adapters.telegram.conftest import ANN, GROUP, SlowInference, replies_done, running_bot
+from tests.adapters.telegram.conftest import ANN, GROUP, replies_done, running_bot
+from tests.support.fakes import SlowInference
 from tests.support.telegram_api import FakeTelegramBotApi
 
 BOB = 5151

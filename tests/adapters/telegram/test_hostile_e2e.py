@@ -12,7 +12,8 @@ import pytest
 
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.errors import ConfigError
-from tests.adapters.telegram.conftest import ANN, GROUP, SlowInference, replies_done, running_bot
+from tests.adapters.telegram.conftest import ANN, GROUP, replies_done, running_bot
+from tests.support.fakes import SlowInference
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.telegram_updates import group_message_update
 

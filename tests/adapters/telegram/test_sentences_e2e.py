@@ -5,35 +5,16 @@ Telegram's 4,096 units into what would be a second message."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from bot.adapters.telegram.surface import MESSAGE_LIMIT
-from bot.core.models import ChatMessage
 from tests.adapters.telegram.conftest import ANN, GROUP, running_bot
-from tests.support.fakes import ScriptedInference
+from tests.support.fakes import SlowInference
 from tests.support.telegram_api import FakeTelegramBotApi
 
 ANN_KEY = f"telegram:{ANN}"
 TAIL = "If you're interested, I could even design a whole plan for the"
 WHOLE = "Sure, happy to help with that. Let's start with the mornings."
-
-
-class Writing(ScriptedInference):
-    """The scripted model, one word a token within its budget, with a pause between words so that
-    the growing text is shown before it ends."""
-
-    def __init__(self, reply: str, delay_s: float = 0.02) -> None:
-        super().__init__(reply)
-        self.delay_s = delay_s
-
-    async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
-    ) -> AsyncIterator[str]:
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
-            await asyncio.sleep(self.delay_s)
-            yield chunk
 
 
 def budget_of(reply: str) -> int:
@@ -45,7 +26,8 @@ async def test_a_private_chat_gets_the_whole_sentences_of_a_cut_reply(
     api: FakeTelegramBotApi, tmp_path: Path
 ) -> None:
     reply = f"{WHOLE} {TAIL}"
-    async with running_bot(api, tmp_path, inference=Writing(reply), max_new_tokens=budget_of(reply)) as bot:
+    writing = SlowInference(reply, 0.02)
+    async with running_bot(api, tmp_path, inference=writing, max_new_tokens=budget_of(reply)) as bot:
         api.private_message(ANN, "help me plan my week")
         await api.wait_until(lambda: api.texts(ANN) == [WHOLE] and api.bot_messages(ANN)[0].reply_markup)
         assert any(draft.startswith(f"{WHOLE} If") for draft in api.drafts[ANN]), "the tail streamed"
@@ -56,7 +38,8 @@ async def test_a_group_sees_the_tail_stream_and_the_final_edit_drop_it(
     api: FakeTelegramBotApi, tmp_path: Path
 ) -> None:
     reply = f"{WHOLE} {TAIL}"
-    async with running_bot(api, tmp_path, inference=Writing(reply), max_new_tokens=budget_of(reply)) as bot:
+    writing = SlowInference(reply, 0.02)
+    async with running_bot(api, tmp_path, inference=writing, max_new_tokens=budget_of(reply)) as bot:
         api.group_message(GROUP, ANN, "help me plan my week", mention=True)
         await api.wait_until(lambda: api.texts(GROUP) == [WHOLE] and api.bot_messages(GROUP)[0].reply_markup)
         history = api.bot_messages(GROUP)[0].history
@@ -74,7 +57,7 @@ async def test_a_tail_that_spilled_past_one_message_leaves_no_message_behind(
     assert len(sentences) <= MESSAGE_LIMIT < len(reply), "only the tail needs a second message"
     whole = sentences
     async with running_bot(
-        api, tmp_path, inference=Writing(reply, 0.01), max_new_tokens=budget_of(reply)
+        api, tmp_path, inference=SlowInference(reply, 0.01), max_new_tokens=budget_of(reply)
     ) as bot:
         api.group_message(GROUP, ANN, "write me something long", mention=True)
         await api.wait_until(lambda: any(m.reply_markup for m in api.bot_messages(GROUP)), timeout=60)
@@ -87,6 +70,6 @@ async def test_a_reply_that_ended_by_itself_is_sent_as_written(
     api: FakeTelegramBotApi, tmp_path: Path
 ) -> None:
     ended = "ok, see you then, and good luck"
-    async with running_bot(api, tmp_path, inference=Writing(ended), max_new_tokens=96):
+    async with running_bot(api, tmp_path, inference=SlowInference(ended, 0.02), max_new_tokens=96):
         api.group_message(GROUP, ANN, "bye", mention=True)
         await api.wait_until(lambda: api.texts(GROUP) == [ended] and api.bot_messages(GROUP)[0].reply_markup)
