@@ -28,6 +28,7 @@ from bot.core.app_kinds import KINDS
 from bot.core.ports import Inference
 from bot.web.app_render import TemplateRenderer
 
+# One request of each kind, as people ask for it; the tests build the same ones.
 REQUESTS = {
     "checklist": "a packing checklist for my beach trip",
     "tracker": "track how much water I drink",

@@ -56,8 +56,8 @@ class Level:
     wall_s: float = 0.0
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+def add_engine_args(parser: argparse.ArgumentParser) -> None:
+    """The options `load_engine` reads: which model, where it is converted, the device, threads, dtype."""
     parser.add_argument(
         "--model", default="bundled", help="bundled (SmolLM2-135M), a model directory or a Hub id"
     )
@@ -65,11 +65,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--data-dir", type=Path, help="where the bundled model is converted (default: a temp dir)"
     )
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: half the CPUs)")
+    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    add_engine_args(parser)
     parser.add_argument("--concurrency", help="levels, comma-separated (default 1,8,32)")
     parser.add_argument("--max-tokens", type=int, help="tokens per reply (default 64; --quick 12)")
     parser.add_argument("--rounds", type=int, help="requests per client at each level (default 2; --quick 1)")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: half the CPUs)")
-    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
     parser.add_argument(
         "--random-weights", action="store_true", help="config.json only: speed without the weights"
     )

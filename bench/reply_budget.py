@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
-from bench.inference import facts, load_engine
+from bench.inference import add_engine_args, facts, load_engine
 from bot.core.prompt import DEFAULT_PERSONA, build_messages
 from bot.core.sentences import ELLIPSIS, whole_sentences
 from bot.inference.local import LocalInference, Sampling
@@ -74,17 +74,9 @@ class Written:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument(
-        "--model", default="bundled", help="bundled (SmolLM2-135M), a model directory or a Hub id"
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, help="where the bundled model is converted (default: a temp dir)"
-    )
-    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    add_engine_args(parser)
     parser.add_argument("--budgets", help="token budgets, comma-separated (default 64,96,128,160,192)")
     parser.add_argument("--prompts", type=int, help=f"how many of the {len(PROMPTS)} prompts (default all)")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: half the CPUs)")
-    parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
     parser.add_argument(
         "--temperature",
         type=float,

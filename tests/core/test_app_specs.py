@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bench.apps import REQUESTS  # one request of each kind, as people ask: measured there
 from bot.core.app_edits import edit_for
 from bot.core.app_facts import Facts, facts_from
 from bot.core.app_kinds import KINDS, SCHEMAS, classify
@@ -20,16 +21,6 @@ from bot.core.models import ChatMessage
 from tests.support.fakes import ScriptedInference
 
 TODAY = date(2026, 12, 1)
-REQUESTS = {
-    "checklist": "a packing checklist for my beach trip",
-    "tracker": "track how much water I drink",
-    "ranking": "rank this week's hottest cities",
-    "timer": "a pomodoro timer",
-    "countdown": "a countdown to Christmas",
-    "quiz": "spanish flashcards",
-    "converter": "convert celsius to fahrenheit",
-    "notes": "a gratitude journal",
-}
 
 
 @pytest.mark.parametrize("kind", KINDS)
