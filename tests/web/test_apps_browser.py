@@ -38,13 +38,6 @@ async def site(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AppSit
         yield opened
 
 
-@pytest.fixture(scope="module")
-async def shared_tab(browser: Browser) -> AsyncIterator[Watched]:
-    watched = await Watched.open(browser)
-    yield watched
-    await watched.close()
-
-
 @pytest.fixture
 def tab(shared_tab: Watched) -> Watched:
     """The module's one page, its errors cleared: each test judges only what it did."""

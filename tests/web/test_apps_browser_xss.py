@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page
+from playwright.async_api import Page
 
 from bot.core.app_kinds import SCHEMAS
 from bot.core.app_models import NewVersion
@@ -155,13 +155,6 @@ async def trap() -> AsyncIterator[Canary]:
 async def bare() -> AsyncIterator[BarePages]:
     async with bare_pages() as opened:
         yield opened
-
-
-@pytest.fixture(scope="module")
-async def shared_tab(browser: Browser) -> AsyncIterator[Watched]:
-    watched = await Watched.open(browser)
-    yield watched
-    await watched.close()
 
 
 @dataclass
