@@ -1,0 +1,87 @@
+"""What the proactive check-ins ([proactive]) pass around, defined once.
+
+The triggers (one module each in this package) read a `PersonView`, a snapshot of one person's
+stored activity, memories and settings, and return the `Occasion`s on which Kindred could speak
+first. Deciding costs no model call: a trigger is plain arithmetic over what was stored. The
+manners (`manners.py`: opt-in, quiet hours, the daily cap, "don't suggest this again", back-off)
+then choose which occasions are sent; only composing a message that will be sent may use the model.
+
+An occasion's `key` is its idempotency key, (person, trigger, occasion), stable across
+re-evaluations: a retried job or a beat that fires twice computes the same key, and a key recorded
+once is never sent again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, time
+from typing import Literal
+
+TriggerName = Literal["long_session", "habit", "reminder", "follow_up"]
+TRIGGERS: tuple[TriggerName, ...] = ("long_session", "habit", "reminder", "follow_up")
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """One message the person sent (a stored user turn), in UTC."""
+
+    at: datetime
+    text: str
+    platform: str = ""
+    chat_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RememberedFact:
+    """One of the person's memories (their own words, never the bot's), with when it was said."""
+
+    id: int
+    text: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProactiveSettings:
+    """One person's choices. Proactive messages are opt-in; explicit reminders are always allowed."""
+
+    enabled: bool = False
+    timezone: str | None = None  # an IANA name; None: not known yet (asked for, or inferred)
+    quiet_start: time = time(22, 0)  # local time; quiet hours may wrap midnight
+    quiet_end: time = time(8, 0)
+    disabled: frozenset[str] = frozenset()  # triggers the person said "don't suggest this again" to
+    declined: frozenset[str] = frozenset()  # occasion keys the person declined (a habit never offered again)
+    inactive: bool = False  # the person blocked the bot: nothing more is sent
+
+
+@dataclass(frozen=True, slots=True)
+class PersonView:
+    """What the triggers read of one person, loaded by the beat job from the store."""
+
+    user_id: str
+    settings: ProactiveSettings
+    activity: tuple[Activity, ...] = ()  # oldest first
+    memories: tuple[RememberedFact, ...] = ()
+    sent: tuple[SentRecord, ...] = ()  # proactive messages already sent, oldest first
+
+
+@dataclass(frozen=True, slots=True)
+class SentRecord:
+    """A proactive message that was sent (or is being sent: recorded before sending)."""
+
+    key: str
+    trigger: str
+    at: datetime
+    accepted: bool | None = None  # None: no outcome yet
+
+
+@dataclass(frozen=True, slots=True)
+class Occasion:
+    """A moment on which Kindred could speak first."""
+
+    user_id: str
+    trigger: TriggerName
+    key: str  # idempotency key: f"{user_id}:{trigger}:{occasion id}", the same on every evaluation
+    why: str  # shown with the message: why it was sent, in plain words
+    text: str  # the template text: complete without any model
+    due: datetime  # UTC: not before this
+    details: dict[str, str] = field(default_factory=dict)
