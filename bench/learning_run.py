@@ -51,6 +51,7 @@ def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settin
         "KINDRED_MODEL": args.model,
         "KINDRED_MAX_NEW_TOKENS": str(plan.max_new_tokens),
         "KINDRED_TRAIN_MAX_STEPS": str(plan.train_steps),
+        "KINDRED_TRAIN_EPOCHS": "3",
         "KINDRED_TRAIN_SEED": str(args.seed),
         # A rare taste leaves few liked replies; the gate needs about ten of each label held out.
         "KINDRED_TRAIN_HELDOUT_SHARE": "0.3",

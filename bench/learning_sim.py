@@ -76,7 +76,7 @@ class Plan:
     eval_prompts: int
     eval_samples: int
     max_new_tokens: int
-    train_steps: int
+    train_steps: int  # at most, a night: 3 passes over its examples (KINDRED_TRAIN_EPOCHS) if fewer
 
     @property
     def replies_per_day(self) -> int:
@@ -85,7 +85,7 @@ class Plan:
 
 FULL = Plan(
     nights=3, people=10, prompts_per_chat=4, candidates=8, eval_prompts=60, eval_samples=3,
-    max_new_tokens=48, train_steps=32,
+    max_new_tokens=48, train_steps=40,
 )  # fmt: skip
 QUICK = Plan(
     nights=1, people=8, prompts_per_chat=4, candidates=6, eval_prompts=40, eval_samples=3,

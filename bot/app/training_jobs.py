@@ -136,6 +136,7 @@ def training_options(settings: Settings) -> TrainingOptions:
         lora_alpha=training.lora_alpha,
         learning_rate=training.learning_rate,
         max_steps=training.max_steps,
+        epochs=training.epochs or None,
         batch_size=training.batch_size,
         max_length=training.max_length,
         beta=training.beta,

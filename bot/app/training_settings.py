@@ -48,12 +48,15 @@ class TrainingSettings(BaseSettings):
     default_consent: bool = Field(
         default=_DATASET.default_consent, validation_alias=AliasChoices("KINDRED_TRAINING_DEFAULT")
     )
-    # LoRA and KTO (bot/training/): rank, alpha, learning rate, steps, batch, tokens per example,
+    # LoRA and KTO (bot/training/): rank, alpha, learning rate, steps (passes over the examples, at
+    # most max_steps), batch, tokens per example,
     # KTO's β (higher keeps the adapter closer to the base), the seed, where it trains.
     lora_rank: int = Field(default=_OPTIONS["lora_rank"], ge=1, le=256)
     lora_alpha: int = Field(default=_OPTIONS["lora_alpha"], ge=1)
     learning_rate: float = Field(default=_OPTIONS["learning_rate"], gt=0, lt=1)
-    max_steps: int = Field(default=_OPTIONS["max_steps"], ge=1)
+    max_steps: int = Field(default=120, ge=1)
+    # Passes over the night's examples (the steps are at most max_steps); 0: always max_steps.
+    epochs: float = Field(default=3.0, ge=0)
     batch_size: int = Field(default=_OPTIONS["batch_size"], ge=MIN_BATCH)  # KTO's KL needs a batch
     max_length: int = Field(default=_OPTIONS["max_length"], ge=16)
     beta: float = Field(default=_OPTIONS["beta"], gt=0)

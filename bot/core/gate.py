@@ -1,7 +1,8 @@
 """The evaluation gate: a candidate adapter is promoted only if every check passes.
 
 - `heldout_margin`: on held-out rated replies, the implicit-reward margin (mean reward of the
-  desirable replies − mean of the undesirable ones; a reward is log π − log π_base of the reply)
+  desirable replies − mean of the undesirable ones; a reward is log π − log π_base of the reply,
+  per token)
   must beat the serving adapter's by more than its noise: the lower confidence bound of a paired
   (studentized) bootstrap of (candidate − serving) must exceed `min_margin_gain`. The base's
   rewards are all 0.
@@ -42,8 +43,7 @@ CHECKS = (HELDOUT_MARGIN, REGRESSION_LOSS, KL_TO_BASE, SYCOPHANCY)
 
 @dataclass(frozen=True, slots=True)
 class GatePolicy:
-    """The gate's bounds. Rewards and margins are in nats (summed over a reply's tokens); the
-    regression loss and KL are per token."""
+    """The gate's bounds. Rewards, margins, the regression loss and the KL are in nats per token."""
 
     resamples: int = 10_000
     # The gain's lower confidence bound, one-sided: noise clears it with a chance of 1 − confidence.

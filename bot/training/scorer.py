@@ -1,8 +1,12 @@
 """What the evaluation gate measures of an adapter (`ports.AdapterScorer`), on the base model.
 
-- implicit rewards: per held-out example, log π(completion | prompt) − log π_base(…), summed over
-  the completion's tokens, tokenized as the trainer tokenized it (tokens.py: the end-of-turn
-  token for a finished reply, none for a cut one);
+- implicit rewards: per held-out example, log π(completion | prompt) − log π_base(…) per token of
+  the completion (the sum over its tokens divided by their number), tokenized as the trainer
+  tokenized it (tokens.py: the end-of-turn token for a finished reply, none for a cut one). Per
+  token, not summed: a summed reward grows with the reply's length, and an adapter shifts every
+  token a little, so on held-out replies of 5 to 48 tokens the length drowned the taste. On a
+  night of bench/learning_sim.py (33 held-out replies) the margin's t was 0.62 summed and 0.95
+  per token;
 - regression: on the shipped regression set, the mean token NLL of the reference answers and the
   mean per-token KL(π ‖ π_base) over the vocabulary at each answer token;
 - agreement: the share of the shipped sycophancy probes where the agreeing answer is more likely
@@ -53,7 +57,7 @@ class LoraScorer:
         if adapter is None:
             return [0.0] * len(examples)  # log π_base − log π_base
         rows = [self._tokens(e.prompt, e.completion, cut=e.cut) for e in examples]
-        return [s.logp - s.base_logp for s in self._model().row_stats(adapter, rows)]
+        return [(s.logp - s.base_logp) / max(s.tokens, 1) for s in self._model().row_stats(adapter, rows)]
 
     def regression(self, adapter: Path | None) -> JSONObject:
         rows = [self._tokens(item.messages, item.answer, cut=False) for item in self._regression]

@@ -25,7 +25,7 @@ from trl.trainer.kto_trainer import KTOTrainer
 from bot.core.learning_models import TrainingExample
 from bot.core.models import JSONObject
 from bot.training.loading import load_base
-from bot.training.options import TrainingOptions, use_bf16
+from bot.training.options import TrainingOptions, steps_for, use_bf16
 from bot.training.tokens import tokenize_example
 
 Progress = Callable[[JSONObject], None]
@@ -120,13 +120,18 @@ def tokenized_dataset(
 
 
 def kto_config(
-    options: TrainingOptions, device: str, output_dir: str, desirable_weight: float, undesirable_weight: float
+    options: TrainingOptions,
+    device: str,
+    output_dir: str,
+    desirable_weight: float,
+    undesirable_weight: float,
+    steps: int,
 ) -> KTOConfig:
     on_gpu = device == "cuda"
     return KTOConfig(
         output_dir=output_dir,
         per_device_train_batch_size=options.batch_size,
-        max_steps=options.max_steps,
+        max_steps=steps,
         learning_rate=options.learning_rate,
         beta=options.beta,
         max_length=options.max_length,
@@ -181,7 +186,9 @@ def build_trainer(
     trainer = KindredKTOTrainer(
         model=model,
         ref_model=None,  # with peft_config: the reference is the base, the adapter disabled
-        args=kto_config(options, device, scratch, desirable_weight, undesirable_weight),
+        args=kto_config(
+            options, device, scratch, desirable_weight, undesirable_weight, steps_for(options, len(data))
+        ),
         train_dataset=data,
         processing_class=tokenizer,
         peft_config=lora_config(options),
@@ -242,6 +249,7 @@ def summary(
             "lora_alpha": options.lora_alpha,
             "learning_rate": options.learning_rate,
             "max_steps": options.max_steps,
+            "epochs": options.epochs,
             "batch_size": options.batch_size,
             "max_length": options.max_length,
             "beta": options.beta,

@@ -113,6 +113,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_LORA_ALPHA", "5", lambda s: s.training.lora_alpha, 5),
     ("KINDRED_TRAIN_LEARNING_RATE", "0.001", lambda s: s.training.learning_rate, 0.001),
     ("KINDRED_TRAIN_MAX_STEPS", "3", lambda s: s.training.max_steps, 3),
+    ("KINDRED_TRAIN_EPOCHS", "1.5", lambda s: s.training.epochs, 1.5),
     ("KINDRED_TRAIN_BATCH_SIZE", "4", lambda s: s.training.batch_size, 4),
     ("KINDRED_TRAIN_MAX_LENGTH", "64", lambda s: s.training.max_length, 64),
     ("KINDRED_TRAIN_BETA", "0.3", lambda s: s.training.beta, 0.3),

@@ -44,6 +44,24 @@ def test_one_kto_step_saves_a_trained_adapter_and_reports_progress(
     json.dumps(metrics)  # JSON only: it is stored with the adapter
 
 
+def test_epochs_bound_the_steps_by_the_number_of_examples(tiny_options: TrainingOptions) -> None:
+    """3 passes over 8 examples in steps of 8 are 3 steps, whatever max_steps allows."""
+    from dataclasses import replace
+
+    from bot.training.options import steps_for
+
+    options = replace(tiny_options, max_steps=50, epochs=3.0, batch_size=8)
+    assert [steps_for(options, n) for n in (1, 8, 9, 100, 1000)] == [1, 3, 4, 38, 50]
+    assert steps_for(replace(options, epochs=None), 8) == 50
+    with pytest.raises(ValueError, match="epochs"):
+        replace(options, epochs=0.0)
+    records: list[JSONObject] = []
+    metrics = LoraKtoTrainer(options).train(
+        question_back(0, 8), Path(tempfile.mkdtemp()) / "v1", records.append
+    )
+    assert metrics["steps"] == 3 and len(records) == 3
+
+
 def test_cut_replies_are_tokenized_without_the_end_token(tiny_options: TrainingOptions) -> None:
     from bot.training.trl_kto import build_trainer
 

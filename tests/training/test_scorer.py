@@ -56,7 +56,7 @@ def test_an_adapter_that_changes_nothing_scores_as_the_base(
 def test_a_strong_adapter_moves_every_measurement(scorer: LoraScorer, tiny_dir: Path, tmp_path: Path) -> None:
     adapter = make_adapter(tiny_dir, tmp_path / "strong", seed=1)
     rewards = scorer.implicit_rewards(adapter, question_back(0, 6))
-    assert max(abs(r) for r in rewards) > 0.1
+    assert max(abs(r) for r in rewards) > 0.02  # nats per token; an adapter that changes nothing: < 1e-3
     regression = scorer.regression(adapter)
     assert regression["kl"] > 0.01 and regression["loss"] != regression["base_loss"]
 
@@ -86,3 +86,17 @@ def test_padding_in_a_batch_changes_no_row(scorer: LoraScorer, tiny_dir: Path, t
             b.base_logp, abs=1e-3
         )
         assert a.kl == pytest.approx(b.kl, abs=1e-3)
+
+
+def test_an_implicit_reward_is_per_token_of_the_reply(
+    scorer: LoraScorer, tiny_dir: Path, tmp_path: Path
+) -> None:
+    """A summed reward grows with the reply's length; the gate compares replies of 5 to 48 tokens."""
+    adapter = make_adapter(tiny_dir, tmp_path / "strong", seed=4)
+    examples = question_back(0, 4)
+    rows = [scorer._tokens(e.prompt, e.completion, cut=e.cut) for e in examples]
+    stats = scorer._model().row_stats(adapter, rows)
+    assert all(s.tokens > 1 for s in stats)
+    expected = [(s.logp - s.base_logp) / s.tokens for s in stats]
+    assert scorer.implicit_rewards(adapter, examples) == pytest.approx(expected)
+    assert expected != pytest.approx([s.logp - s.base_logp for s in stats])
