@@ -16,9 +16,9 @@ NOW = T0 + timedelta(days=50)
 
 
 def runs(
-    hours: list[float], text: str = "just back from my run", first: datetime = T0, every: int = 8
+    hours: list[float], text: str = "just back from my run", first: datetime = T0, every: int = 9
 ) -> list[Activity]:
-    """A log every `every` days from `first` (8: the weekday moves on), at these hours (UTC = London)."""
+    """A log every `every` days from `first` (9: the weekday moves on), at these hours (UTC = London)."""
     midnight = first - timedelta(hours=first.hour)
     return [
         Activity(at=midnight + timedelta(days=every * i, hours=hour), text=text)
@@ -42,9 +42,9 @@ def test_four_occurrences_are_too_few_however_regular() -> None:
 )
 def test_eighty_percent_in_one_window_is_the_line(inside: int, outside: int, fires: bool) -> None:
     hours = [6.5] * inside + [13.0 + (i % 6) for i in range(outside)]  # the rest spread over the afternoon
-    # 100 occurrences eight days apart need an 800-day lookback.
+    # 100 occurrences nine days apart need a 900-day lookback.
     policy = replace(DEFAULT, habit_lookback=timedelta(days=1000))
-    view = person(runs(hours, first=T0 - timedelta(days=8 * len(hours))))
+    view = person(runs(hours, first=T0 - timedelta(days=9 * len(hours))))
     assert bool(habit.occasions(view, T0, policy)) is fires
 
 
@@ -87,10 +87,11 @@ def test_offered_once_and_never_again_when_declined_or_already_sent() -> None:
     assert habit.occasions(person(activity, declined=frozenset({"u1:habit:run"})), NOW, DEFAULT) == []
 
 
-def test_five_occurrences_in_two_weeks_are_not_yet_a_habit() -> None:
-    assert DEFAULT.habit_min_span == timedelta(days=28)
+def test_occurrences_within_five_weeks_are_not_yet_a_habit() -> None:
+    assert DEFAULT.habit_min_span == timedelta(days=35)
     assert habit.occasions(person(runs([6.5] * 5, every=3)), NOW, DEFAULT) == []  # 12 days
-    assert habit.occasions(person(runs([6.5] * 5, every=7)), NOW, DEFAULT), "28 days"
+    assert habit.occasions(person(runs([6.5] * 5, every=8)), NOW, DEFAULT) == []  # 32 days
+    assert habit.occasions(person(runs([6.5] * 5, every=9)), NOW, DEFAULT), "36 days"
 
 
 def test_a_week_between_two_habit_offers() -> None:
