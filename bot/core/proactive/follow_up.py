@@ -36,7 +36,7 @@ _RULES = (
     re.compile(rf"\b{_EVENT}{_LINK}(?:{_WHEN})\b"),
     re.compile(rf"{_HAVE}{_EVENT}\s+(?:{_WHEN})\b"),
 )
-_NOT_EVENTS = {"day", "week", "birthday party"}  # "my day is on Friday" is not an event to ask about
+_NOT_EVENTS = {"day", "week", "weekend", "favourite day"}  # "my day is on Friday": nothing to ask about
 
 
 def dated_event(fact: RememberedFact, tz: ZoneInfo) -> tuple[str, date] | None:

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
@@ -67,7 +67,7 @@ class Habit:
 
 def occurrences(activity: Sequence[Activity], tz: ZoneInfo, since: datetime) -> dict[str, list[datetime]]:
     """Per activity, the local time of each day's first log of it, since `since`."""
-    found: dict[str, dict[object, datetime]] = {}
+    found: dict[str, dict[date, datetime]] = {}
     for item in activity:
         if item.at < since:
             continue
