@@ -50,7 +50,8 @@ def dated_event(fact: RememberedFact, tz: ZoneInfo) -> tuple[str, date] | None:
         if event in _NOT_EVENTS:
             return None
         when = _resolve(said, found.group(0), weekday, day or day2, month or month2)
-        return (event, when) if when is not None and when >= said else None
+        named = fact.text[found.start(1) : found.end(1)]  # as they wrote it: "flight to Rome"
+        return (named, when) if when is not None and when >= said else None
     return None
 
 
