@@ -16,18 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.settings import (
-    ChatSettings,
-    DiscordSettings,
-    GeneralSettings,
-    InferenceSettings,
-    Settings,
-    StoreSettings,
-    WebSettings,
-)
+from bot.app.settings import GeneralSettings
 from bot.cli.run import serve
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.cli.test_run import START_S, run_env
+from tests.cli.test_serve_both import served_settings
 from tests.jobs.workerproc import free_port
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord
@@ -142,14 +135,8 @@ async def test_discord_down_at_start_is_retried_and_the_stop_is_clean(
     caplog.set_level(logging.WARNING)
     fake = FakeDiscord(port=free_port())
     fake.point_discord_py_here(monkeypatch)
-    settings = Settings(
-        discord=DiscordSettings(DISCORD_BOT_TOKEN=p.TOKEN),
-        store=StoreSettings(DATABASE_URL=f"sqlite:///{tmp_path / 'kindred.db'}"),
-        general=GeneralSettings(data_dir=shared_data, start_backoff_s=0.2),
-        inference=InferenceSettings(model=str(tiny_model)),
-        chat=ChatSettings(max_new_tokens=6),
-        web=WebSettings(port=0),
-    )
+    general = GeneralSettings(data_dir=shared_data, start_backoff_s=0.2)
+    settings = served_settings(tmp_path / "kindred.db", general, tiny_model)
     stop = asyncio.Event()
     served = asyncio.create_task(serve(settings, stop=stop))
     try:
