@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
@@ -19,12 +19,9 @@ from pydantic import SecretStr
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.app.settings import DiscordSettings, GeneralSettings, TelegramSettings, WebSettings
 from bot.cli.run import serve
-from bot.core.app_facts import Facts
-from bot.core.app_models import NewVersion
-from bot.core.app_specs import rule_spec
 from bot.store.sqlite import SqliteStore
-from bot.web.app_render import render_app
 from tests.adapters.telegram.conftest import ANN, replies_done
+from tests.cli.test_backup import notes_app
 from tests.cli.test_serve_both import served_settings
 from tests.jobs.workerproc import free_port
 from tests.support.telegram_api import FakeTelegramBotApi
@@ -78,9 +75,9 @@ async def test_admin_health_exports_and_app_pages_hold_no_secret(
 async def an_app(db: Path) -> str:
     store = await SqliteStore.open(db)
     try:
-        spec = rule_spec("notes", "a journal", Facts(), date.today())
-        body = NewVersion("notes", spec["title"], spec, render_app("notes", spec), "a journal", "k", "rules")
-        app = await store.apps.create_app(f"telegram:{ANN}", "telegram", "s" * 32, body, datetime.now(UTC))
+        app = await store.apps.create_app(
+            f"telegram:{ANN}", "telegram", "s" * 32, notes_app(), datetime.now(UTC)
+        )
     finally:
         await store.close()
     return app.token
