@@ -2,7 +2,7 @@
 
 The secrets are the fixtures' own (the loopback Telegram and Discord tokens, the admin password,
 Telegram's webhook secret derived from the token) plus every module-level string constant of a
-collected test module named like a secret (`…TOKEN`, `…PASSWORD`, `…KEY`, `…SECRET`). After each
+collected test module named like a secret (`…TOKEN`, `…PASSWORD`, `…SECRET`, `KEY`, `…API_KEY`). After each
 test phase the captured log, stdout and stderr are searched for them; a hit fails that test and
 names the secret by where it came from, never by its value.
 """
@@ -15,7 +15,8 @@ from types import ModuleType
 
 import pytest
 
-SECRET_NAME = re.compile(r"(TOKEN|PASSWORD|KEY|SECRET)$")
+# `…_KEY` alone also names people's store keys (ANN_KEY = "telegram:4242"): only API keys count.
+SECRET_NAME = re.compile(r"(TOKEN|PASSWORD|SECRET)$|(^|API_|OPENAI_)KEY$")
 SHORTEST = 8  # below this a "secret" would match ordinary text
 
 
