@@ -27,7 +27,7 @@ from bot.app.settings import GeneralSettings, Settings, StoreSettings
 from bot.core.app_facts import Facts
 from bot.core.app_models import NewVersion
 from bot.core.app_specs import rule_spec
-from bot.core.errors import InvalidInput
+from bot.core.errors import ConfigError, InvalidInput, StoreError
 from bot.core.models import Feedback
 from bot.core.ports import Store
 from bot.web.app_render import render_app
@@ -220,3 +220,31 @@ def test_the_commands_say_what_they_did_and_why_they_refuse(tmp_path: Path) -> N
     assert "restored the sqlite store" in forced.stdout
     nothing = kindred("restore", str(tmp_path / "nowhere"))
     assert nothing.returncode == 1 and "is not a Kindred backup" in nothing.stderr
+
+
+@pytest.mark.pg
+async def test_a_tool_older_than_the_server_or_a_backup_of_the_other_store_is_refused_clearly(
+    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.store import backup as dumps
+    from tests.support.pg import as_url, fresh_database
+
+    url = as_url(await fresh_database(pg_server))
+    settings = Settings(
+        general=GeneralSettings(data_dir=tmp_path / "pg"), store=StoreSettings(DATABASE_URL=url)
+    )
+    await populate(settings, people=1)
+    system = shutil.which("pg_dump")
+    if system is not None and dumps.pg_tool_candidates("pg_dump")[0] != Path(system):
+        # Only the system's client (PostgreSQL 15 here), older than the embedded server (18).
+        monkeypatch.setattr(dumps, "pg_tool_candidates", lambda name: [Path(system)])
+        with pytest.raises(StoreError, match=r"pg_dump 18 or newer is needed .* found: /usr/bin/pg_dump"):
+            await backup(settings, tmp_path / "too-old")
+        monkeypatch.undo()
+    sqlite = on_sqlite(tmp_path / "lite")
+    await populate(sqlite, people=1)
+    await backup(sqlite, tmp_path / "lite-backup")
+    with pytest.raises(
+        ConfigError, match="the backup holds a sqlite store, and DATABASE_URL points at postgres"
+    ):
+        await restore(settings, tmp_path / "lite-backup")
