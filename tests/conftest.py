@@ -19,6 +19,9 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401
 
+# Every test's captured output is searched for the tests' secrets (tests/support/secret_scan.py).
+pytest_plugins = ["tests.support.secret_scan"]
+
 if TYPE_CHECKING:
     from pathlib import Path
 

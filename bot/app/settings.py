@@ -67,6 +67,10 @@ class GeneralSettings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
     # "development" lets Flower run without a password on a developer's own machine.
     env: Literal["production", "development"] = "production"
+    # `kindred run` retries a platform it cannot reach (a network blip, a proxy still starting):
+    # this many attempts, the waits doubling from start_backoff_s up to 30 s (8 → about 90 s).
+    start_attempts: int = Field(default=8, ge=1, le=100)
+    start_backoff_s: float = Field(default=1.0, gt=0, le=60)
 
 
 class StoreSettings(BaseSettings):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app.settings import Settings, load_settings, secret_values
+from bot.cli import backup as cli_backup
 from bot.cli import doctor as cli_doctor
 from bot.cli import train as cli_train
 from bot.cli import workers as cli_workers
@@ -55,12 +56,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     imp.add_argument("--user", required=True, type=user_name)
     imp.add_argument("--skip-invalid", action="store_true", help="import the valid lines anyway")
-    imp.add_argument("--format", choices=("jsonl", "telegram"), default="jsonl",
-                     help="telegram: Telegram Desktop's result.json (Export chat history, JSON)")
-    imp.add_argument("--me", help="telegram: you in the export (your from_id, e.g. user123, or your name); "
-                     "an account export names you itself")
-    imp.add_argument("--others", action="store_true",
-                     help="telegram: import the other people's messages too, under their names")
+    imp.add_argument(
+        "--format",
+        choices=("jsonl", "telegram"),
+        default="jsonl",
+        help="telegram: Telegram Desktop's result.json (Export chat history, JSON)",
+    )
+    imp.add_argument(
+        "--me",
+        help="telegram: you in the export (your from_id, e.g. user123, or your name); "
+        "an account export names you itself",
+    )
+    imp.add_argument(
+        "--others",
+        action="store_true",
+        help="telegram: import the other people's messages too, under their names",
+    )
     imp.add_argument("file", type=Path)
     find = verbs.add_parser("search", help="search one user's memories")
     find.add_argument("--user", required=True, type=user_name)
@@ -86,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_workers.add_commands(commands)
     cli_train.add_commands(commands)
     cli_doctor.add_command(commands)
+    cli_backup.add_commands(commands)
     return parser
 
 
@@ -126,6 +138,8 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
         return _stats
     if args.command == "doctor":
         return cli_doctor.doctor
+    if args.command in cli_backup.HANDLERS:
+        return cli_backup.HANDLERS[args.command]
     if args.command in cli_workers.HANDLERS:
         return cli_workers.HANDLERS[args.command]
     if args.command == "train":

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bot.adapters.base import PlatformAdapter
 from bot.app.kindred import Kindred, build, services
 from bot.app.platforms import Platforms, configured, in_process_schedule, platforms, web_server
 from bot.app.settings import Settings
+from bot.core.errors import PlatformUnreachable
 
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 30.0
+MAX_RETRY_DELAY_S = 30.0
 NO_PLATFORM = (
     "kindred: no chat platform is configured, so only the web server runs (mini-apps, /admin, "
     "/healthz). Set TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN (see docs/telegram.md and "
@@ -25,11 +29,50 @@ NO_PLATFORM = (
 )
 
 
+@dataclass(frozen=True)
+class StartRetry:
+    """How often, and how patiently, a platform that cannot be reached is tried again at start."""
+
+    attempts: int = 8
+    first_delay_s: float = 1.0
+    max_delay_s: float = MAX_RETRY_DELAY_S
+
+    def delay_s(self, attempt: int) -> float:
+        return float(min(self.first_delay_s * 2 ** (attempt - 1), self.max_delay_s))
+
+
 async def run(settings: Settings, args: argparse.Namespace) -> int:
     return await serve(settings)
 
 
+async def start_with_retries(adapter: PlatformAdapter, retry: StartRetry, stop: asyncio.Event) -> bool:
+    """Start `adapter`, trying again with backoff while its platform is unreachable.
+
+    True once it serves; False if a stop came while waiting. A refused token (ConfigError) and any
+    other error fail at once; the last unreachable attempt raises PlatformUnreachable.
+    """
+    for attempt in range(1, retry.attempts + 1):
+        try:
+            await adapter.start()
+        except PlatformUnreachable as exc:
+            if attempt == retry.attempts:
+                raise PlatformUnreachable(f"{exc}; gave up after {attempt} attempts") from None
+            delay = retry.delay_s(attempt)
+            # The adapters' messages name the error's type only, never a URL (it holds the token).
+            log.warning("%s: attempt %d of %d; trying again in %.1f s", exc, attempt, retry.attempts, delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+            if stop.is_set():
+                return False
+        else:
+            if attempt > 1:
+                log.warning("%s: connected on attempt %d", adapter.name, attempt)
+            return True
+    return False
+
+
 async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int:
+    """Serve until `stop` (or SIGINT/SIGTERM); every part started is stopped again, whatever failed."""
     if not configured(settings):
         # The apps' links and /admin must keep working without a chat platform: say so, serve on.
         print(NO_PLATFORM, file=sys.stderr)
@@ -43,17 +86,20 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int
     web = web_server(settings, kindred, found, health)
     schedule = in_process_schedule(settings, kindred)
     started: list[PlatformAdapter] = []
+    retry = StartRetry(settings.general.start_attempts, settings.general.start_backoff_s)
     try:
         # The web server first: Telegram may post to the webhook the moment it is set.
         await web.start(settings.web.host, settings.web.port)
         for adapter in found.adapters:
-            await adapter.start()
+            if not await start_with_retries(adapter, retry, stop):
+                break
             started.append(adapter)
-        if schedule is not None:
-            schedule.start()  # no broker, so no beat: the nightly jobs run from here
-        names = ", ".join(a.name for a in found.adapters) or "the web server only"
-        print(f"kindred: serving {names} on port {web.port}; Ctrl-C stops", file=sys.stderr)
-        await stop.wait()
+        if not stop.is_set():
+            if schedule is not None:
+                schedule.start()  # no broker, so no beat: the nightly jobs run from here
+            names = ", ".join(a.name for a in found.adapters) or "the web server only"
+            print(f"kindred: serving {names} on port {web.port}; Ctrl-C stops", file=sys.stderr)
+            await stop.wait()
     finally:
         if schedule is not None:
             await schedule.close()

@@ -34,6 +34,9 @@ def add_commands(commands: Any) -> None:
         "--queues", default="build,default,train", help="comma-separated: gpu, train, build, default"
     )
     worker.add_argument(
+        "--name", help="the node's name before @host (default: the first queue); healthchecks ping it"
+    )
+    worker.add_argument(
         "--pool", help="Celery pool; default threads with gpu (one process per GPU), else prefork"
     )
     worker.add_argument(
@@ -52,7 +55,9 @@ def worker_command(settings: Settings, args: argparse.Namespace) -> list[str]:
     pool = args.pool or ("threads" if gpu else "prefork")
     concurrency = args.concurrency or (settings.inference.batch_size if gpu else None)
     command = [*CELERY, "worker", "--queues", ",".join(queues), "--pool", pool]
-    command += ["--hostname", f"{queues[0]}@%h", "--loglevel", settings.general.log_level]
+    # A fixed name (--name) lets a healthcheck find the node whatever order its queues are listed in.
+    name = args.name or queues[0]
+    command += ["--hostname", f"{name}@%h", "--loglevel", settings.general.log_level]
     if concurrency:
         command += ["--concurrency", str(concurrency)]
     return command

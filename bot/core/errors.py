@@ -9,6 +9,11 @@ class ConfigError(KindredError):
     """A setting is missing or invalid. The message names the variable."""
 
 
+class PlatformUnreachable(KindredError):
+    """A chat platform could not be reached (network, proxy, a 5xx). Starting again later may work;
+    a refused token is a ConfigError instead, which retrying never fixes."""
+
+
 class StoreError(KindredError):
     """The store refused an operation for a reason that retrying will not fix."""
 

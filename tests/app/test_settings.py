@@ -59,6 +59,8 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_DATA_DIR", "/tmp/kd", lambda s: s.data_dir, Path("/tmp/kd")),
     ("KINDRED_LOG_LEVEL", "DEBUG", lambda s: s.general.log_level, "DEBUG"),
     ("KINDRED_ENV", "development", lambda s: s.general.env, "development"),
+    ("KINDRED_START_ATTEMPTS", "3", lambda s: s.general.start_attempts, 3),
+    ("KINDRED_START_BACKOFF_S", "0.5", lambda s: s.general.start_backoff_s, 0.5),
     ("KINDRED_MODEL", "some/model", lambda s: s.inference.model, "some/model"),
     ("KINDRED_EMBEDDING_MODEL", "some/embedder", lambda s: s.inference.embedding_model, "some/embedder"),
     ("KINDRED_DEVICE", "cpu", lambda s: s.inference.device, "cpu"),

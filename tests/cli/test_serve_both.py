@@ -31,20 +31,32 @@ from tests.support.waiting import wait_until
 __all__ = ["fake"]  # a fixture, imported for pytest to find
 
 
+def served_settings(
+    db: Path, general: GeneralSettings, model: Path, *, telegram: TelegramSettings | None = None
+) -> Settings:
+    """serve()'s settings for Discord on its loopback fake (and Telegram, if given), a tiny model."""
+    return Settings(
+        telegram=telegram or TelegramSettings(),
+        discord=DiscordSettings(DISCORD_BOT_TOKEN=p.TOKEN),
+        store=StoreSettings(DATABASE_URL=f"sqlite:///{db}"),
+        general=general,
+        inference=InferenceSettings(model=str(model)),
+        chat=ChatSettings(max_new_tokens=6),
+        web=WebSettings(port=0),
+    )
+
+
 async def test_telegram_and_discord_share_one_process_and_one_store(
     fake: FakeDiscord, tmp_path: Path, shared_data: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with FakeTelegramBotApi() as telegram:
-        settings = Settings(
+        settings = served_settings(
+            tmp_path / "kindred.db",
+            GeneralSettings(data_dir=shared_data),
+            tiny_model,
             telegram=TelegramSettings(
                 TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE_URL=telegram.base_url
             ),
-            discord=DiscordSettings(DISCORD_BOT_TOKEN=p.TOKEN),
-            store=StoreSettings(DATABASE_URL=f"sqlite:///{tmp_path / 'kindred.db'}"),
-            general=GeneralSettings(data_dir=shared_data),
-            inference=InferenceSettings(model=str(tiny_model)),
-            chat=ChatSettings(max_new_tokens=6),
-            web=WebSettings(port=0),
         )
         stop = asyncio.Event()
         served = asyncio.create_task(serve(settings, stop=stop))

@@ -22,11 +22,14 @@ BEN = p.user(5_000_000_000_000_000_002, "ben")
 
 
 class FakeDiscord:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        """`port`: where to listen (a test that starts it late knows its URL beforehand); 0: any."""
         self.guild_channel = p.text_channel(p.GUILD_CHANNEL_ID, p.GUILD_ID)
         self.gateway = FakeGateway({p.GUILD_ID: [self.guild_channel]})
         self.rest = FakeRest(self.gateway, {p.GUILD_CHANNEL_ID: p.GUILD_ID})
-        self.url = ""
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}" if port else ""
+        self.gateway.base_url = f"ws://127.0.0.1:{port}" if port else ""
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
@@ -34,9 +37,9 @@ class FakeDiscord:
         app.add_routes([*self.gateway.routes(), *self.rest.routes()])
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
-        port = self._runner.addresses[0][1]
+        self.port = port = self._runner.addresses[0][1]
         self.url = f"http://127.0.0.1:{port}"
         self.gateway.base_url = f"ws://127.0.0.1:{port}"
 

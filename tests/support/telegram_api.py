@@ -180,7 +180,8 @@ class FakeTelegramBotApi(tu.ChatWorld):
         app.router.add_route("*", "/bot{token}/{method}", self._serve)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        # On the port it was given (a test that starts it late), or on any free one.
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = self._runner.addresses[0][1]
 

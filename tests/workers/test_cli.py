@@ -46,11 +46,14 @@ def test_flower_refuses_to_run_without_basic_auth_outside_development(
 
 def test_the_gpu_worker_is_one_process_with_a_thread_per_batched_reply_and_cpu_workers_prefork() -> None:
     settings = Settings()
-    gpu = worker_command(settings, argparse.Namespace(queues="gpu", pool=None, concurrency=None))
-    cpu = worker_command(settings, argparse.Namespace(queues="build, default", pool=None, concurrency=3))
+    gpu = worker_command(settings, argparse.Namespace(queues="gpu", pool=None, concurrency=None, name=None))
+    cpu = worker_command(
+        settings, argparse.Namespace(queues="default, build", pool=None, concurrency=3, name="cpu")
+    )
     assert gpu[gpu.index("--pool") + 1] == "threads" and "gpu@%h" in gpu
     assert gpu[gpu.index("--concurrency") + 1] == str(settings.inference.batch_size)
-    assert cpu[cpu.index("--pool") + 1] == "prefork" and cpu[cpu.index("--queues") + 1] == "build,default"
+    assert cpu[cpu.index("--pool") + 1] == "prefork" and cpu[cpu.index("--queues") + 1] == "default,build"
+    assert gpu[gpu.index("--hostname") + 1] == "gpu@%h" and cpu[cpu.index("--hostname") + 1] == "cpu@%h"
     assert cpu[cpu.index("--concurrency") + 1] == "3"
     assert gpu[1:5] == ["-m", "celery", "-A", "workers.app"]
 

@@ -3,6 +3,7 @@ with no engine)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -11,6 +12,10 @@ from typing import Any
 
 import pytest
 import yaml  # PyYAML comes with transformers
+from pydantic import SecretStr
+from pydantic_settings import BaseSettings
+
+from bot.app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose")
@@ -75,16 +80,16 @@ def test_every_process_is_a_service_with_a_healthcheck(project: Path) -> None:
 def test_workers_take_their_queues_and_the_gpu_worker_reserves_a_gpu(project: Path) -> None:
     services = resolved(project, *GPU)["services"]
     gpu, cpu = services["worker-gpu"], services["worker-cpu"]
-    assert gpu["command"][:5] == ["worker", "--queues", "gpu", "--pool", "threads"]
+    assert gpu["command"][:7] == ["worker", "--name", "gpu", "--queues", "gpu", "--pool", "threads"]
     assert gpu["deploy"]["resources"]["reservations"]["devices"] == [
         {"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}
     ]
     # Nightly training: on the CPU worker without a GPU, on its own GPU worker with one.
     plain_cpu = resolved(project)["services"]["worker-cpu"]
-    assert plain_cpu["command"][:3] == ["worker", "--queues", "build,default,train"]
-    assert cpu["command"][:3] == ["worker", "--queues", "build,default"]
+    assert plain_cpu["command"][:5] == ["worker", "--name", "cpu", "--queues", "build,default,train"]
+    assert cpu["command"][:5] == ["worker", "--name", "cpu", "--queues", "build,default"]
     train = services["worker-train"]
-    assert train["command"][:3] == ["worker", "--queues", "train"]
+    assert train["command"][:5] == ["worker", "--name", "train", "--queues", "train"]
     assert train["environment"]["KINDRED_TRAIN_DEVICE"] == "cuda"
     devices = gpu["deploy"]["resources"]["reservations"]["devices"]
     assert train["deploy"]["resources"]["reservations"]["devices"] == devices
@@ -116,3 +121,62 @@ def test_every_variable_the_file_reads_is_in_env_example() -> None:  # needs no 
         "KINDRED_BEAT_LOCK_TTL_S", "KINDRED_ENV", "KINDRED_FLOWER_PORT", "KINDRED_ADMIN_PASSWORD",
     }  # fmt: skip
     assert workers - listed == set()
+
+
+# Which secrets each service is given (docker-compose.yml's table); every other one is held back.
+DATABASE = "POSTGRES_PASSWORD"
+NEEDS = {
+    "bot": {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN", "KINDRED_ADMIN_PASSWORD",
+            "KINDRED_OPENAI_API_KEY", DATABASE},
+    "worker-cpu": {"KINDRED_OPENAI_API_KEY", DATABASE},
+    "worker-gpu": {DATABASE},
+    "worker-train": {DATABASE},
+    "beat": set(),
+    "flower": {"KINDRED_FLOWER_PASSWORD"},
+    "postgres": {DATABASE},
+    "redis": set(),
+}  # fmt: skip
+
+
+def secret_variables() -> set[str]:
+    """Every secret Kindred's settings read (each SecretStr field's variable), and the database's."""
+    found = {DATABASE}
+    for section in Settings.model_fields.values():
+        model = section.annotation
+        assert isinstance(model, type) and issubclass(model, BaseSettings)
+        prefix = model.model_config.get("env_prefix", "")
+        for name, field in model.model_fields.items():
+            if SecretStr in getattr(field.annotation, "__args__", (field.annotation,)):
+                alias = field.validation_alias
+                choices = getattr(alias, "choices", None)
+                found.add(str(choices[0]) if choices else f"{prefix}{name}".upper())
+    return found
+
+
+def test_each_service_is_given_only_the_secrets_it_needs(project: Path) -> None:
+    secrets = {name: f"secret-value-of-{name.lower().replace('_', '-')}" for name in secret_variables()}
+    assert set(secrets) == set().union(*NEEDS.values())  # a new secret must be placed in the table
+    env = {**REQUIRED, **secrets}
+    (project / ".env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+    for files in ((), GPU):
+        services = resolved(project, *files)["services"]
+        for name, service in services.items():
+            shown = json.dumps(service)
+            given = {secret for secret, value in secrets.items() if value in shown}
+            assert given == NEEDS[name], name
+
+
+def test_a_worker_healthcheck_does_not_depend_on_the_order_of_its_queues(project: Path) -> None:
+    seen = []
+    for queues in ("build,default,train", "train,default,build"):
+        env = {**REQUIRED, "KINDRED_CPU_QUEUES": queues, "KINDRED_GPU_QUEUES": "train,gpu"}
+        (project / ".env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+        services = resolved(project, *GPU)["services"] | {
+            "worker-cpu (no GPU)": resolved(project)["services"]["worker-cpu"]
+        }
+        for name in ("worker-cpu", "worker-gpu", "worker-train", "worker-cpu (no GPU)"):
+            command, check = services[name]["command"], services[name]["healthcheck"]["test"][1]
+            node = command[command.index("--name") + 1]
+            assert f"--destination {node}@$$HOSTNAME" in check, name  # the node `kindred worker` names
+            seen.append((name, node, check))
+    assert seen[:4] == seen[4:]  # the same nodes and checks, whichever order the queues came in

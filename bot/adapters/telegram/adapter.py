@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from telegram import Update
-from telegram.error import InvalidToken, TelegramError
+from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -34,7 +34,7 @@ from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.ordering import PerChatOrder
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.adapters.telegram.transport import AiohttpRequest
-from bot.core.errors import ConfigError, KindredError
+from bot.core.errors import ConfigError, KindredError, PlatformUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -88,21 +88,27 @@ class TelegramAdapter:
     def __init__(self, config: TelegramConfig, services: Services) -> None:
         self.config = config
         self.services = services
+        self._requests: tuple[AiohttpRequest, ...] = ()
         self.application = self._build()
         self._seen: set[int] = set()
         self._seen_order: deque[int] = deque()
 
     def _build(self) -> Application:  # type: ignore[type-arg]
         api, files = self.config.base_urls
+        # Kept, so that a start that fails half-way can still close their sessions (below).
+        self._requests = (
+            AiohttpRequest(HTTP_CONNECTIONS),
+            AiohttpRequest(1, read_timeout=5.0 + self.config.poll_timeout_s),
+        )
         builder = (
             ApplicationBuilder()
             .token(self.config.token)
             .base_url(api)
             .base_file_url(files)
             .concurrent_updates(PerChatOrder(MAX_CONCURRENT_UPDATES))
-            .request(AiohttpRequest(HTTP_CONNECTIONS))
+            .request(self._requests[0])
             # The long poll has a connection of its own, so replies never wait behind it.
-            .get_updates_request(AiohttpRequest(1, read_timeout=5.0 + self.config.poll_timeout_s))
+            .get_updates_request(self._requests[1])
             .rate_limiter(AIORateLimiter(overall_max_rate=self.config.sends_per_second, max_retries=5))
         )
         if self.config.webhook_url is not None:
@@ -120,6 +126,7 @@ class TelegramAdapter:
         return application
 
     async def start(self) -> None:
+        """Connect and serve. A failed start leaves nothing open, and the adapter can start again."""
         try:
             await self._start()
         except InvalidToken:
@@ -127,6 +134,11 @@ class TelegramAdapter:
             # PTB's message quotes the token; this one never does.
             raise ConfigError(
                 "TELEGRAM_BOT_TOKEN was refused by the Bot API (or TELEGRAM_API_BASE_URL is wrong)"
+            ) from None
+        except NetworkError as exc:  # refused, timed out, reset, or a 5xx from the API or a proxy
+            await self._close_quietly()
+            raise PlatformUnreachable(
+                f"telegram: the Bot API cannot be reached ({type(exc).__name__})"
             ) from None
         except TelegramError as exc:
             await self._close_quietly()
@@ -150,8 +162,14 @@ class TelegramAdapter:
     async def _close_quietly(self) -> None:
         try:
             await self.stop()
+            # PTB shuts down only what finished initialising: a getMe that failed leaves the HTTP
+            # sessions open ("Unclosed client session" at exit) unless they are closed here.
+            for request in self._requests:
+                await request.shutdown()
         except Exception as exc:  # the start failure is what the admin needs to see
             log.debug("telegram: cleanup after a failed start: %s", type(exc).__name__)
+        # A fresh Application for the next attempt: PTB's is not meant to start twice.
+        self.application = self._build()
 
     @property
     def mode(self) -> str:
