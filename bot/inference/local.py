@@ -135,6 +135,16 @@ class LocalInference:
         )
 
     @property
+    def engine(self) -> str:
+        """Which engine runs the model: "llama" (torch alone) or "transformers"."""
+        return "llama" if self._plain else "transformers"
+
+    @property
+    def dtype(self) -> Any:
+        """The torch dtype of the model's weights."""
+        return self._model.dtype
+
+    @property
     def max_batch(self) -> int:
         return self._batcher.max_batch
 
