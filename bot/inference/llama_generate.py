@@ -18,11 +18,25 @@ from pathlib import Path
 
 import torch
 
+from bot.core.errors import ConfigError
+from bot.inference.chat_tokenizer import ChatTokenizer
 from bot.inference.llama import KVCache, LlamaModel, RowLora, attention_mask
 from bot.inference.llama_lora import LoraWeights, load_lora
 from bot.inference.lora import BASE
 from bot.inference.row_text import RowText
 from bot.inference.sampling import next_tokens, penalise_rows
+
+
+def load_plain(path: Path, device: str) -> tuple[LlamaModel, ChatTokenizer] | None:
+    """The plain Llama engine's model and tokenizer for `path`, or None when it cannot run it."""
+    tokenizer = ChatTokenizer.load(path)
+    if tokenizer is None or tokenizer.eos_token_id is None:
+        return None
+    try:
+        model = LlamaModel.load(path, device)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"KINDRED_MODEL: cannot load model {str(path)!r}: {exc}") from exc
+    return None if model is None else (model, tokenizer)
 
 
 class TensorSlots:

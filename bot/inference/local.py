@@ -119,10 +119,18 @@ class LocalInference:
 
         limit_torch_threads(threads)
         path = Path(str(model_dir)).expanduser()
-        loaded = None if engine == "transformers" else _load_plain_llama(path, device)
+        loaded = None
+        if engine != "transformers" and path.is_dir():
+            from bot.inference.llama_generate import load_plain
+
+            loaded = load_plain(path, device)
         if loaded is None and engine == "llama":
             raise ConfigError(f"KINDRED_MODEL: {str(model_dir)!r} is not a plain Llama directory")
-        model, tokenizer = loaded or _load_transformers(str(model_dir), device)
+        if loaded is None:
+            from bot.inference.rows import load_transformers
+
+            loaded = load_transformers(str(model_dir), device)
+        model, tokenizer = loaded
         return cls(
             model,
             tokenizer,
@@ -355,38 +363,6 @@ class LocalInference:
         elif isinstance(configured, list):
             found.update(int(x) for x in configured)
         return found
-
-
-def _load_plain_llama(path: Path, device: str) -> tuple[Any, Any] | None:
-    """The plain Llama engine's model and tokenizer for `path`, or None when it cannot run it."""
-    if not path.is_dir():
-        return None
-    from bot.inference.chat_tokenizer import ChatTokenizer
-    from bot.inference.llama import LlamaModel
-
-    tokenizer = ChatTokenizer.load(path)
-    if tokenizer is None or tokenizer.eos_token_id is None:
-        return None
-    try:
-        model = LlamaModel.load(path, device)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"KINDRED_MODEL: cannot load model {str(path)!r}: {exc}") from exc
-    return None if model is None else (model, tokenizer)
-
-
-def _load_transformers(source: str, device: str) -> tuple[Any, Any]:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    local = Path(source).expanduser().is_dir()
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
-        model = AutoModelForCausalLM.from_pretrained(source, local_files_only=local, dtype="auto")
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"KINDRED_MODEL: cannot load model {source!r}: {exc}") from exc
-    model.to(torch.device(device))  # type: ignore[arg-type]
-    model.eval()  # type: ignore[no-untyped-call]
-    return model, tokenizer
 
 
 def _is_plain_llama(model: Any) -> bool:

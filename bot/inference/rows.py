@@ -8,18 +8,20 @@
   (the pad token is the end-of-turn token for SmolLM2; penalising it would make replies run on).
 
 This module imports torch and transformers; `bot/inference/local.py` imports it only when it
-generates.
+loads a model that runs on transformers (`load_transformers`) and when it generates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import LogitsProcessor, StoppingCriteria
+from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, StoppingCriteria
 from transformers.generation.streamers import BaseStreamer
 
+from bot.core.errors import ConfigError
 from bot.inference.row_text import Row, RowText, must_stop
 from bot.inference.sampling import penalise_rows
 
@@ -65,3 +67,16 @@ class RowRepetitionPenalty(LogitsProcessor):
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         return penalise_rows(input_ids, scores, self._penalty, self._pads)
+
+
+def load_transformers(source: str, device: str) -> tuple[Any, Any]:
+    """A transformers model and tokenizer from a directory or Hub id, on `device`, for inference."""
+    local = Path(source).expanduser().is_dir()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
+        model = AutoModelForCausalLM.from_pretrained(source, local_files_only=local, dtype="auto")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"KINDRED_MODEL: cannot load model {source!r}: {exc}") from exc
+    model.to(torch.device(device))  # type: ignore[arg-type]
+    model.eval()  # type: ignore[no-untyped-call]
+    return model, tokenizer
