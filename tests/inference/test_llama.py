@@ -43,7 +43,7 @@ TRICKY = [
 def engines(tiny_dir: Path, adapters: Path | None = None) -> dict[str, LocalInference]:
     greedy = Sampling(temperature=0.0)
     return {
-        kind: LocalInference.load(tiny_dir, sampling=greedy, adapters_dir=adapters, engine=kind)  # type: ignore[arg-type]
+        kind: LocalInference.load(tiny_dir, sampling=greedy, adapters_dir=adapters, engine=kind)
         for kind in ("llama", "transformers")
     }
 
@@ -51,7 +51,7 @@ def engines(tiny_dir: Path, adapters: Path | None = None) -> dict[str, LocalInfe
 def test_prefill_and_a_cached_step_give_transformers_logits(tiny_dir: Path) -> None:
     from transformers import AutoModelForCausalLM
 
-    reference = AutoModelForCausalLM.from_pretrained(str(tiny_dir), local_files_only=True).eval()
+    reference = AutoModelForCausalLM.from_pretrained(str(tiny_dir), local_files_only=True).eval()  # type: ignore[no-untyped-call]
     model = LlamaModel.load(tiny_dir)
     assert model is not None
     ids = torch.tensor([[2, 2, 2, 105, 7, 900], [5, 17, 300, 44, 8, 61]])  # row 0 left-padded
@@ -137,11 +137,11 @@ def test_sampling_filters_match_transformers_warpers() -> None:
 
     scores = torch.randn(4, 500, generator=torch.Generator().manual_seed(3)) * 3
     for temperature, top_k, top_p in [(0.7, 50, 0.9), (1.3, 0, 0.5), (0.2, 5, 1.0)]:
-        expected = TemperatureLogitsWarper(temperature)(None, scores)  # type: ignore[arg-type]
+        expected = TemperatureLogitsWarper(temperature)(None, scores)
         if top_k:
-            expected = TopKLogitsWarper(top_k)(None, expected)  # type: ignore[arg-type]
+            expected = TopKLogitsWarper(top_k)(None, expected)
         if top_p < 1.0:
-            expected = TopPLogitsWarper(top_p)(None, expected)  # type: ignore[arg-type]
+            expected = TopPLogitsWarper(top_p)(None, expected)
         assert torch.equal(warp(scores, temperature, top_k, top_p), expected)
 
 
