@@ -67,6 +67,12 @@ def add_engine_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: half the CPUs)")
     parser.add_argument("--dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"))
+    parser.add_argument(
+        "--engine",
+        default="auto",
+        choices=("auto", "llama", "transformers"),
+        help="auto: what Kindred runs (the plain Llama engine where it can, else transformers)",
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -127,28 +133,28 @@ def summary(level: Level, concurrency: int) -> dict[str, Any]:
 
 
 def load_engine(args: argparse.Namespace, levels: Sequence[int], data_dir: Path) -> LocalInference:
-    """The engine under test (its model and tokenizer are what plain generate runs too).
-    `--random-weights` builds the model from its config.json alone: the same shapes and so the
-    same speed, without carrying the weights (text is noise, and replies always run to
-    max_tokens because such a model rarely ends one)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-
+    """The engine under test. `--random-weights` builds a transformers model from its config.json
+    alone: the same shapes and so the same speed, without carrying the weights (text is noise,
+    and replies always run to max_tokens because such a model rarely ends one). The plain Llama
+    engine runs the trained weights in their own dtype; `--engine auto` takes it where Kindred
+    would, unless `--random-weights` or `--dtype` asks for what only transformers does here."""
     from bot.inference.local import limit_torch_threads
     from bot.inference.model_files import prepare_model
 
     limit_torch_threads(args.threads)
     model_dir = str(prepare_model(args.model, data_dir))
-    dtype = "auto" if args.dtype == "auto" else getattr(torch, args.dtype)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    if args.random_weights:
-        torch.manual_seed(0)
-        config = AutoConfig.from_pretrained(model_dir)
-        model = AutoModelForCausalLM.from_config(config, dtype=None if dtype == "auto" else dtype)
-    else:
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
-    model.to(torch.device(args.device))
-    model.eval()
+    as_kindred = not args.random_weights and args.dtype == "auto"
+    if args.engine == "llama" or (args.engine == "auto" and as_kindred):
+        return LocalInference.load(
+            model_dir,
+            device=args.device,
+            timeout_s=3600.0,
+            sampling=Sampling(temperature=0.0),
+            max_batch=max(levels),
+            threads=args.threads,
+            engine=args.engine,
+        )
+    model, tokenizer = transformers_model(args, model_dir)
     return LocalInference(
         model,
         tokenizer,
@@ -157,6 +163,24 @@ def load_engine(args: argparse.Namespace, levels: Sequence[int], data_dir: Path)
         sampling=Sampling(temperature=0.0),
         max_batch=max(levels),
     )
+
+
+def transformers_model(args: argparse.Namespace, model_dir: str) -> tuple[Any, Any]:
+    """The transformers model and tokenizer that `--dtype` and `--random-weights` describe."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    dtype = "auto" if args.dtype == "auto" else getattr(torch, args.dtype)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    if args.random_weights:
+        torch.manual_seed(0)
+        config = AutoConfig.from_pretrained(model_dir)
+        model = AutoModelForCausalLM.from_config(config, dtype=None if dtype == "auto" else dtype)  # type: ignore[no-untyped-call]
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
+    model.to(torch.device(args.device))
+    model.eval()
+    return model, tokenizer
 
 
 def facts(engine: LocalInference, args: argparse.Namespace) -> dict[str, Any]:
@@ -171,7 +195,8 @@ def facts(engine: LocalInference, args: argparse.Namespace) -> dict[str, Any]:
         "torch_threads": torch.get_num_threads(),
         "max_batch": engine.max_batch,
         "decoding": "greedy",
-        "dtype": str(next(engine._model.parameters()).dtype).removeprefix("torch."),
+        "engine": engine.engine,
+        "dtype": str(engine.dtype).removeprefix("torch."),
         "weights": "random (config.json only)" if args.random_weights else "trained",
     }
     if args.device.startswith("cuda") and torch.cuda.is_available():
@@ -199,7 +224,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             log(f"  {results[str(concurrency)]['tokens_per_s']} tokens/s")
         pairs = args.vs_generate if args.vs_generate is not None else (2 if args.quick else 6)
         if pairs > 0:
-            vs_generate = await compare_with_generate(engine, pairs, max_tokens)
+            vs_generate = await compare_with_generate(engine, args, data_dir, pairs, max_tokens)
     finally:
         await engine.close()  # the generation thread must end before the interpreter does
     report["results"] = results
@@ -210,10 +235,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
-async def compare_with_generate(engine: LocalInference, pairs: int, max_tokens: int) -> dict[str, Any]:
+async def compare_with_generate(
+    engine: LocalInference, args: argparse.Namespace, data_dir: Path, pairs: int, max_tokens: int
+) -> dict[str, Any]:
+    """Plain transformers generate on the same weights: the engine's own model when it is a
+    transformers one, else the same directory loaded by transformers."""
     log(f"engine vs plain generate: {pairs} prompts of {max_tokens} tokens, one chat at a time")
     prompts = [PROMPTS[i % len(PROMPTS)] for i in range(pairs)]
-    compared = await engine_vs_generate.compare(engine, engine._model, engine._tokenizer, prompts, max_tokens)
+    if engine.engine == "transformers":
+        model, tokenizer = engine._model, engine._tokenizer
+    else:
+        from bot.inference.model_files import prepare_model
+
+        model, tokenizer = transformers_model(args, str(prepare_model(args.model, data_dir)))
+    compared = await engine_vs_generate.compare(engine, model, tokenizer, prompts, max_tokens)
     found = engine_vs_generate.summary(compared, max_tokens)
     log(
         f"  engine/generate {found['engine_vs_generate']} (generate {found['generate_tokens_per_s']}"

@@ -48,13 +48,11 @@ async def probe(marks: Marks, line: str) -> None:
     settings = load_settings()
     marks.mark("kindred_imports")
     if settings.inference.backend == "local":
+        # A plain Llama (the bundled SmolLM2) needs torch alone; any other model imports
+        # transformers as part of its load.
         import torch  # noqa: F401
 
         marks.mark("torch_import")
-        import transformers.modeling_utils  # noqa: F401
-        from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: F401
-
-        marks.mark("transformers_import")
     from bot.app.backends import load_embedder, load_inference, open_store
 
     store = await open_store(settings)

@@ -1,11 +1,18 @@
-"""In-process inference with transformers, on CPU or one GPU, batching requests that arrive together.
+"""In-process inference, on CPU or one GPU, batching requests that arrive together.
+
+Two engines sit behind it. A plain Llama directory (the bundled SmolLM2 is one) runs on
+`llama.py`, a forward pass in torch alone, with `chat_tokenizer.py` and `llama_generate.py`:
+transformers is never imported, which takes seconds off every start. Any other model runs on
+transformers' `generate` (`rows.py` hooks), with peft for adapters. Both give the same tokens
+(tests/inference/test_llama.py); `LocalInference.load(engine=...)` picks one by hand.
 
 Each `stream` call puts a request in line (`batching.Batcher`). One worker thread takes what is
-waiting and runs it as one left-padded `generate`; `rows.py` splits the batch back into a reply
-per request. Text reaches the event loop through `loop.call_soon_threadsafe` into an
-asyncio.Queue, so the loop never waits on the thread. Each row stops on its own: at its
+waiting and runs it as one left-padded batch, split back into a reply per request. Text
+reaches the event loop through `loop.call_soon_threadsafe` into an asyncio.Queue, so the loop
+never waits on the thread. Each row stops on its own: at its
 max_tokens, when its consumer walks away, or at its deadline (InferenceTimeout). Rows may ask for
-different LoRA adapters (`lora.py`); peft runs them in one batch (`adapter_names`).
+different LoRA adapters (`lora.py`), run in one batch (peft's `adapter_names`, or
+`llama_generate`'s own rows).
 """
 
 from __future__ import annotations
@@ -17,18 +24,20 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage
 from bot.inference.batching import Batcher, Request
-from bot.inference.lora import AdapterSet, find_adapter
+from bot.inference.lora import AdapterSet, AdapterSlots, PeftSlots, find_adapter
 
 DEFAULT_MAX_CONTEXT = 2048
 # Rows per generate. On CPU, throughput stops growing somewhere past 16 for SmolLM2-135M; a GPU
 # takes more (see bench/inference.py).
 DEFAULT_MAX_BATCH = 16
 THREAD_NAME = "kindred-generate"
+# "auto": the plain Llama engine where it computes the model exactly, transformers elsewhere.
+Engine = Literal["auto", "llama", "transformers"]
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +56,12 @@ class Sampling:
 class _Prepared:
     request: Request
     ids: list[int]
-    adapter: str  # peft's name for the row's adapter, or lora.BASE
+    adapter: str  # the internal name of the row's adapter, or lora.BASE
 
 
 class LocalInference:
-    """The Inference port over a transformers causal LM and its chat template."""
+    """The Inference port over a causal LM and its chat template: a transformers model, or a
+    `llama.LlamaModel` with a `chat_tokenizer.ChatTokenizer`."""
 
     def __init__(
         self,
@@ -72,9 +82,14 @@ class LocalInference:
         self._device = device
         self.timeout_s = timeout_s
         self.sampling = sampling or Sampling()
-        self._limit = int(getattr(model.config, "max_position_embeddings", max_context))
+        self._plain = _is_plain_llama(model)
+        self._slots: Any = _plain_slots(model) if self._plain else PeftSlots(model)
+        if self._plain:
+            self._limit = int(model.shape.max_positions)
+        else:
+            self._limit = int(getattr(model.config, "max_position_embeddings", max_context))
         self.context_window = min(self._limit, max_context)
-        self._adapters = AdapterSet(adapters_dir)
+        self._adapters = AdapterSet(adapters_dir, self._slots)
         self._batcher = Batcher(self._run_batch, max_batch=max_batch, thread_name=THREAD_NAME)
 
     @classmethod
@@ -89,28 +104,33 @@ class LocalInference:
         threads: int | None = None,
         max_batch: int = DEFAULT_MAX_BATCH,
         adapters_dir: Path | None = None,
+        engine: Engine = "auto",
     ) -> LocalInference:
         """Load a model directory (or Hub id) prepared by `prepare_model`. Blocks for a while.
 
         `threads` sets torch's CPU threads for the whole process; see `limit_torch_threads`.
-        `device="auto"`: the GPU when torch sees one, else the CPU.
+        `device="auto"`: the GPU when torch sees one, else the CPU. `engine` (see `Engine`):
+        "llama" fails with ConfigError for a model the plain Llama engine cannot run.
         """
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
 
         limit_torch_threads(threads)
-        source = str(model_dir)
-        local = Path(source).expanduser().is_dir()
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
-            model = AutoModelForCausalLM.from_pretrained(source, local_files_only=local, dtype="auto")
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"KINDRED_MODEL: cannot load model {source!r}: {exc}") from exc
-        model.to(torch.device(device))  # type: ignore[arg-type]
-        model.eval()  # type: ignore[no-untyped-call]
+        path = Path(str(model_dir)).expanduser()
+        loaded = None
+        if engine != "transformers" and path.is_dir():
+            from bot.inference.llama_generate import load_plain
+
+            loaded = load_plain(path, device)
+        if loaded is None and engine == "llama":
+            raise ConfigError(f"KINDRED_MODEL: {str(model_dir)!r} is not a plain Llama directory")
+        if loaded is None:
+            from bot.inference.rows import load_transformers
+
+            loaded = load_transformers(str(model_dir), device)
+        model, tokenizer = loaded
         return cls(
             model,
             tokenizer,
@@ -121,6 +141,16 @@ class LocalInference:
             max_batch=max_batch,
             adapters_dir=adapters_dir,
         )
+
+    @property
+    def engine(self) -> str:
+        """Which engine runs the model: "llama" (torch alone) or "transformers"."""
+        return "llama" if self._plain else "transformers"
+
+    @property
+    def dtype(self) -> Any:
+        """The torch dtype of the model's weights."""
+        return self._model.dtype
 
     @property
     def max_batch(self) -> int:
@@ -209,8 +239,10 @@ class LocalInference:
             if prepared:
                 self._generate(prepared)
         except Exception as exc:  # anything the model raises becomes one typed error
-            error = exc if isinstance(exc, InferenceError) else InferenceError(
-                f"local generation failed: {type(exc).__name__}: {exc}"
+            error = (
+                exc
+                if isinstance(exc, InferenceError)
+                else InferenceError(f"local generation failed: {type(exc).__name__}: {exc}")
             )
             error.__cause__ = exc
             for request in requests:
@@ -228,12 +260,15 @@ class LocalInference:
                 raise InferenceError(
                     f"the prompt takes {len(ids)} tokens; this model reads at most {self._limit}"
                 )
-            return _Prepared(request, ids, self._adapters.resolve(self._model, request.adapter))
+            return _Prepared(request, ids, self._adapters.resolve(request.adapter))
         except InferenceError as exc:
             request.post(exc)
             return None
 
     def _generate(self, batch: list[_Prepared]) -> None:
+        if self._plain:
+            self._generate_plain(batch)
+            return
         import torch
         from transformers import StoppingCriteriaList
 
@@ -251,9 +286,10 @@ class LocalInference:
             for p in batch
         ]
         options = self._sampling_options([r.pad for r in row_list])
-        if self._adapters.active:
+        peft = self._slots.peft
+        if peft is not None:
             options["adapter_names"] = [p.adapter for p in batch]
-        model = self._adapters.model(self._model)
+        model = self._model if peft is None else peft
         with torch.inference_mode():
             model.generate(
                 input_ids=input_ids.to(self._device),
@@ -264,6 +300,23 @@ class LocalInference:
                 stopping_criteria=StoppingCriteriaList([rows.RowStop(row_list, width)]),
                 **options,
             )
+
+    def _generate_plain(self, batch: list[_Prepared]) -> None:
+        from bot.inference import llama_generate
+        from bot.inference.row_text import Row, RowText
+
+        rows = [Row(p.request, min(p.request.max_tokens, self._limit - len(p.ids)), 0) for p in batch]
+        s = self.sampling
+        llama_generate.generate(
+            self._model,
+            [p.ids for p in batch],
+            [p.adapter for p in batch],
+            self._slots,
+            RowText(self._tokenizer, rows, self._eos_ids()),
+            pad_id=self._pad_token_id(),
+            max_new=min(max(r.budget for r in rows), self._limit - max(len(p.ids) for p in batch)),
+            decoding=llama_generate.Decoding(s.temperature, s.top_k, s.top_p, s.repetition_penalty),
+        )
 
     def _sampling_options(self, pads: list[int]) -> dict[str, Any]:
         """generate's options: the penalty and the warpers in transformers' usual order."""
@@ -302,12 +355,26 @@ class LocalInference:
 
     def _eos_ids(self) -> set[int]:
         found = {int(self._tokenizer.eos_token_id)}
+        if self._plain:
+            return found | set(self._model.eos_token_ids)
         configured = getattr(getattr(self._model, "generation_config", None), "eos_token_id", None)
         if isinstance(configured, int):
             found.add(configured)
         elif isinstance(configured, list):
             found.update(int(x) for x in configured)
         return found
+
+
+def _is_plain_llama(model: Any) -> bool:
+    from bot.inference.llama import LlamaModel
+
+    return isinstance(model, LlamaModel)
+
+
+def _plain_slots(model: Any) -> AdapterSlots:
+    from bot.inference.llama_generate import TensorSlots
+
+    return TensorSlots(model)
 
 
 def _as_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:

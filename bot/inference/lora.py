@@ -7,8 +7,10 @@ weights and then the `version` file, or by renaming a finished folder into place
 that asks for `n` loads it, with no restart.
 
 `AdapterSet` is used only from the generation thread: loading and unloading happen between
-batches, never while the model runs. Each loaded version gets an internal peft name of its own
+batches, never while the model runs. Each loaded version gets an internal name of its own
 (`k1`, `k2`, …), so a new version is loaded next to the old one before the old one is deleted.
+Where the weights go is its `AdapterSlots`: peft (`PeftSlots`, for a transformers model) or the
+plain Llama engine's tensors (`llama_generate.TensorSlots`).
 
 Nightly training publishes each version under a new name (`v1`, `v2`, …), so names that no batch
 asked for in a while are unloaded (`trim`, between batches): at most `max_loaded` stay, and none
@@ -23,7 +25,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bot.core.errors import InferenceError
 
@@ -94,12 +96,43 @@ class _Loaded:
     used_at: float
 
 
+class AdapterSlots(Protocol):
+    """Where loaded adapters live: peft's wrapper around a transformers model, or plain tensors."""
+
+    def load(self, path: Path, internal: str) -> None: ...
+
+    def delete(self, internal: str, active: str) -> None:
+        """Unload `internal`; `active`, still loaded, becomes the active one first."""
+
+
+class PeftSlots:
+    """Adapters inside peft: the model is wrapped in a PeftModel on the first load."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+        self.peft: Any = None
+
+    def load(self, path: Path, internal: str) -> None:
+        from peft import PeftModel
+
+        if self.peft is None:
+            self.peft = PeftModel.from_pretrained(self.base, str(path), adapter_name=internal)
+            self.peft.eval()
+        else:
+            self.peft.load_adapter(str(path), adapter_name=internal)
+
+    def delete(self, internal: str, active: str) -> None:
+        self.peft.set_adapter(active)  # peft warns when the active adapter is deleted
+        self.peft.delete_adapter(internal)
+
+
 class AdapterSet:
-    """The adapters loaded into one model. The model is wrapped in a PeftModel on first use."""
+    """The adapters loaded into one model, each version under an internal name of its own."""
 
     def __init__(
         self,
         root: Path | None,
+        slots: AdapterSlots,
         *,
         max_loaded: int = MAX_LOADED,
         idle_s: float = IDLE_S,
@@ -108,11 +141,11 @@ class AdapterSet:
         if max_loaded < 1:
             raise ValueError("max_loaded must be at least 1")
         self.root = root
+        self.slots = slots
         self.max_loaded = max_loaded
         self.idle_s = idle_s
         self._clock = clock
         self._loaded: dict[str, _Loaded] = {}
-        self._peft: Any = None
         self._counter = 0
 
     @property
@@ -120,17 +153,8 @@ class AdapterSet:
         """The adapter names loaded now, least recently used first."""
         return [name for name, _ in sorted(self._loaded.items(), key=lambda item: item[1].used_at)]
 
-    @property
-    def active(self) -> bool:
-        """Whether the model is wrapped, so that every batch must name its rows' adapters."""
-        return self._peft is not None
-
-    def model(self, base: Any) -> Any:
-        """What to call `generate` on: the peft wrapper once an adapter was loaded, else `base`."""
-        return base if self._peft is None else self._peft
-
-    def resolve(self, base: Any, name: str | None) -> str:
-        """The peft adapter name serving `name` now, loading a new version first if there is one.
+    def resolve(self, name: str | None) -> str:
+        """The internal adapter name serving `name` now, loading a new version first if there is one.
 
         A failed reload keeps serving the version already loaded (and logs why); with none
         loaded, the failure is an InferenceError for the rows that asked for it.
@@ -144,7 +168,7 @@ class AdapterSet:
             found = find_adapter(self.root, name)
             if current is not None and current.version == found.version:
                 return current.internal
-            internal = self._load(base, found)
+            internal = self._load(found)
         except InferenceError:
             if current is None:
                 raise
@@ -156,15 +180,14 @@ class AdapterSet:
             log.warning("LoRA adapter %r: keeping the loaded version; the new one failed: %s", name, exc)
             return current.internal
         if current is not None:
-            self._peft.set_adapter(internal)  # peft warns when the active adapter is deleted
-            self._peft.delete_adapter(current.internal)
+            self.slots.delete(current.internal, active=internal)
         self._loaded[name] = _Loaded(found.version, internal, self._clock())
         log.info("LoRA adapter %r loaded (%s)", name, found.version)
         return internal
 
     def trim(self, in_use: Collection[str] = ()) -> list[str]:
         """Unload adapters idle past `idle_s`, then the least recently used beyond `max_loaded`.
-        Never one of `in_use` (peft names of the batch about to run) nor the last one used.
+        Never one of `in_use` (internal names of the batch about to run) nor the last one used.
         Returns the adapter names unloaded. Call between batches only."""
         if len(self._loaded) <= 1:
             return []
@@ -177,9 +200,7 @@ class AdapterSet:
             if name == newest or entry.internal in in_use:
                 continue
             if over > 0 or now - entry.used_at > self.idle_s:
-                if not dropped:  # peft warns when the active adapter is deleted
-                    self._peft.set_adapter(self._loaded[newest].internal)
-                self._peft.delete_adapter(entry.internal)
+                self.slots.delete(entry.internal, active=self._loaded[newest].internal)
                 del self._loaded[name]
                 dropped.append(name)
                 over -= 1
@@ -187,14 +208,8 @@ class AdapterSet:
             log.info("LoRA adapters unloaded (not used lately): %s", ", ".join(dropped))
         return dropped
 
-    def _load(self, base: Any, found: AdapterVersion) -> str:
-        from peft import PeftModel
-
+    def _load(self, found: AdapterVersion) -> str:
         self._counter += 1
         internal = f"k{self._counter}"
-        if self._peft is None:
-            self._peft = PeftModel.from_pretrained(base, str(found.path), adapter_name=internal)
-            self._peft.eval()
-        else:
-            self._peft.load_adapter(str(found.path), adapter_name=internal)
+        self.slots.load(found.path, internal)
         return internal

@@ -17,7 +17,7 @@ from tests.support.tiny_model import build_tiny_model
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 600  # a warm-up and two starts of a process that imports torch, on a busy CI box
 PARTS = [
-    "python", "kindred_imports", "torch_import", "transformers_import", "store_open", "model_load",
+    "python", "kindred_imports", "torch_import", "store_open", "model_load",
     "embedder_load", "first_byte", "last_byte",
 ]  # fmt: skip
 
@@ -42,6 +42,7 @@ def test_startup_bench_quick_run_reports_the_parts_and_the_check(data_dir: Path)
     assert report["benchmark"] == "startup" and report["settings"]["runs"] == 1
     chat = report["chat"]
     assert 0 < chat["first_byte_s"] <= chat["last_byte_s"] <= chat["exit_s"]
+    assert 0 < chat["cpu_at_first_byte_s"] <= chat["cpu_s"]
     assert chat["runs"][0]["reply_chars"] > 0
     # The chat's own log says when each part was ready, and it was ready before the reply.
     ready = chat["runs"][0]["ready_after_build_start_s"]
