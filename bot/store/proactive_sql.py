@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 from typing import Any, Protocol, cast
 
 from bot.core.proactive.models import Activity, ProactiveSettings
@@ -49,10 +49,10 @@ _ACTIVITY = """
 SELECT created_at, text, chat_id FROM turns
 WHERE user_id = ? AND role = 'user' AND created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?
 """
-_REMINDER_COLUMNS = "id, user_id, chat_id, text, due_at, timezone, status, created_at"
+_REMINDER_COLUMNS = "id, user_id, chat_id, text, due_at, timezone, every_s, status, created_at"
 _ADD_REMINDER = f"""
-INSERT INTO reminders (user_id, chat_id, text, due_at, timezone, status, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, 'scheduled', ?, ?) RETURNING {_REMINDER_COLUMNS}
+INSERT INTO reminders (user_id, chat_id, text, due_at, timezone, every_s, status, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, 'scheduled', ?, ?) RETURNING {_REMINDER_COLUMNS}
 """
 _REMINDERS = f"""
 SELECT {_REMINDER_COLUMNS} FROM reminders WHERE user_id = ? AND status = 'scheduled' AND due_at <= ?
@@ -64,6 +64,10 @@ WHERE id = ? AND user_id = ? AND status = 'scheduled' RETURNING id
 """
 _TAKE_REMINDER = """
 UPDATE reminders SET status = 'sent', updated_at = ? WHERE id = ? AND user_id = ? AND status = 'scheduled'
+RETURNING id
+"""
+_REPEAT_REMINDER = """
+UPDATE reminders SET due_at = ?, updated_at = ? WHERE id = ? AND user_id = ? AND status = 'scheduled'
 RETURNING id
 """
 _CLAIM = """
@@ -179,6 +183,7 @@ class SqlProactive:
             reminder.text,
             self._d.moment_param(reminder.due),
             reminder.timezone,
+            None if reminder.every is None else int(reminder.every.total_seconds()),
             created,
             created,
         )
@@ -201,6 +206,7 @@ class SqlProactive:
             timezone=row["timezone"],
             status=cast(ReminderStatus, row["status"]),
             created_at=self._d.moment(row["created_at"]),
+            every=None if row["every_s"] is None else timedelta(seconds=int(row["every_s"])),
         )
 
     # -- the sent ledger --------------------------------------------------------------------
@@ -209,13 +215,21 @@ class SqlProactive:
         at = self._d.moment_param(claim.at)
         async with self._runner.transaction() as run:
             if claim.reminder_id is not None:
-                taken = await run(self._d.sql(_TAKE_REMINDER), (at, claim.reminder_id, claim.user_id))
+                taken = await run(*self._take(claim))
                 if not taken:
                     return False
             # A reminder's key is claimed in the same transaction that takes it off the schedule, so
             # a reminder still scheduled has no ledger row yet.
             claimed = await run(self._d.sql(_CLAIM), (claim.key, claim.user_id, claim.trigger, at))
         return bool(claimed)
+
+    def _take(self, claim: Claim) -> tuple[str, Sequence[Any]]:
+        """The statement that moves the claimed reminder off its due time: sent, or the next one."""
+        at = self._d.moment_param(claim.at)
+        if claim.next_due is None:
+            return self._d.sql(_TAKE_REMINDER), (at, claim.reminder_id, claim.user_id)
+        params = (self._d.moment_param(claim.next_due), at, claim.reminder_id, claim.user_id)
+        return self._d.sql(_REPEAT_REMINDER), params
 
     async def settle(self, key: str, delivery: Delivery) -> None:
         at = self._d.moment_param(delivery.at)

@@ -17,7 +17,8 @@ CREATE TABLE proactive_settings (
 -- Beat lists only the people who said yes, and those with a reminder due.
 CREATE INDEX proactive_settings_on ON proactive_settings(user_id) WHERE enabled;
 
--- "Remind me …": scheduled until beat sends it (sent) or the person cancels it (cancelled).
+-- "Remind me …": scheduled until beat sends it (sent) or the person cancels it (cancelled). A
+-- repeating one (every_s: seconds between readings) stays scheduled, its due_at moved to the next.
 CREATE TABLE reminders (
     id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     user_id     TEXT NOT NULL,
@@ -25,6 +26,7 @@ CREATE TABLE reminders (
     text        TEXT NOT NULL,
     due_at      TIMESTAMPTZ NOT NULL,
     timezone    TEXT NOT NULL,
+    every_s     BIGINT,
     status      TEXT NOT NULL DEFAULT 'scheduled' CHECK (status IN ('scheduled', 'cancelled', 'sent')),
     created_at  TIMESTAMPTZ NOT NULL,
     updated_at  TIMESTAMPTZ NOT NULL

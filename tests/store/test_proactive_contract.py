@@ -152,3 +152,16 @@ async def test_forget_all_removes_the_persons_proactive_rows(store: Store) -> No
     assert await pro.reminders("u:1") == [] and await pro.sent_messages("u:1", NOW - timedelta(days=1)) == []
     assert await pro.claim(Claim("u:1:habit:x", "u:1", "habit", NOW))  # nothing of theirs is left
     assert (await pro.proactive_settings("u:2")).enabled
+
+
+async def test_a_repeating_reminder_moves_to_its_next_reading_when_claimed(store: Store) -> None:
+    pro = store.proactive
+    daily = NewReminder("u:1", "u:1", "stretch", NOW, "UTC", NOW, every=timedelta(days=1))
+    reminder = await pro.add_reminder(daily)
+    assert reminder.every == timedelta(days=1)
+    first = Claim("u:1:reminder:a", "u:1", "reminder", NOW, reminder.id, next_due=NOW + timedelta(days=1))
+    assert await pro.claim(first)
+    [still] = await pro.reminders("u:1")
+    assert (still.status, still.due) == ("scheduled", NOW + timedelta(days=1))
+    assert not await pro.claim(first)
+    assert [r.id for r in await pro.reminders("u:1")] == [reminder.id]

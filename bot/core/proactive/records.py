@@ -10,7 +10,7 @@ platform got the message, and two messages are worse than one lost.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 ReminderStatus = Literal["scheduled", "cancelled", "sent"]
@@ -20,7 +20,8 @@ Outcome = Literal["accepted", "dismissed"]
 
 @dataclass(frozen=True, slots=True)
 class NewReminder:
-    """A reminder to schedule: `due` in UTC, `timezone` the person's (shown back in local time)."""
+    """A reminder to schedule: `due` in UTC, `timezone` the person's (shown back in local time),
+    `every` its repeat (None: once)."""
 
     user_id: str
     chat_id: str
@@ -28,6 +29,7 @@ class NewReminder:
     due: datetime
     timezone: str
     created_at: datetime
+    every: timedelta | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,18 +42,21 @@ class Reminder:
     timezone: str
     status: ReminderStatus
     created_at: datetime
+    every: timedelta | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Claim:
     """A decision to send, recorded before sending. `reminder_id`: the reminder it sends, which
-    leaves the schedule in the same transaction (a cancelled one cannot be claimed)."""
+    leaves the schedule in the same transaction (a cancelled one cannot be claimed), or, when it
+    repeats, moves on to `next_due`."""
 
     key: str
     user_id: str
     trigger: str
     at: datetime
     reminder_id: int | None = None
+    next_due: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
