@@ -330,6 +330,22 @@ class ProactiveStore(ProactiveSettingsLog, ReminderBook, SentLedger, Protocol):
     """The proactive check-ins' part of the store ([proactive])."""
 
 
+class Messenger(Protocol):
+    """Writes to a person first, through one platform's API (PTB's `Bot`, discord.py's HTTP
+    client), from any process: a worker has no gateway or update loop of its own."""
+
+    platform: str
+
+    async def private_chat(self, user_id: str) -> str:
+        """The chat key of the person's private chat with the bot. Raises RecipientGone."""
+        ...
+
+    async def send(self, chat_id: str, text: str) -> str:
+        """Send plain text; returns the platform message id. Raises RecipientGone when the person
+        blocked the bot, DeliveryError when the platform refused it otherwise."""
+        ...
+
+
 class RecallIndex(MemoryIndex, RewardLog, Protocol):
     """What recall reads: the memories, and the reward they earned."""
 
