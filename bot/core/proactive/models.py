@@ -14,11 +14,14 @@ once is never sent again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 from typing import Literal
 
 TriggerName = Literal["long_session", "habit", "reminder", "follow_up"]
 TRIGGERS: tuple[TriggerName, ...] = ("long_session", "habit", "reminder", "follow_up")
+# Shown under every proactive message (a button or a command, as the platform allows); choosing it
+# adds the message's trigger to `ProactiveSettings.disabled`. Asked-for reminders carry no footer.
+DONT_SUGGEST_AGAIN = "Don't suggest this again"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +88,15 @@ class Occasion:
     text: str  # the template text: complete without any model
     due: datetime  # UTC: not before this
     details: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledReminder:
+    """A reminder the person asked for, as the store keeps it. `due` is UTC; `every` repeats it."""
+
+    id: int
+    user_id: str
+    text: str  # what to remind of, in the person's words ("call the dentist")
+    due: datetime
+    every: timedelta | None = None
+    cancelled: bool = False
