@@ -345,6 +345,10 @@ class Messenger(Protocol):
         blocked the bot, DeliveryError when the platform refused it otherwise."""
         ...
 
+    async def close(self) -> None:
+        """Let go of the connection, if the first message opened one."""
+        ...
+
 
 class RecallIndex(MemoryIndex, RewardLog, Protocol):
     """What recall reads: the memories, and the reward they earned."""

@@ -114,8 +114,9 @@ class ProactiveBeat:
     async def run(self, now: datetime) -> BeatReport:
         report = BeatReport()
         pro = self.store.proactive
-        rest = self.options.policy.backoff_rest
-        policy = replace(self.options.policy, backed_off=backed_off(await pro.trigger_rates(now - rest), self.options.policy))
+        policy = self.options.policy
+        rates = await pro.trigger_rates(now - policy.backoff_rest)
+        policy = replace(policy, backed_off=policy.backed_off | backed_off(rates, policy))
         after = ""
         while people := await pro.proactive_people(now, after, self.options.page):
             for user_id in people:

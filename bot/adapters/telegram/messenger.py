@@ -1,0 +1,51 @@
+"""Proactive messages on Telegram, from any process: python-telegram-bot's `Bot` over HTTP.
+
+A worker has no Application and no update loop; it only sends. The person's private chat is
+their own id (Telegram's private chat id is the user id). A 403 is Telegram's answer for a person
+who blocked the bot (or deleted their account): `RecipientGone`, and beat marks them inactive.
+"""
+
+from __future__ import annotations
+
+from telegram import Bot
+from telegram.error import Forbidden, TelegramError
+
+from bot.adapters.telegram.ids import PLATFORM, chat_key
+from bot.adapters.telegram.transport import AiohttpRequest
+from bot.core.errors import DeliveryError, RecipientGone
+
+
+def _number(key: str) -> int:
+    """The Telegram id inside a platform-qualified key ("telegram:42" → 42)."""
+    platform, _, number = key.partition(":")
+    if platform != PLATFORM or not number.lstrip("-").isdigit():
+        raise DeliveryError(f"not a Telegram chat: {key!r}")
+    return int(number)
+
+
+class TelegramMessenger:
+    platform = PLATFORM
+
+    def __init__(self, token: str, api_base_url: str, file_base_url: str) -> None:
+        self._bot = Bot(token, base_url=api_base_url, base_file_url=file_base_url, request=AiohttpRequest(4))
+        self._open = False
+
+    async def close(self) -> None:
+        if self._open:
+            self._open = False
+            await self._bot.shutdown()
+
+    async def private_chat(self, user_id: str) -> str:
+        return chat_key(_number(user_id))
+
+    async def send(self, chat_id: str, text: str) -> str:
+        try:
+            if not self._open:  # opened by the first message: a beat with nothing to say calls nothing
+                await self._bot.initialize()
+                self._open = True
+            message = await self._bot.send_message(_number(chat_id), text)
+        except Forbidden as exc:
+            raise RecipientGone(f"Telegram refused {chat_id}: {exc.message}") from exc
+        except TelegramError as exc:
+            raise DeliveryError(f"Telegram did not take the message: {exc.message}") from exc
+        return str(message.message_id)
