@@ -15,6 +15,7 @@ from bot.adapters.telegram.apps import build_app
 from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.core.access import NOT_ALLOWED
 from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
+from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
 
 Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
@@ -66,6 +67,8 @@ class Commands:
             "privacy": self.privacy,
             "app": self.app,
             "apps": self.apps,
+            "proactive": self.proactive,
+            "reminders": self.reminders,
             "stats": self.stats,
             "train_now": self.train_now,
             "rollback": self.rollback,
@@ -206,6 +209,30 @@ class Commands:
             return
         argument = " ".join(context.args or [])
         await message.reply_text(await self.services.apps.manage(user_key(person.id), argument))
+
+    async def proactive(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/proactive [on|off|timezone NAME|quiet H-H|never KIND|allow KIND]: check-ins, privately."""
+        await self._proactive(update, context, lambda commands, who, words: commands.proactive(who, words))
+
+    async def reminders(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/reminders [cancel N]."""
+        await self._proactive(update, context, lambda commands, who, words: commands.reminders(who, words))
+
+    async def _proactive(
+        self,
+        update: Update,
+        context: ContextTypes.DEFAULT_TYPE,
+        ask: Callable[[ProactiveCommands, str, str], Awaitable[str]],
+    ) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        commands = self.services.proactive
+        if commands is None:
+            await message.reply_text(PROACTIVE_NOT_WIRED)
+        elif message.chat.type != ChatType.PRIVATE:  # a person's reminders are not a group's business
+            await message.reply_text(PRIVATE_ONLY)
+        else:
+            await message.reply_text(await ask(commands, user_key(person.id), " ".join(context.args or [])))
 
     async def stats(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user
