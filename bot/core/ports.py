@@ -340,9 +340,10 @@ class Messenger(Protocol):
         """The chat key of the person's private chat with the bot. Raises RecipientGone."""
         ...
 
-    async def send(self, chat_id: str, text: str) -> str:
-        """Send plain text; returns the platform message id. Raises RecipientGone when the person
-        blocked the bot, DeliveryError when the platform refused it otherwise."""
+    async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
+        """Send plain text, with a "don't suggest this again" button when `never_again`; returns
+        the platform message id. Raises RecipientGone when the person blocked the bot,
+        DeliveryError when the platform refused it otherwise."""
         ...
 
     async def close(self) -> None:

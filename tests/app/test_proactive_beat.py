@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.adapters.telegram.messenger import TelegramMessenger
-from bot.core.models import NewTurn
 from bot.core.ports import Store
 from bot.core.proactive.beat import FOOTER, BeatReport, ProactiveBeat
 from bot.core.proactive.models import ProactiveSettings
 from bot.core.proactive.records import Claim, NewReminder
 from bot.store.sqlite import SqliteStore
+from tests.support import proactive
 from tests.support.fakes import HashEmbedder
 from tests.support.telegram_api import DEFAULT_TOKEN, FakeTelegramBotApi
 
@@ -47,21 +47,12 @@ def key(number: int) -> str:
     return f"telegram:{number}"
 
 
-async def working_for_hours(store: Store, number: int, hours: float, end: datetime = NOW) -> None:
-    """A person writing every 10 minutes for `hours`, up to `end`: a long session."""
-    embedder = HashEmbedder()
-    steps = int(hours * 6)
-    for step in range(steps + 1):
-        at = end - timedelta(minutes=10 * (steps - step))
-        text = f"still on the report, part {step}"
-        vector = embedder.vector(text)
-        turn = NewTurn(key(number), key(number), "user", text, vector, embedder.model_name, at)
-        await store.add_turn(turn)
+async def working_for_hours(store: Store, number: int, hours: float) -> None:
+    await proactive.working_for_hours(store, key(number), hours, NOW)
 
 
 async def opt_in(store: Store, number: int) -> None:
-    settings = ProactiveSettings(enabled=True, timezone="Europe/Berlin")
-    await store.proactive.save_proactive_settings(key(number), settings, NOW - timedelta(days=1))
+    await proactive.opt_in(store, key(number), NOW - timedelta(days=1))
 
 
 def beat_of(store: Store, messenger: TelegramMessenger, embedder: HashEmbedder) -> ProactiveBeat:

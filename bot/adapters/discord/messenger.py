@@ -15,10 +15,13 @@ from discord.http import HTTPClient, handle_message_parameters
 
 from bot.adapters.discord.policy import chat_key
 from bot.core.errors import DeliveryError, RecipientGone
+from bot.core.proactive.models import DONT_SUGGEST_AGAIN
 
 PLATFORM = "discord"
 CANNOT_MESSAGE_USER = 50007
 MAX_CHARS = 2000
+# Routed by the gateway client's dynamic item (proactive.NeverAgainButton), whichever process sent it.
+NEVER_AGAIN_ID = "kindred:proactive:never"
 
 
 def _number(key: str) -> int:
@@ -59,8 +62,12 @@ class DiscordMessenger:
             raise _refused(exc, user_id) from exc
         return chat_key(int(channel["id"]))
 
-    async def send(self, chat_id: str, text: str) -> str:
-        params = handle_message_parameters(content=text[:MAX_CHARS])
+    async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
+        view = None
+        if never_again:
+            view = discord.ui.View(timeout=None)
+            view.add_item(discord.ui.Button(label=DONT_SUGGEST_AGAIN, custom_id=NEVER_AGAIN_ID))
+        params = handle_message_parameters(content=text[:MAX_CHARS], view=view)
         try:
             message = await (await self._client()).send_message(_number(chat_id), params=params)
         except discord.HTTPException as exc:

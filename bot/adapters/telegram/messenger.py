@@ -7,12 +7,16 @@ who blocked the bot (or deleted their account): `RecipientGone`, and beat marks 
 
 from __future__ import annotations
 
-from telegram import Bot
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import Forbidden, TelegramError
 
 from bot.adapters.telegram.ids import PLATFORM, chat_key
 from bot.adapters.telegram.transport import AiohttpRequest
 from bot.core.errors import DeliveryError, RecipientGone
+from bot.core.proactive.models import DONT_SUGGEST_AGAIN
+
+# The button's data names the chat's person, so that nobody else's press can count (commands.py).
+NEVER_PREFIX = "pro:never:"
 
 
 def _number(key: str) -> int:
@@ -38,12 +42,17 @@ class TelegramMessenger:
     async def private_chat(self, user_id: str) -> str:
         return chat_key(_number(user_id))
 
-    async def send(self, chat_id: str, text: str) -> str:
+    async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
+        number = _number(chat_id)
+        markup = None
+        if never_again:
+            button = InlineKeyboardButton(DONT_SUGGEST_AGAIN, callback_data=f"{NEVER_PREFIX}{number}")
+            markup = InlineKeyboardMarkup([[button]])
         try:
             if not self._open:  # opened by the first message: a beat with nothing to say calls nothing
                 await self._bot.initialize()
                 self._open = True
-            message = await self._bot.send_message(_number(chat_id), text)
+            message = await self._bot.send_message(number, text, reply_markup=markup)
         except Forbidden as exc:
             raise RecipientGone(f"Telegram refused {chat_id}: {exc.message}") from exc
         except TelegramError as exc:

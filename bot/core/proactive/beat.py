@@ -176,7 +176,7 @@ class ProactiveBeat:
         text = message_text(occasion)
         try:
             chat_id = await messenger.private_chat(occasion.user_id)
-            message_id = await messenger.send(chat_id, text)
+            message_id = await messenger.send(chat_id, text, never_again=occasion.trigger != ASKED_FOR)
         except RecipientGone as exc:
             log.info("proactive: %s blocked the bot (%s); marking them inactive", occasion.user_id, exc)
             await pro.settle(occasion.key, Delivery("failed", now))

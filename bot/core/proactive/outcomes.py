@@ -26,6 +26,7 @@ from bot.core.proactive.replies import is_dont_suggest_again, outcome
 
 log = logging.getLogger(__name__)
 HABIT = "habit"
+NOT_MINE = "That button belongs to a message I can't match to you any more; /proactive has every setting."
 
 
 class ProactiveReplies:
@@ -38,6 +39,7 @@ class ProactiveReplies:
     ) -> None:
         self.store = store
         self.policy = policy
+        self._clock = clock
         self.commands = ProactiveCommands(store.proactive, policy=policy, clock=clock)
 
     async def on_message(self, user_id: str, chat_id: str, text: str, at: datetime) -> str | None:
@@ -60,6 +62,16 @@ class ProactiveReplies:
         except StoreUnavailable as exc:
             log.warning("proactive: a reply's outcome was not recorded: %s", exc)
         return None
+
+    async def never_again_on(self, platform: str, chat_id: str, message_id: str, user_id: str) -> str:
+        """The "don't suggest this again" button under a proactive message: that message is
+        dismissed and its trigger is off for the person who pressed (only its own person may)."""
+        link = await self.store.find_message(platform, chat_id, message_id)
+        row = None if link is None else await self.store.proactive.ledger_row(link.turn_id)
+        if row is None or row.user_id != user_id:
+            return NOT_MINE
+        await self._dismiss(row, self._clock())
+        return await self.commands.never_again(user_id, row.trigger)
 
     async def on_reaction(self, turn_id: int, value: float, at: datetime) -> None:
         """A reaction on a stored turn: if it is a proactive message, its outcome."""

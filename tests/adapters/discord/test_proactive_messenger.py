@@ -1,19 +1,23 @@
 """Proactive messages on Discord: the beat sends through discord.py's real HTTP client (no
 gateway) to the loopback REST server, into the person's DM channel; a person who blocked the bot
-(Discord's 50007) is marked inactive and gets nothing more."""
+(Discord's 50007) is marked inactive and gets nothing more; the "don't suggest this again" button
+under a sent message, pressed through the gateway client."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.adapters.discord.messenger import DiscordMessenger
+from bot.adapters.discord.messenger import NEVER_AGAIN_ID, DiscordMessenger
 from bot.core.models import NewTurn
 from bot.core.proactive.beat import ProactiveBeat
 from bot.core.proactive.records import NewReminder
 from bot.store.sqlite import SqliteStore
+from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
+from tests.support import proactive
 from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id
 from tests.support.fakes import HashEmbedder
+from tests.support.waiting import wait_until
 
 NOW = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)
 PERSON = f"discord:{ANN['id']}"
@@ -61,3 +65,25 @@ async def test_a_person_who_blocked_the_bot_is_marked_inactive(fake: FakeDiscord
     assert (report.unreachable, report.sent) == (1, 0) and later.people == 0
     assert not await store.is_user_active(PERSON)
     assert fake.in_channel(dm_channel_id(ANN)) == []
+
+
+async def test_the_dont_suggest_again_button_turns_that_kind_off(
+    fake: FakeDiscord, store: SqliteStore
+) -> None:
+    now = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)
+    await proactive.working_for_hours(store, PERSON, 3.5, now)
+    await proactive.opt_in(store, PERSON, now, timezone="UTC")
+    messenger = DiscordMessenger(p.TOKEN)
+    try:
+        assert (await ProactiveBeat(store, {"discord": messenger}, HashEmbedder).run(now)).sent == 1
+    finally:
+        await messenger.close()
+    [shown] = fake.in_channel(dm_channel_id(ANN))
+    assert shown.custom_ids() == [NEVER_AGAIN_ID]
+    async with running(services(store)):
+        token = await fake.press(ANN, shown, NEVER_AGAIN_ID)
+        await wait_until(lambda: bool(fake.answers(token)) and fake.answers(token)[0].content != "")
+    assert fake.answers(token)[0].content.startswith("Okay, no more break suggestions.")
+    assert (await store.proactive.proactive_settings(PERSON)).disabled == {"long_session"}
+    [row] = await store.proactive.sent_messages(PERSON, now - timedelta(days=1))
+    assert row.outcome == "dismissed"
