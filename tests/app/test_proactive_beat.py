@@ -6,7 +6,7 @@ marked inactive and gets nothing more."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -60,8 +60,9 @@ def beat_of(store: Store, messenger: TelegramMessenger, embedder: HashEmbedder) 
 
 
 async def test_off_means_nothing_is_read_evaluated_or_sent(
-    store: SqliteStore, api: FakeTelegramBotApi, messenger: TelegramMessenger
+    any_store: Store, api: FakeTelegramBotApi, messenger: TelegramMessenger
 ) -> None:
+    store = any_store
     for number in (ANN, BEN, CY):
         await working_for_hours(store, number, 4)
     await store.proactive.save_proactive_settings(key(BEN), ProactiveSettings(timezone="Europe/Berlin"), NOW)
@@ -92,8 +93,9 @@ async def test_a_long_session_gets_one_break_suggestion_with_why_and_footer(
 
 
 async def test_a_second_beat_a_retry_and_two_beats_at_once_send_one_message(
-    store: SqliteStore, api: FakeTelegramBotApi, messenger: TelegramMessenger
+    any_store: Store, api: FakeTelegramBotApi, messenger: TelegramMessenger
 ) -> None:
+    store = any_store  # on PostgreSQL the two beats claim on two pooled connections at once
     await working_for_hours(store, ANN, 3.5)
     await opt_in(store, ANN)
     beat = beat_of(store, messenger, HashEmbedder())
@@ -120,9 +122,20 @@ async def test_a_worker_killed_between_deciding_and_sending_never_sends_twice(
 
 
 async def test_a_reminder_reaches_someone_who_is_off_and_only_once(
-    store: SqliteStore, api: FakeTelegramBotApi, messenger: TelegramMessenger
+    store: SqliteStore, api: FakeTelegramBotApi, messenger: TelegramMessenger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await working_for_hours(store, ANN, 4)  # a long session too, but ann is off: not suggested
+    reads: list[str] = []
+
+    def counted(name: str, read: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
+        async def counting(*args: object, **kwargs: object) -> object:
+            reads.append(name)
+            return await read(*args, **kwargs)
+
+        return counting
+
+    monkeypatch.setattr(store.proactive, "activity", counted("activity", store.proactive.activity))
+    monkeypatch.setattr(store, "list_memories", counted("memories", store.list_memories))
     await store.proactive.add_reminder(
         NewReminder(key(ANN), key(ANN), "call the dentist", NOW - timedelta(minutes=2), "Europe/Berlin", NOW)
     )
@@ -131,7 +144,8 @@ async def test_a_reminder_reaches_someone_who_is_off_and_only_once(
     assert (report.people, report.evaluated, report.sent) == (1, 1, 1)
     [shown] = api.bot_messages(ANN)
     assert shown.text is not None and shown.text.startswith("Reminder: call the dentist")
-    assert FOOTER not in shown.text
+    assert FOOTER not in shown.text and shown.reply_markup is None
+    assert reads == []  # off: only the reminders and the ledger were read, never activity or memories
     assert (await beat.run(NOW + timedelta(minutes=5))).people == 0  # nothing due: not even listed
     assert await store.proactive.reminders(key(ANN)) == []
 
