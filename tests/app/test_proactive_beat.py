@@ -66,9 +66,11 @@ async def test_off_means_nothing_is_read_evaluated_or_sent(
     for number in (ANN, BEN, CY):
         await working_for_hours(store, number, 4)
     await store.proactive.save_proactive_settings(key(BEN), ProactiveSettings(timezone="Europe/Berlin"), NOW)
+    # On, but with no time zone yet: manners could send nothing, so nothing is read for cy either.
+    await store.proactive.save_proactive_settings(key(CY), ProactiveSettings(enabled=True), NOW)
     embedder = Counting()
     report = await beat_of(store, messenger, embedder).run(NOW)
-    assert report == BeatReport()  # nobody listed, nobody evaluated, nothing chosen or sent
+    assert report == BeatReport(people=1)  # cy listed; nobody evaluated, nothing chosen or sent
     assert embedder.calls == 0 and api.calls == []  # no model, no embedding, not even a login
     assert await store.proactive.sent_messages(key(ANN), NOW - timedelta(days=1)) == []
 

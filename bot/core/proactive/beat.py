@@ -133,13 +133,16 @@ class ProactiveBeat:
         pro = self.store.proactive
         settings = await pro.proactive_settings(user_id)
         due = await pro.reminders(user_id, due_by=now)
-        if settings.inactive or (not settings.enabled and not due):
+        # Without a time zone, manners send no check-in (quiet hours and the cap are local): only
+        # reminders could go, so nothing else is read.
+        can_offer = settings.enabled and settings.timezone is not None
+        if settings.inactive or (not can_offer and not due):
             return
-        view = await self._view(user_id, settings, now)
+        view = await self._view(user_id, settings, now, full=can_offer)
         report.evaluated += 1
         scheduled = [ScheduledReminder(r.id, r.user_id, r.text, r.due, r.every) for r in due]
         chosen = choose(evaluate(view, now, policy, scheduled), view, now, policy)
-        if not settings.enabled:  # off means off: only what they asked for
+        if not can_offer:  # off means off: only what they asked for
             chosen = [occasion for occasion in chosen if occasion.trigger == ASKED_FOR]
         report.chosen += len(chosen)
         by_id = {r.id: r for r in due}
@@ -147,11 +150,13 @@ class ProactiveBeat:
             if not await self._deliver(occasion, now, by_id, report):
                 return  # blocked: nothing more for them
 
-    async def _view(self, user_id: str, settings: ProactiveSettings, now: datetime) -> PersonView:
-        """What the triggers read. Someone who is off gets only their ledger read (the cap)."""
+    async def _view(
+        self, user_id: str, settings: ProactiveSettings, now: datetime, *, full: bool
+    ) -> PersonView:
+        """What the triggers read; unless `full`, only the ledger (someone off, with a reminder due)."""
         pro, since = self.store.proactive, now - self.options.window
         sent = tuple(_record(row) for row in await pro.sent_messages(user_id, since))
-        if not settings.enabled:
+        if not full:
             return PersonView(user_id, settings, sent=sent)
         activity = await pro.activity(user_id, since, self.options.activity_limit)
         memories = await self.store.list_memories(
