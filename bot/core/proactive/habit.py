@@ -80,7 +80,7 @@ def occurrences(activity: Sequence[Activity], tz: ZoneInfo, since: datetime) -> 
 
 def concentration(times: Sequence[datetime], policy: ProactivePolicy) -> Habit | None:
     """The habit in these occurrences by the policy's rule, if they hold one."""
-    if len(times) < policy.habit_min_occurrences:
+    if len(times) < policy.habit_min_occurrences or times[-1] - times[0] < policy.habit_min_span:
         return None
     needed = policy.habit_share * len(times)
     start, in_window = _best_window(times, int(policy.habit_window.total_seconds() // 60))

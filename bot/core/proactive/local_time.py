@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.core.proactive.models import ProactiveSettings
@@ -42,3 +42,15 @@ def in_quiet_hours(now: datetime, settings: ProactiveSettings, tz: ZoneInfo) -> 
     if start < end:
         return start <= local < end
     return local >= start or local < end
+
+
+def quiet_until(at: datetime, settings: ProactiveSettings, tz: ZoneInfo) -> datetime | None:
+    """When quiet hours holding `at` end (UTC), or None when `at` is not in quiet hours.
+
+    A reminder due then rings at that time: the confirmation can say so when it is set.
+    """
+    if not in_quiet_hours(at, settings, tz):
+        return None
+    local = at.astimezone(tz)
+    day = local.date() if local.time() < settings.quiet_end else local.date() + timedelta(days=1)
+    return wall_to_utc(day, settings.quiet_end, tz)

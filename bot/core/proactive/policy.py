@@ -18,6 +18,8 @@ HABIT_SHARE = 0.8
 HABIT_MIN_OCCURRENCES = 5
 HABIT_WINDOW = timedelta(hours=2)
 HABIT_LOOKBACK = timedelta(days=56)  # eight weeks: an old routine is not today's habit
+# A habit recurs: its occurrences must spread over five weeks, or five runs in one week would do.
+HABIT_MIN_SPAN = timedelta(days=35)  # tuned on the benchmark's dev seeds (docs/proactive.md)
 HABIT_COOLDOWN = timedelta(days=7)  # one routine offered a week, however many habits show
 # Follow-up: the morning after the event, asked while it is still fresh.
 FOLLOW_UP_AT = time(10, 0)
@@ -46,6 +48,7 @@ class ProactivePolicy:
     habit_window: timedelta = HABIT_WINDOW
     habit_lookback: timedelta = HABIT_LOOKBACK
     habit_cooldown: timedelta = HABIT_COOLDOWN
+    habit_min_span: timedelta = HABIT_MIN_SPAN
     follow_up_at: time = FOLLOW_UP_AT
     follow_up_stale: timedelta = FOLLOW_UP_STALE
     follow_up_lookback: timedelta = FOLLOW_UP_LOOKBACK

@@ -12,7 +12,7 @@ from tests.core.proactive.support import T0, Counted, messages_every, person
 
 # A person on whom every trigger fires at NOW: a long session, a morning-run habit, a dated exam.
 RUNS = [
-    Activity(at=T0 - timedelta(days=2 * i, hours=2, minutes=30), text="just back from my run")
+    Activity(at=T0 - timedelta(days=8 * i, hours=2, minutes=30), text="just back from my run")
     for i in range(6)
 ]
 SESSION = messages_every(T0, timedelta(minutes=20), 11)

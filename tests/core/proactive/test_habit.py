@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -12,15 +12,16 @@ from bot.core.proactive.models import Activity, SentRecord
 from bot.core.proactive.policy import DEFAULT
 from tests.core.proactive.support import T0, person
 
-NOW = T0 + timedelta(days=20)
+NOW = T0 + timedelta(days=50)
 
 
-def runs(hours: list[float], text: str = "just back from my run", first: datetime = T0) -> list[Activity]:
-    """One run a day (every other day from `first`), each at the given hour of the day (UTC = London)."""
+def runs(
+    hours: list[float], text: str = "just back from my run", first: datetime = T0, every: int = 9
+) -> list[Activity]:
+    """A log every `every` days from `first` (9: the weekday moves on), at these hours (UTC = London)."""
+    midnight = first - timedelta(hours=first.hour)
     return [
-        Activity(
-            at=first + timedelta(days=2 * i) + timedelta(hours=hour) - timedelta(hours=first.hour), text=text
-        )
+        Activity(at=midnight + timedelta(days=every * i, hours=hour), text=text)
         for i, hour in enumerate(hours)
     ]
 
@@ -41,9 +42,9 @@ def test_four_occurrences_are_too_few_however_regular() -> None:
 )
 def test_eighty_percent_in_one_window_is_the_line(inside: int, outside: int, fires: bool) -> None:
     hours = [6.5] * inside + [13.0 + (i % 6) for i in range(outside)]  # the rest spread over the afternoon
-    # Spread over weekdays: every other day, 100 occurrences need a 200-day lookback.
-    policy = replace(DEFAULT, habit_lookback=timedelta(days=400))
-    view = person(runs(hours, first=T0 - timedelta(days=2 * len(hours))))
+    # 100 occurrences nine days apart need a 900-day lookback.
+    policy = replace(DEFAULT, habit_lookback=timedelta(days=1000))
+    view = person(runs(hours, first=T0 - timedelta(days=9 * len(hours))))
     assert bool(habit.occasions(view, T0, policy)) is fires
 
 
@@ -72,9 +73,11 @@ def test_mentions_that_log_nothing_are_not_occurrences() -> None:
 
 
 def test_several_logs_on_one_day_count_once_at_the_first() -> None:
-    day = T0.replace(hour=6, minute=30)
-    same_day = [Activity(at=day + timedelta(minutes=m), text="my run was great") for m in (0, 20, 40, 60, 80)]
-    assert habit.occasions(person(same_day), NOW, DEFAULT) == []
+    four_days = runs([6.5] * 4)
+    again = [
+        Activity(at=a.at + timedelta(minutes=m), text="my run was great") for a in four_days for m in (20, 40)
+    ]
+    assert habit.occasions(person(four_days + again), NOW, DEFAULT) == []
 
 
 def test_offered_once_and_never_again_when_declined_or_already_sent() -> None:
@@ -82,6 +85,13 @@ def test_offered_once_and_never_again_when_declined_or_already_sent() -> None:
     offered = SentRecord(key="u1:habit:run", trigger="habit", at=NOW - timedelta(days=30), accepted=None)
     assert habit.occasions(person(activity, sent=[offered]), NOW, DEFAULT) == []
     assert habit.occasions(person(activity, declined=frozenset({"u1:habit:run"})), NOW, DEFAULT) == []
+
+
+def test_occurrences_within_five_weeks_are_not_yet_a_habit() -> None:
+    assert DEFAULT.habit_min_span == timedelta(days=35)
+    assert habit.occasions(person(runs([6.5] * 5, every=3)), NOW, DEFAULT) == []  # 12 days
+    assert habit.occasions(person(runs([6.5] * 5, every=8)), NOW, DEFAULT) == []  # 32 days
+    assert habit.occasions(person(runs([6.5] * 5, every=9)), NOW, DEFAULT), "36 days"
 
 
 def test_a_week_between_two_habit_offers() -> None:
@@ -96,9 +106,7 @@ def test_a_week_between_two_habit_offers() -> None:
 
 def test_occurrences_are_read_on_the_persons_clock() -> None:
     # 14:30 UTC is 06:30 in Los Angeles (PST in November): a morning habit there, an afternoon one in UTC.
-    activity = [
-        Activity(at=datetime(2026, 11, 3 + 2 * i, 14, 30, tzinfo=UTC), text="did yoga") for i in range(5)
-    ]
+    activity = runs([14.5] * 5, text="did yoga")
     found = habit.occasions(person(activity, timezone="America/Los_Angeles"), NOW, DEFAULT)
     assert "between 6:30 and 8:30" in found[0].text
     assert habit.occasions(person(activity, timezone=None), NOW, DEFAULT) == [], "no zone, no habit read"

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, time, timedelta
 import pytest
 
 from bot.core.proactive.backoff import backed_off_for, global_backoff, success_rate, success_rates
+from bot.core.proactive.local_time import quiet_until, zone
 from bot.core.proactive.manners import choose, sent_today
 from bot.core.proactive.models import DONT_SUGGEST_AGAIN, Occasion, PersonView, SentRecord, TriggerName
 from bot.core.proactive.policy import DEFAULT
@@ -151,3 +152,14 @@ def test_a_reply_counts_only_within_two_hours() -> None:
     assert outcome(record, "no thanks", NOON + timedelta(minutes=5), DEFAULT) is False
     assert outcome(record, "great idea", NOON + timedelta(hours=2, seconds=1), DEFAULT) is None
     assert outcome(record, "   ", NOON + timedelta(minutes=5), DEFAULT) is None
+
+
+def test_a_reminder_set_in_quiet_hours_says_when_it_will_ring() -> None:
+    quiet = person(**NIGHT).settings
+    london = zone("Europe/London")
+    assert london is not None
+    late = datetime(2026, 11, 4, 23, 30, tzinfo=UTC)
+    assert quiet_until(late, quiet, london) == datetime(2026, 11, 5, 7, 0, tzinfo=UTC)
+    early = datetime(2026, 11, 5, 3, 0, tzinfo=UTC)
+    assert quiet_until(early, quiet, london) == datetime(2026, 11, 5, 7, 0, tzinfo=UTC)
+    assert quiet_until(NOON, quiet, london) is None
