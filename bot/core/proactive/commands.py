@@ -10,16 +10,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.core.ports import ProactiveStore
-from bot.core.proactive.local_time import zone
+from bot.core.proactive.local_time import quiet_until, zone
 from bot.core.proactive.models import ProactiveSettings
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
 from bot.core.proactive.records import NewReminder, Reminder
 from bot.core.proactive.reminder_text import ReminderRefusal, confirmation, every_words, parse_reminder
+from bot.core.proactive.zone_guess import likely_offset, zones_at_offset
 
+# How far back a time-zone guess reads the person's messages, and how many at most.
+GUESS_WINDOW = timedelta(days=28)
+GUESS_MESSAGES = 2000
 # A person's scheduled reminders at most: past this, "remind me" is a loop or a flood, not a plan.
 MAX_REMINDERS = 50
 MAX_REMINDER_CHARS = 300
@@ -136,7 +140,21 @@ class ProactiveCommands:
             return OFF
         answer = "Done: check-ins are on. " + WHAT_ON_MEANS.format(cap=self.policy.daily_cap)
         answer += " /proactive off stops them."
-        return answer if settings.timezone else f"{answer}\n{NEEDS_ZONE}"
+        return answer if settings.timezone else f"{answer}\n{await self.ask_zone(user_id)}"
+
+    async def ask_zone(self, user_id: str) -> str:
+        """Ask for the person's time zone, with a guess from when they write to confirm, if any."""
+        now = self._clock()
+        activity = await self.store.activity(user_id, now - GUESS_WINDOW, GUESS_MESSAGES)
+        offset = likely_offset(activity)
+        zones = [] if offset is None else zones_at_offset(offset, now)
+        if offset is None or not zones:
+            return NEEDS_ZONE
+        hours = int(offset.total_seconds() // 3600)
+        return (
+            f"{NEEDS_ZONE} From when you write, you may be on UTC{hours:+d}, for example {zones[0]}: "
+            f"/proactive timezone {zones[0]} confirms it."
+        )
 
     async def _zone(self, user_id: str, settings: ProactiveSettings, name: str) -> str:
         if zone(name) is None:
@@ -191,7 +209,7 @@ class ProactiveCommands:
         """A "remind me …" message: scheduled and confirmed with its local time, or why not."""
         settings = await self.store.proactive_settings(user_id)
         if settings.timezone is None:
-            return f"Gladly, but first: {NEEDS_ZONE} Then ask me again."
+            return f"Gladly, but first: {await self.ask_zone(user_id)} Then ask me again."
         if len(text) > MAX_REMINDER_CHARS:
             return f"Please keep a reminder under {MAX_REMINDER_CHARS} characters."
         now = self._clock()
@@ -202,4 +220,11 @@ class ProactiveCommands:
             return f"You already have {MAX_REMINDERS} reminders scheduled; cancel some first (/reminders)."
         reminder = NewReminder(user_id, chat_id, parsed.text, parsed.due, parsed.timezone, now, parsed.every)
         stored = await self.store.add_reminder(reminder)
-        return f"{confirmation(parsed)} (Reminder #{stored.id}; /reminders cancel {stored.id} cancels it.)"
+        answer = f"{confirmation(parsed)} (Reminder #{stored.id}; /reminders cancel {stored.id} cancels it.)"
+        tz = zone(settings.timezone)
+        held = None if tz is None else quiet_until(parsed.due, settings, tz)
+        if tz is not None and held is not None:  # manners hold every message in quiet hours
+            answer += (
+                f" That is in your quiet hours, so it comes when they end, at {held.astimezone(tz):%H:%M}."
+            )
+        return answer

@@ -3,12 +3,14 @@ answers, what it stores, and the hostile reminders that get a clear answer and s
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
+from bot.core.models import NewTurn
 from bot.core.proactive.commands import NEEDS_ZONE, OFF, ProactiveCommands, quiet_hours
 from bot.store.sqlite import SqliteStore
+from tests.support.fakes import HashEmbedder
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)  # a Tuesday; 10:00 in Berlin
 ANN = "telegram:1"
@@ -113,3 +115,29 @@ async def test_a_flood_of_reminders_stops_at_the_limit(
         assert (await commands.remind(ANN, ANN, "remind me tomorrow at 9 to drink water")).startswith("Okay")
     assert "cancel some first" in await commands.remind(ANN, ANN, "remind me tomorrow at 9 to stretch")
     assert len(await store.proactive.reminders(ANN)) == 50
+
+
+async def test_a_reminder_in_quiet_hours_says_when_it_will_come(
+    store: SqliteStore, commands: ProactiveCommands
+) -> None:
+    await commands.proactive(ANN, "timezone Europe/Berlin")
+    answer = await commands.remind(ANN, ANN, "remind me tomorrow at 11pm to lock the door")
+    assert "at 23:00 (Europe/Berlin)" in answer and answer.endswith("so it comes when they end, at 08:00.")
+    daytime = await commands.remind(ANN, ANN, "remind me tomorrow at 3pm to call mum")
+    assert "quiet hours" not in daytime
+
+
+async def test_without_a_time_zone_a_guess_from_when_they_write_is_offered_to_confirm(
+    store: SqliteStore, commands: ProactiveCommands
+) -> None:
+    embedder = HashEmbedder()
+    # Three weeks of messages every hour from 07:00 to 00:00 in Tokyo (22:00–15:00 UTC), none at night.
+    for day in range(21):
+        for hour in (-2, -1, *range(16)):
+            at = NOW - timedelta(days=day + 1) + timedelta(hours=hour - 9)
+            turn = NewTurn(ANN, ANN, "user", "hello", embedder.vector("hello"), embedder.model_name, at)
+            await store.add_turn(turn)
+    answer = await commands.proactive(ANN, "on")
+    assert "you may be on UTC+9, for example Asia/" in answer and "/proactive timezone Asia/" in answer
+    assert (await store.proactive.proactive_settings(ANN)).timezone is None  # only ever confirmed
+    assert NEEDS_ZONE in await commands.remind("telegram:2", "telegram:2", "remind me at 5pm to go")
