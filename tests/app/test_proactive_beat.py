@@ -166,3 +166,13 @@ async def test_a_person_who_blocked_the_bot_is_marked_inactive_and_gets_nothing_
     sends = len(api.calls_of("sendMessage"))
     later = await beat.run(NOW + timedelta(hours=3))
     assert later.people == 0 and len(api.calls_of("sendMessage")) == sends
+
+
+async def test_a_429_is_waited_out_and_the_message_sent_once(
+    store: SqliteStore, api: FakeTelegramBotApi, messenger: TelegramMessenger
+) -> None:
+    await store.proactive.add_reminder(NewReminder(key(ANN), key(ANN), "stretch", NOW, "UTC", NOW))
+    api.fail_next("sendMessage", "retry_after", retry_after=1)  # Telegram did not take it
+    report = await beat_of(store, messenger, HashEmbedder()).run(NOW)
+    assert report.sent == 1 and len(api.bot_messages(ANN)) == 1
+    assert [call.failed for call in api.calls_of("sendMessage")] == ["retry_after", None]

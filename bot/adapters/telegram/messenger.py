@@ -7,14 +7,20 @@ who blocked the bot (or deleted their account): `RecipientGone`, and beat marks 
 
 from __future__ import annotations
 
+import asyncio
+
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
-from telegram.error import Forbidden, TelegramError
+from telegram.error import Forbidden, RetryAfter, TelegramError
 
 from bot.adapters.telegram.ids import PLATFORM, chat_key
 from bot.adapters.telegram.transport import AiohttpRequest
 from bot.core.errors import DeliveryError, RecipientGone
 from bot.core.proactive.models import DONT_SUGGEST_AGAIN
 
+# A 429 means Telegram did not take the message, so sending again cannot repeat it: wait as told,
+# a few times, as long as a beat can wait.
+RETRIES_AFTER_429 = 3
+MAX_WAIT_S = 30.0
 # The button's data names the chat's person, so that nobody else's press can count (commands.py).
 NEVER_PREFIX = "pro:never:"
 
@@ -52,9 +58,21 @@ class TelegramMessenger:
             if not self._open:  # opened by the first message: a beat with nothing to say calls nothing
                 await self._bot.initialize()
                 self._open = True
-            message = await self._bot.send_message(number, text, reply_markup=markup)
+            for _ in range(RETRIES_AFTER_429):
+                try:
+                    message = await self._bot.send_message(number, text, reply_markup=markup)
+                    break
+                except RetryAfter as exc:
+                    await asyncio.sleep(min(_seconds(exc), MAX_WAIT_S))
+            else:
+                message = await self._bot.send_message(number, text, reply_markup=markup)
         except Forbidden as exc:
             raise RecipientGone(f"Telegram refused {chat_id}: {exc.message}") from exc
         except TelegramError as exc:
             raise DeliveryError(f"Telegram did not take the message: {exc.message}") from exc
         return str(message.message_id)
+
+
+def _seconds(exc: RetryAfter) -> float:
+    wait = exc.retry_after
+    return float(wait.total_seconds() if hasattr(wait, "total_seconds") else wait)
