@@ -15,7 +15,7 @@ from bot.adapters.telegram.messenger import TelegramMessenger
 from bot.core.ports import Store
 from bot.core.proactive.beat import FOOTER, BeatReport, ProactiveBeat
 from bot.core.proactive.models import ProactiveSettings
-from bot.core.proactive.records import Claim, NewReminder
+from bot.core.proactive.records import Claim, Delivery, NewReminder
 from bot.store.sqlite import SqliteStore
 from tests.support import proactive
 from tests.support.fakes import HashEmbedder
@@ -176,3 +176,19 @@ async def test_a_429_is_waited_out_and_the_message_sent_once(
     report = await beat_of(store, messenger, HashEmbedder()).run(NOW)
     assert report.sent == 1 and len(api.bot_messages(ANN)) == 1
     assert [call.failed for call in api.calls_of("sendMessage")] == ["retry_after", None]
+
+
+async def test_a_trigger_that_people_keep_dismissing_backs_off_for_everyone(
+    store: SqliteStore, api: FakeTelegramBotApi, messenger: TelegramMessenger
+) -> None:
+    for other in range(5):  # five other people turned a break suggestion down this month
+        row = f"telegram:{2000 + other}:long_session:x"
+        await store.proactive.claim(
+            Claim(row, f"telegram:{2000 + other}", "long_session", NOW - timedelta(days=3))
+        )
+        await store.proactive.settle(row, Delivery("sent", NOW - timedelta(days=3), "c", other + 1, "1"))
+        await store.proactive.record_outcome(row, "dismissed", NOW - timedelta(days=3))
+    await working_for_hours(store, ANN, 3.5)
+    await opt_in(store, ANN)
+    report = await beat_of(store, messenger, HashEmbedder()).run(NOW)
+    assert (report.evaluated, report.chosen, report.sent) == (1, 0, 0) and api.bot_messages(ANN) == []
