@@ -36,7 +36,7 @@ _RULES = (
     re.compile(rf"\b{_EVENT}{_LINK}(?:{_WHEN})\b"),
     re.compile(rf"{_HAVE}{_EVENT}\s+(?:{_WHEN})\b"),
 )
-_NOT_EVENTS = {"day", "week", "birthday party"}  # "my day is on Friday" is not an event to ask about
+_NOT_EVENTS = {"day", "week", "weekend", "favourite day"}  # "my day is on Friday": nothing to ask about
 
 
 def dated_event(fact: RememberedFact, tz: ZoneInfo) -> tuple[str, date] | None:
@@ -50,7 +50,8 @@ def dated_event(fact: RememberedFact, tz: ZoneInfo) -> tuple[str, date] | None:
         if event in _NOT_EVENTS:
             return None
         when = _resolve(said, found.group(0), weekday, day or day2, month or month2)
-        return (event, when) if when is not None and when >= said else None
+        named = fact.text[found.start(1) : found.end(1)]  # as they wrote it: "flight to Rome"
+        return (named, when) if when is not None and when >= said else None
     return None
 
 

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
@@ -59,7 +59,6 @@ def activity_kind(text: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Habit:
-    kind: str
     occurrences: int
     start_minute: int | None  # the window's start, minutes after local midnight; None: no window
     weekday: int | None  # 0 = Monday; None: no weekday
@@ -67,7 +66,7 @@ class Habit:
 
 def occurrences(activity: Sequence[Activity], tz: ZoneInfo, since: datetime) -> dict[str, list[datetime]]:
     """Per activity, the local time of each day's first log of it, since `since`."""
-    found: dict[str, dict[object, datetime]] = {}
+    found: dict[str, dict[date, datetime]] = {}
     for item in activity:
         if item.at < since:
             continue
@@ -88,7 +87,7 @@ def concentration(times: Sequence[datetime], policy: ProactivePolicy) -> Habit |
     window_holds, weekday_holds = in_window >= needed, on_day >= needed
     if not (window_holds or weekday_holds):
         return None
-    return Habit("", len(times), start if window_holds else None, weekday if weekday_holds else None)
+    return Habit(len(times), start if window_holds else None, weekday if weekday_holds else None)
 
 
 def _best_window(times: Sequence[datetime], width: int) -> tuple[int, int]:

@@ -45,7 +45,12 @@ _MONTH_DAY = re.compile(
     rf"\b(?:on\s+)?{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.IGNORECASE
 )
 _AT = re.compile(r"\b(?:at\s+)?(noon|midnight|midday)\b", re.IGNORECASE)
-_CLOCK = re.compile(r"\bat\s+(\d{1,2})(?:[:.h](\d{2}))?(?:\s*([ap])\.?m\.?)?(?!\w)", re.IGNORECASE)
+# "at 9" alone is a time only where a time ends ("at 9 to …", "at 9 tomorrow"): "look at 3 houses" is a task.
+_CLOCK = re.compile(
+    r"\bat\s+(\d{1,2})(?:(?:[:.h](\d{2}))(?:\s*([ap])\.?m\.?)?|\s*([ap])\.?m\.?"
+    r"|(?=\s*(?:$|[,.;:!?]|(?:to|on|tomorrow|today|tonight|every|next|this|and|o'clock)\b)))(?!\w)",
+    re.IGNORECASE,
+)
 _BARE_CLOCK = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*([ap])\.?m\.?(?!\w)", re.IGNORECASE)
 _PART_OF_DAY = {"morning": time(9, 0), "afternoon": time(15, 0), "evening": time(19, 0)}
 _PART = re.compile(r"\b(?:in the|this)\s+(morning|afternoon|evening)\b", re.IGNORECASE)
@@ -142,7 +147,8 @@ def find_time(text: str, spans: list[Found]) -> time | None:
     found = _CLOCK.search(masked) or _BARE_CLOCK.search(masked)
     if found is not None:
         spans.append(found.span())
-        return _clock(found.group(0), int(found.group(1)), int(found.group(2) or 0), found.group(3))
+        half = found.group(3) or (found.group(4) if found.re is _CLOCK else None)
+        return _clock(found.group(0), int(found.group(1)), int(found.group(2) or 0), half)
     if (found := _PART.search(masked)) is not None:
         spans.append(found.span())
         return _PART_OF_DAY[found.group(1).lower()]

@@ -5,8 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.core.proactive.evaluate import PROACTIVE_TRIGGERS, evaluate
-from bot.core.proactive.models import TRIGGERS, Activity, RememberedFact, ScheduledReminder
-from bot.core.proactive.occasions import has_control_word
+from bot.core.proactive.models import (
+    DONT_SUGGEST_AGAIN,
+    TRIGGERS,
+    Activity,
+    RememberedFact,
+    ScheduledReminder,
+)
+from bot.core.proactive.occasions import as_message, has_control_word
 from bot.core.proactive.policy import DEFAULT
 from tests.core.proactive.support import T0, Counted, messages_every, person
 
@@ -68,3 +74,10 @@ def test_no_control_word_reaches_any_text() -> None:
         assert not has_control_word(occasion.text) and not has_control_word(occasion.why), occasion
         assert "long_session" not in occasion.text and "follow_up" not in occasion.text
     assert "Reminder: call" in {o.text[:14] for o in found}
+
+
+def test_the_message_without_a_model_says_why_it_was_sent() -> None:
+    session = next(o for o in evaluate(everything().view, NOW, DEFAULT) if o.trigger == "long_session")
+    message = as_message(session)
+    assert message.startswith(session.text) and message.endswith(f"Why I'm writing: {session.why}")
+    assert DONT_SUGGEST_AGAIN not in message, "the platform renders it as a button or a command"

@@ -29,6 +29,7 @@ def fact(text: str, said: datetime = TUESDAY, id_: int = 7) -> RememberedFact:
         ("My sister's wedding is on 12 December", "sister's wedding", date(2026, 12, 12)),
         ("the dentist appointment is on March 3rd", "dentist appointment", date(2027, 3, 3)),
         ("my exam is on Tuesday", "exam", date(2026, 11, 10)),  # said on a Tuesday: next week's
+        ("My flight to Rome is on Sunday", "flight to Rome", date(2026, 11, 8)),
     ],
 )
 def test_a_dated_event_is_read_against_when_it_was_said(text: str, event: str, day: date) -> None:

@@ -42,6 +42,9 @@ def parsed(text: str, now: datetime = NOW, tz: str = "Europe/London") -> Reminde
             datetime(2026, 12, 24, 9),
         ),
         ("can you remind me in 2 days to pay rent", "pay rent", datetime(2026, 12, 3, 10, 0)),
+        ("remind me tomorrow to look at 3 houses", "look at 3 houses", datetime(2026, 12, 2, 9, 0)),
+        ("remind me at 8 pm to call Ann", "call Ann", datetime(2026, 12, 1, 20, 0)),
+        ("remind me at 7.45 tomorrow to leave", "leave", datetime(2026, 12, 2, 7, 45)),
     ],
 )
 def test_a_request_becomes_a_task_and_a_due_time(text: str, task: str, due: datetime) -> None:
