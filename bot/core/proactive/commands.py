@@ -158,7 +158,7 @@ class ProactiveCommands:
 
     async def _zone(self, user_id: str, settings: ProactiveSettings, name: str) -> str:
         if zone(name) is None:
-            return f"I don't know the time zone {name!r}. Use an IANA name such as Europe/Berlin."
+            return f"I don't know the time zone {name[:60]!r}. Use an IANA name such as Europe/Berlin."
         await self._save(user_id, replace(settings, timezone=name))
         local = self._clock().astimezone(ZoneInfo(name))
         return f"Done: your time zone is {name} (it is {local:%H:%M} there now)."

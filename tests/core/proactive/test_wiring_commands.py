@@ -37,6 +37,8 @@ async def test_time_zone_and_quiet_hours_are_checked_before_they_are_kept(
     store: SqliteStore, commands: ProactiveCommands
 ) -> None:
     assert "don't know the time zone 'Mars/Olympus'" in await commands.proactive(ANN, "timezone Mars/Olympus")
+    for hostile in ("../../etc/passwd", "Europe/" + "x" * 5000, "UTC\x00"):
+        assert len(await commands.proactive(ANN, f"timezone {hostile}")) < 200
     assert (await store.proactive.proactive_settings(ANN)).timezone is None
     assert await commands.proactive(ANN, "timezone Europe/Berlin") == (
         "Done: your time zone is Europe/Berlin (it is 10:00 there now)."
