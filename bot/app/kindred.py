@@ -16,6 +16,7 @@ from bot.adapters.base import Services
 from bot.app.backends import load_embedder, load_inference, open_store
 from bot.app.jobs import extraction_submitter, job_registry, load_jobs
 from bot.app.memory_jobs import Models, reward_weights
+from bot.app.proactive_jobs import reachable
 from bot.app.settings import Settings, id_set
 from bot.core.access import Access
 from bot.core.app_commands import AppCommands, DeliveryLog
@@ -101,7 +102,7 @@ async def build(settings: Settings) -> Kindred:
         inference,
         policy(settings),
         after_turn=extraction_submitter(jobs),
-        proactive=ProactiveReplies(store),
+        proactive=ProactiveReplies(store, reachable=reachable(settings)),
     )
     return Kindred(settings, store, embedder, conversation, jobs)
 
@@ -177,7 +178,7 @@ def services(kindred: Kindred) -> Services:
             app_link(kindred.settings),
             deliveries=DeliveryLog(kindred.store, kindred.embedder),
         ),
-        proactive=ProactiveCommands(kindred.store.proactive),
+        proactive=ProactiveCommands(kindred.store.proactive, reachable=reachable(kindred.settings)),
     )
 
 

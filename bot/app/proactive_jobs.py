@@ -22,21 +22,36 @@ from bot.core.proactive.beat import ProactiveBeat
 BEAT_JOB = "kindred.proactive.beat"
 
 
+def _tokens(settings: Settings) -> dict[str, str]:
+    """Each chat platform with a token here, and its token."""
+    given = {"telegram": settings.telegram.bot_token, "discord": settings.discord.bot_token}
+    return {
+        name: token.get_secret_value()
+        for name, token in given.items()
+        if token and token.get_secret_value().strip()
+    }
+
+
+def reachable(settings: Settings) -> Callable[[str], bool]:
+    """Whether beat can write to a person: their platform (their id's prefix) has a token here."""
+    platforms = frozenset(_tokens(settings))
+    return lambda user_id: user_id.partition(":")[0] in platforms
+
+
 def messengers(settings: Settings) -> dict[str, Messenger]:
     """One messenger per platform with a token; none for the terminal (it has nobody to write to)."""
     found: dict[str, Messenger] = {}
-    telegram, discord = settings.telegram.bot_token, settings.discord.bot_token
-    if telegram is not None and telegram.get_secret_value().strip():
+    tokens = _tokens(settings)
+    if "telegram" in tokens:
         from bot.adapters.telegram.adapter import TelegramConfig
         from bot.adapters.telegram.messenger import TelegramMessenger
 
-        token, base = telegram.get_secret_value(), settings.telegram.api_base_url
-        config = TelegramConfig(token=token, api_base_url=base)
+        config = TelegramConfig(token=tokens["telegram"], api_base_url=settings.telegram.api_base_url)
         found["telegram"] = TelegramMessenger(config.token, *config.base_urls)
-    if discord is not None and discord.get_secret_value().strip():
+    if "discord" in tokens:
         from bot.adapters.discord.messenger import DiscordMessenger
 
-        found["discord"] = DiscordMessenger(discord.get_secret_value())
+        found["discord"] = DiscordMessenger(tokens["discord"])
     return found
 
 

@@ -14,7 +14,7 @@ import pytest
 from bot.app.backends import open_store
 from bot.app.jobs import job_registry
 from bot.app.memory_jobs import Models
-from bot.app.proactive_jobs import BEAT_JOB
+from bot.app.proactive_jobs import BEAT_JOB, reachable
 from bot.app.schedule import schedule_entries
 from bot.app.settings import GeneralSettings, Settings, TelegramSettings
 from bot.core.errors import JobError
@@ -98,3 +98,9 @@ async def test_the_job_takes_a_simulated_clock_and_refuses_a_bad_one(
     assert done["sent"] == 1
     with pytest.raises(JobError, match="UTC offset"):
         await jobs.result(jobs.submit(BEAT_JOB, {"now": "2030-01-01T09:00:00"}), 20.0)
+
+
+def test_only_platforms_with_a_token_are_reachable() -> None:
+    settings = Settings(telegram=TelegramSettings(TELEGRAM_BOT_TOKEN="123:abc"))
+    can = reachable(settings)
+    assert can("telegram:5") and not can("discord:5") and not can("ann")

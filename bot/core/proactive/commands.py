@@ -57,6 +57,10 @@ NEEDS_ZONE = (
     "I don't know your time zone yet, so I'll wait until you tell me: /proactive timezone "
     "Europe/Berlin (any IANA name)."
 )
+UNREACHABLE = (
+    "I can't write to you first here: only on Telegram or Discord (as my admin set me up) can a "
+    "reminder or a check-in reach you later. Nothing was scheduled."
+)
 ASK_LIKE_THIS = 'Ask me like this: "remind me on Thursday at 3pm to call the dentist".'
 PROACTIVE_NOT_WIRED = "Check-ins and reminders are not set up here."
 REMINDERS_USAGE = "/reminders lists your reminders; /reminders cancel N cancels one."
@@ -98,10 +102,14 @@ class ProactiveCommands:
         *,
         policy: ProactivePolicy = DEFAULT,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        reachable: Callable[[str], bool] = lambda user_id: True,
     ) -> None:
         self.store = store
         self.policy = policy
         self._clock = clock
+        # Whether beat can write to this person later: their platform has a messenger (the
+        # terminal has none), so a reminder there would never ring.
+        self.reachable = reachable
 
     async def proactive(self, user_id: str, argument: str) -> str:
         """/proactive [on|off|timezone NAME|quiet H-H|never KIND|allow KIND]."""
@@ -135,6 +143,8 @@ class ProactiveCommands:
         await self.store.save_proactive_settings(user_id, settings, self._clock())
 
     async def _switch(self, user_id: str, settings: ProactiveSettings, on: bool) -> str:
+        if on and not self.reachable(user_id):
+            return UNREACHABLE
         await self._save(user_id, replace(settings, enabled=on))
         if not on:
             return OFF
@@ -207,6 +217,8 @@ class ProactiveCommands:
 
     async def remind(self, user_id: str, chat_id: str, text: str) -> str:
         """A "remind me …" message: scheduled and confirmed with its local time, or why not."""
+        if not self.reachable(user_id):
+            return UNREACHABLE
         settings = await self.store.proactive_settings(user_id)
         if settings.timezone is None:
             return f"Gladly, but first: {await self.ask_zone(user_id)} Then ask me again."

@@ -36,11 +36,12 @@ class ProactiveReplies:
         *,
         policy: ProactivePolicy = DEFAULT,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        reachable: Callable[[str], bool] = lambda user_id: True,
     ) -> None:
         self.store = store
         self.policy = policy
         self._clock = clock
-        self.commands = ProactiveCommands(store.proactive, policy=policy, clock=clock)
+        self.commands = ProactiveCommands(store.proactive, policy=policy, clock=clock, reachable=reachable)
 
     async def on_message(self, user_id: str, chat_id: str, text: str, at: datetime) -> str | None:
         """After the person's turn is stored: the answer to give instead of the model's (a reminder

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, time, timedelta
 import pytest
 
 from bot.core.models import NewTurn
-from bot.core.proactive.commands import NEEDS_ZONE, OFF, ProactiveCommands, quiet_hours
+from bot.core.proactive.commands import NEEDS_ZONE, OFF, UNREACHABLE, ProactiveCommands, quiet_hours
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder
 
@@ -143,3 +143,20 @@ async def test_without_a_time_zone_a_guess_from_when_they_write_is_offered_to_co
     assert "you may be on UTC+9, for example Asia/" in answer and "/proactive timezone Asia/" in answer
     assert (await store.proactive.proactive_settings(ANN)).timezone is None  # only ever confirmed
     assert NEEDS_ZONE in await commands.remind("telegram:2", "telegram:2", "remind me at 5pm to go")
+
+
+async def test_where_nothing_can_reach_the_person_later_nothing_is_promised(store: SqliteStore) -> None:
+    """The terminal has no messenger: a reminder there would never ring, so none is scheduled."""
+    terminal = ProactiveCommands(
+        store.proactive, clock=lambda: NOW, reachable=lambda user: user.startswith("telegram:")
+    )
+    await terminal.proactive("ann", "timezone UTC")
+    assert (
+        await terminal.remind("ann", "console", "remind me tomorrow at 9 to water the plants") == UNREACHABLE
+    )
+    assert await terminal.proactive("ann", "on") == UNREACHABLE
+    assert (
+        await store.proactive.reminders("ann") == []
+        and not (await store.proactive.proactive_settings("ann")).enabled
+    )
+    assert (await terminal.proactive(ANN, "on")).startswith("Done: check-ins are on.")
