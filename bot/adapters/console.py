@@ -196,11 +196,12 @@ class ConsoleChat:
         *,
         controls: Controls | None = None,
         apps: AppCommands | None = None,
+        proactive: ProactiveCommands | None = None,
     ) -> None:
         self._parts: ChatParts | None = None
         self._loading: asyncio.Future[ChatParts] | None = None
         if isinstance(conversation, Conversation):
-            self._parts = ChatParts(conversation, controls, apps)
+            self._parts = ChatParts(conversation, controls, apps, proactive)
         else:
             self._loading = asyncio.ensure_future(conversation)
         self.user_id = user_id
