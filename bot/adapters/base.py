@@ -9,6 +9,7 @@ from bot.core.access import Access
 from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation
+from bot.core.proactive.commands import ProactiveCommands
 from bot.core.ratelimit import RateLimiter
 from bot.core.training_commands import TrainingCommands
 
@@ -25,6 +26,8 @@ class Services:
     training: TrainingCommands | None = None
     # /app and /apps; None where mini-apps are not wired.
     apps: AppCommands | None = None
+    # /proactive and /reminders; None where check-ins are not wired.
+    proactive: ProactiveCommands | None = None
 
 
 class PlatformAdapter(Protocol):

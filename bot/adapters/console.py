@@ -17,6 +17,7 @@ from bot.core.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.conversation import Conversation
 from bot.core.errors import StoreUnavailable
 from bot.core.events import Reaction, UserMessage
+from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 
 HELP = (
     "Type a message and press Enter. Commands:\n"
@@ -27,6 +28,7 @@ HELP = (
     "/react EMOJI — react to my last reply\n"
     "/privacy — what I keep and why; /privacy training on|off — whether your rated replies train me\n"
     "/app WHAT — build a small web app for you; /apps — your apps (restore, revoke)\n"
+    "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
 CHAT_ID = "console"
@@ -178,6 +180,7 @@ class ChatParts:
     conversation: Conversation
     controls: Controls | None = None
     apps: AppCommands | None = None
+    proactive: ProactiveCommands | None = None
 
 
 class ConsoleChat:
@@ -193,11 +196,12 @@ class ConsoleChat:
         *,
         controls: Controls | None = None,
         apps: AppCommands | None = None,
+        proactive: ProactiveCommands | None = None,
     ) -> None:
         self._parts: ChatParts | None = None
         self._loading: asyncio.Future[ChatParts] | None = None
         if isinstance(conversation, Conversation):
-            self._parts = ChatParts(conversation, controls, apps)
+            self._parts = ChatParts(conversation, controls, apps, proactive)
         else:
             self._loading = asyncio.ensure_future(conversation)
         self.user_id = user_id
@@ -251,6 +255,8 @@ class ConsoleChat:
             await self._controlled(self._memory_command(command, rest))
         elif command in ("/app", "/apps"):
             await self._controlled(self._app_command(command, rest))
+        elif command in ("/proactive", "/reminders"):
+            await self._controlled(self._proactive_command(command, rest))
         else:
             await self._chat(text)
 
@@ -292,6 +298,15 @@ class ConsoleChat:
 
             answer = await self.apps.build(self.user_id, CHAT_ID, argument, progress)
             self._say(answer.text)
+
+    async def _proactive_command(self, command: str, argument: str) -> None:
+        commands = self._ready_parts().proactive
+        if commands is None:
+            self._say(PROACTIVE_NOT_WIRED)
+        elif command == "/proactive":
+            self._say(await commands.proactive(self.user_id, argument))
+        else:
+            self._say(await commands.reminders(self.user_id, argument))
 
     async def _forget_all(self, sure: bool) -> None:
         if sure and self.controls is not None:

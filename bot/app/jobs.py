@@ -8,6 +8,7 @@ from collections.abc import Callable
 from bot.app.app_jobs import add_app_jobs, build_policy
 from bot.app.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
 from bot.app.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
+from bot.app.proactive_jobs import add_proactive_jobs
 from bot.app.settings import Settings
 from bot.app.training_jobs import add_training_jobs
 from bot.core.errors import ConfigError, JobError, QueueUnavailable
@@ -23,8 +24,8 @@ MODEL_LOAD_ALLOWANCE_S = 300.0
 
 
 def job_registry(settings: Settings, models: Models | None = None) -> JobRegistry:
-    """Every job: store upkeep, memory extraction and upkeep, nightly training, inference on GPU
-    workers; check-ins join later. `models`: the embedder and model this process already
+    """Every job: store upkeep, memory extraction and upkeep, nightly training, mini-app builds,
+    the proactive beat, inference on GPU workers. `models`: the embedder and model this process already
     loaded (in-process jobs), else loaded on first use."""
     registry = JobRegistry()
     models = models or Models(
@@ -48,6 +49,7 @@ def job_registry(settings: Settings, models: Models | None = None) -> JobRegistr
     add_training_jobs(registry, settings, opener)
     app_policy = build_policy(settings.web, settings.inference.generation_timeout_s)
     add_app_jobs(registry, opener, app_policy, models.inference if settings.web.app_model_pass else None)
+    add_proactive_jobs(registry, settings, opener, models)
     registry.add(generate_job(settings))
     return registry
 

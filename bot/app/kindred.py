@@ -16,6 +16,7 @@ from bot.adapters.base import Services
 from bot.app.backends import load_embedder, load_inference, open_store
 from bot.app.jobs import extraction_submitter, job_registry, load_jobs
 from bot.app.memory_jobs import Models, reward_weights
+from bot.app.proactive_jobs import reachable
 from bot.app.settings import Settings, id_set
 from bot.core.access import Access
 from bot.core.app_commands import AppCommands, DeliveryLog
@@ -24,6 +25,8 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.jobs import Jobs
 from bot.core.loading import LoadOnce
 from bot.core.ports import Embedder, Inference, Store
+from bot.core.proactive.commands import ProactiveCommands
+from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
 from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
 from bot.core.training_commands import TrainingCommands
@@ -94,7 +97,12 @@ async def build(settings: Settings) -> Kindred:
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
     jobs = load_jobs(settings, job_registry(settings, models))
     conversation = Conversation(
-        store, embedder, inference, policy(settings), after_turn=extraction_submitter(jobs)
+        store,
+        embedder,
+        inference,
+        policy(settings),
+        after_turn=extraction_submitter(jobs),
+        proactive=ProactiveReplies(store, reachable=reachable(settings)),
     )
     return Kindred(settings, store, embedder, conversation, jobs)
 
@@ -170,6 +178,7 @@ def services(kindred: Kindred) -> Services:
             app_link(kindred.settings),
             deliveries=DeliveryLog(kindred.store, kindred.embedder),
         ),
+        proactive=ProactiveCommands(kindred.store.proactive, reachable=reachable(kindred.settings)),
     )
 
 

@@ -97,7 +97,13 @@ def web_server(
     admin = None
     if settings.web.admin_password is not None:
         password = settings.web.admin_password.get_secret_value()
-        admin = AdminPage(kindred.store, kindred.jobs.depths, password, settings.workers.flower_url)
+        admin = AdminPage(
+            kindred.store,
+            kindred.jobs.depths,
+            password,
+            settings.workers.flower_url,
+            proactive=kindred.store.proactive,
+        )
     options = AppHostingOptions(settings.web.apps_url, settings.web.app_state_bytes)
     hosting = AppHosting(kindred.store.apps, options, rewards=kindred.store)
     return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin, apps=hosting))
@@ -123,7 +129,7 @@ def console_chat(loading: Awaitable[Kindred], user_id: str, io: ConsoleIO | None
     async def parts() -> ChatParts:
         kindred = await loading
         shared = services(kindred)
-        return ChatParts(kindred.conversation, shared.controls, shared.apps)
+        return ChatParts(kindred.conversation, shared.controls, shared.apps, shared.proactive)
 
     return ConsoleChat(parts(), user_id, io or default_io())
 

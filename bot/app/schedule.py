@@ -6,14 +6,15 @@
 - `memory-upkeep` (`kindred.memory.upkeep`, KINDRED_MEMORY_UPKEEP_CRON): external checks and
   consolidation for every person;
 - `training-nightly` (`kindred.training.nightly`, KINDRED_TRAIN_CRON; left out with
-  KINDRED_TRAIN_ENABLED=off): dataset → KTO + LoRA → gate → promote ([learning]).
-
-Proactive check-ins join this list when they exist.
+  KINDRED_TRAIN_ENABLED=off): dataset → KTO + LoRA → gate → promote ([learning]);
+- `proactive-beat` (`kindred.proactive.beat`, KINDRED_PROACTIVE_CRON, every 5 minutes): reminders
+  that are due, and the check-ins of people who turned them on ([proactive]).
 """
 
 from __future__ import annotations
 
 from bot.app.memory_jobs import UPKEEP_JOB as MEMORY_UPKEEP_JOB
+from bot.app.proactive_jobs import BEAT_JOB as PROACTIVE_BEAT_JOB
 from bot.app.settings import WorkerSettings
 from bot.app.training_settings import TrainingSettings
 from bot.core.cron import ScheduleEntry, parse_cron
@@ -32,6 +33,11 @@ def schedule_entries(workers: WorkerSettings, training: TrainingSettings) -> lis
             "memory-upkeep",
             parse_cron(workers.memory_upkeep_cron, "KINDRED_MEMORY_UPKEEP_CRON"),
             MEMORY_UPKEEP_JOB,
+        ),
+        ScheduleEntry(
+            "proactive-beat",
+            parse_cron(workers.proactive_cron, "KINDRED_PROACTIVE_CRON"),
+            PROACTIVE_BEAT_JOB,
         ),
     ]
     if training.enabled:

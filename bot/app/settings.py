@@ -296,6 +296,8 @@ class WorkerSettings(BaseSettings):
     # Beat's schedule, as 5-field crontabs (minute hour day-of-month month day-of-week), UTC.
     upkeep_cron: str = "17 4 * * *"
     memory_upkeep_cron: str = "41 3 * * *"
+    # Proactive check-ins ([proactive]): every few minutes, a reminder rings at most this late.
+    proactive_cron: str = "*/5 * * * *"
     # Seconds the one-beat lock in Redis lives unless the running beat renews it.
     beat_lock_ttl_s: int = Field(default=60, ge=5)
     flower_user: str | None = None

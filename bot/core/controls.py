@@ -78,6 +78,8 @@ COMMANDS = (
     CommandInfo("privacy", "what I keep and why"),
     CommandInfo("app", "build a small web app for you (/app a packing list)"),
     CommandInfo("apps", "your apps: list them, restore a version, revoke a link"),
+    CommandInfo("proactive", "whether I may write to you first (/proactive on or off), your time zone"),
+    CommandInfo("reminders", "your reminders (say “remind me …”): list or cancel them"),
 )
 
 

@@ -24,6 +24,7 @@ from bot.core.learning_models import AdapterRecord
 from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, Turn, Vector
 from bot.core.outbox import Outbox, Pending, RemoveFeedback, apply
 from bot.core.ports import Embedder, Inference, Store
+from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.prompt import build_messages
 from bot.core.recall import Recalled, fit_budget, hybrid_search
 from bot.core.reward import RewardWeights
@@ -65,8 +66,11 @@ class Conversation:
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         after_turn: Callable[[Turn], None] | None = None,
+        proactive: ProactiveReplies | None = None,
     ) -> None:
         self.store = store
+        # Reads each stored message for "remind me …" and for how a proactive message was taken.
+        self.proactive = proactive
         # Called once a person's turn and the reply to it are stored: queues memory extraction.
         # It must not block or raise; the reply is already on its way.
         self._after_turn = after_turn
@@ -99,6 +103,13 @@ class Conversation:
             memory_kind=classify(text),
         )
         stored, recent = await self._save_and_load_history(user_turn)
+        answer = None
+        if stored is not None and self.proactive is not None:
+            answer = await self.proactive.on_message(message.user_id, message.chat_id, text, message.sent_at)
+        if answer is not None:
+            async for event in self._answered(message, key, answer, stored):
+                yield event
+            return
         recalled = await self._recall(message, text, vector, recent, stored)
         messages = build_messages(
             self.policy.persona,
@@ -124,6 +135,24 @@ class Conversation:
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
         turn_id = reply_turn.id if reply_turn else None
         yield ReplyDone(reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut)
+
+    async def _answered(
+        self, message: UserMessage, key: str, answer: str, stored: Turn | None
+    ) -> AsyncIterator[ReplyEvent]:
+        """The core's own answer instead of the model's (a reminder confirmed), stored as a reply
+        with no generation: nothing to train on."""
+        turn = NewTurn(
+            message.user_id, message.chat_id, "assistant", answer,
+            (await self.embedder.embed([answer[:EMBED_CHARS]]))[0], self.embedder.model_name, self._clock(),
+            reply_to=stored.id if stored else None, idempotency_key=f"{key}:reply",
+            meta={"chat_id": message.chat_id}, memory_kind=REPLY,
+        )  # fmt: skip
+        reply_turn = await self._save(turn)
+        if stored is not None and self._after_turn is not None:
+            self._after_turn(stored)
+        yield ReplyChunk(answer)
+        notice = None if reply_turn is not None else STORE_DOWN_NOTICE
+        yield ReplyDone(answer, reply_turn.id if reply_turn else None, (), notice)
 
     async def _serving_adapter(self) -> AdapterRecord | None:
         """The registry's serving adapter, asked per message so that a promotion or a rollback
@@ -204,6 +233,8 @@ class Conversation:
         value = self._value(reaction.emoji)
         if value is None:
             return None
+        if self.proactive is not None:
+            await self.proactive.on_reaction(reaction.turn_id, value, reaction.sent_at)
         await self._write(
             Feedback(
                 turn_id=reaction.turn_id,

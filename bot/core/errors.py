@@ -61,3 +61,11 @@ class QueueUnavailable(JobError):
 
 class AppBuildError(KindredError):
     """A mini-app could not be built. The message says why in words the person can act on."""
+
+
+class DeliveryError(KindredError):
+    """A platform did not take a message Kindred sent first (a proactive one, a reminder)."""
+
+
+class RecipientGone(DeliveryError):
+    """The person blocked the bot (Telegram 403, Discord 50007) or can no longer be written to."""

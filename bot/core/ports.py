@@ -37,6 +37,8 @@ from bot.core.models import (
     Turn,
     Vector,
 )
+from bot.core.proactive.models import Activity, ProactiveSettings
+from bot.core.proactive.records import Claim, Delivery, LedgerRow, NewReminder, Outcome, Reminder, TriggerRate
 
 
 class TurnLog(Protocol):
@@ -260,6 +262,95 @@ class AdapterRegistry(Protocol):
         ...
 
 
+class ProactiveSettingsLog(Protocol):
+    """Each person's proactive choices, and what beat reads of them."""
+
+    async def proactive_settings(self, user_id: str) -> ProactiveSettings:
+        """The person's settings (the defaults when never set); `inactive` when they blocked the bot."""
+        ...
+
+    async def save_proactive_settings(self, user_id: str, settings: ProactiveSettings, at: datetime) -> None:
+        """Replace the person's settings (`inactive` is not a setting: it is users.active)."""
+        ...
+
+    async def proactive_people(self, now: datetime, after: str, limit: int) -> list[str]:
+        """People beat looks at, by id after `after`: those who turned proactive messages on, and
+        those with a reminder due by `now`; never one marked inactive. Nobody else is loaded."""
+        ...
+
+    async def activity(self, user_id: str, since: datetime, limit: int) -> list[Activity]:
+        """The person's own messages since `since`, oldest first, the latest `limit` at most."""
+        ...
+
+
+class ReminderBook(Protocol):
+    async def add_reminder(self, reminder: NewReminder) -> Reminder: ...
+
+    async def reminders(self, user_id: str, *, due_by: datetime | None = None) -> list[Reminder]:
+        """The person's scheduled reminders, soonest first; with `due_by`, only those due by then."""
+        ...
+
+    async def cancel_reminder(self, user_id: str, reminder_id: int, at: datetime) -> bool:
+        """Cancel one of the person's scheduled reminders. False: none such (or not theirs)."""
+        ...
+
+
+class SentLedger(Protocol):
+    async def claim(self, claim: Claim) -> bool:
+        """Record the decision to send, before sending. False: the key is already there (sent, or
+        being sent), or its reminder is no longer scheduled: send nothing."""
+        ...
+
+    async def settle(self, key: str, delivery: Delivery) -> None:
+        """How a claimed message ended."""
+        ...
+
+    async def sent_messages(self, user_id: str, since: datetime) -> list[LedgerRow]:
+        """The person's ledger rows claimed since `since`, oldest first."""
+        ...
+
+    async def awaiting_outcome(self, user_id: str, chat_id: str, since: datetime) -> LedgerRow | None:
+        """The latest message sent in this chat since `since` that has no outcome yet."""
+        ...
+
+    async def ledger_row(self, turn_id: int) -> LedgerRow | None:
+        """The ledger row of the proactive message stored as `turn_id`, if it is one."""
+        ...
+
+    async def record_outcome(self, key: str, outcome: Outcome, at: datetime) -> bool:
+        """Set the message's outcome once. False: it already had one (nothing changes)."""
+        ...
+
+    async def trigger_rates(self, since: datetime) -> list[TriggerRate]:
+        """Per trigger, the messages sent since `since` and their outcomes, by trigger name."""
+        ...
+
+
+class ProactiveStore(ProactiveSettingsLog, ReminderBook, SentLedger, Protocol):
+    """The proactive check-ins' part of the store ([proactive])."""
+
+
+class Messenger(Protocol):
+    """Writes to a person first, through one platform's API (PTB's `Bot`, discord.py's HTTP
+    client), from any process: a worker has no gateway or update loop of its own."""
+
+    platform: str
+
+    async def private_chat(self, user_id: str) -> str:
+        """The chat key of the person's private chat with the bot. Raises RecipientGone."""
+        ...
+
+    async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
+        """Send plain text, with a "don't suggest this again" button when `never_again`; returns
+        the platform message id. Raises RecipientGone when the person blocked the bot,
+        DeliveryError when the platform refused it otherwise."""
+        ...
+
+    async def close(self) -> None:
+        """Let go of the connection, if the first message opened one."""
+        ...
+
+
 class RecallIndex(MemoryIndex, RewardLog, Protocol):
     """What recall reads: the memories, and the reward they earned."""
 
@@ -270,6 +361,11 @@ class Store(TurnLog, MemoryIndex, MemoryCuration, RewardLog, LearningLog, Adapte
     @property
     def apps(self) -> AppStore:
         """The mini-apps, on the same connection."""
+        ...
+
+    @property
+    def proactive(self) -> ProactiveStore:
+        """The proactive check-ins' settings, reminders and sent ledger, on the same connection."""
         ...
 
     async def stats(self) -> Stats: ...

@@ -1,4 +1,6 @@
-"""The AppStore on PostgreSQL: `apps_sql.SqlApps` over the pool, one connection per transaction."""
+"""The AppStore on PostgreSQL: `apps_sql.SqlApps` over the pool, one connection per transaction.
+
+The proactive store (`proactive_sql.SqlProactive`) runs on the same runner."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from bot.store.pg_rows import POSTGRES
 from bot.store.rows import Dialect, NamedRow
 
 
-class _PostgresRunner:
+class PostgresRunner:
     dialect: Dialect = POSTGRES
 
     def __init__(self, pool: PostgresPool) -> None:
@@ -40,4 +42,4 @@ class _Statements:
 
 
 def pg_apps(pool: PostgresPool) -> SqlApps:
-    return SqlApps(_PostgresRunner(pool))
+    return SqlApps(PostgresRunner(pool))

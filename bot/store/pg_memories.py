@@ -65,6 +65,9 @@ WITH reactions AS (DELETE FROM feedback WHERE user_id = %(user_id)s),
      memories_gone AS (DELETE FROM memories WHERE user_id = %(user_id)s RETURNING 1),
      links_gone AS (DELETE FROM platform_messages WHERE user_id = %(user_id)s),
      turns_gone AS (DELETE FROM turns WHERE user_id = %(user_id)s),
+     settings_gone AS (DELETE FROM proactive_settings WHERE user_id = %(user_id)s),
+     reminders_gone AS (DELETE FROM reminders WHERE user_id = %(user_id)s),
+     ledger_gone AS (DELETE FROM proactive_sent WHERE user_id = %(user_id)s),
      person AS (UPDATE users SET memory_count = 0 WHERE id = %(user_id)s)
 SELECT count(*) AS forgotten FROM memories_gone
 """

@@ -14,7 +14,7 @@ from typing import Self
 from bot.core.models import DayStats, MemoryHit, Stats, Vector
 from bot.store import pg_search, statements
 from bot.store.facade import StoreFacade
-from bot.store.pg_apps import pg_apps
+from bot.store.pg_apps import PostgresRunner, pg_apps
 from bot.store.pg_curation import PostgresCuration
 from bot.store.pg_learning import PostgresLearning
 from bot.store.pg_memories import PostgresMemories
@@ -23,6 +23,7 @@ from bot.store.pg_registry import PostgresRegistry
 from bot.store.pg_reward import PostgresRewards
 from bot.store.pg_rows import POSTGRES
 from bot.store.pg_turns import PostgresTurns
+from bot.store.proactive_sql import SqlProactive
 from bot.store.rows import activity_window, day_stats
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore", "schema_versions"]
@@ -62,6 +63,7 @@ class PostgresStore(StoreFacade):
         )
         self._pool = pool
         self.apps = pg_apps(pool)
+        self.proactive = SqlProactive(PostgresRunner(pool))
         self._search = memories  # typed as itself: it has the two dense paths the Protocol lacks
 
     @classmethod

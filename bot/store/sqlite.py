@@ -16,8 +16,9 @@ from typing import Self
 from bot.core.models import DayStats, Stats
 from bot.store import statements
 from bot.store.facade import StoreFacade
+from bot.store.proactive_sql import SqlProactive
 from bot.store.rows import activity_window, day_stats, to_epoch
-from bot.store.sqlite_apps import sqlite_apps
+from bot.store.sqlite_apps import SqliteRunner, sqlite_apps
 from bot.store.sqlite_curation import SqliteCuration
 from bot.store.sqlite_db import SqliteDatabase
 from bot.store.sqlite_learning import SqliteLearning
@@ -56,6 +57,7 @@ class SqliteStore(StoreFacade):
         )
         self._db = db
         self.apps = sqlite_apps(db)
+        self.proactive = SqlProactive(SqliteRunner(db))
 
     @classmethod
     async def open(

@@ -1,4 +1,6 @@
-"""The AppStore on SQLite: `apps_sql.SqlApps` over the store's one connection and its write lock."""
+"""The AppStore on SQLite: `apps_sql.SqlApps` over the store's one connection and its write lock.
+
+The proactive store (`proactive_sql.SqlProactive`) runs on the same runner."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from bot.store.sqlite_db import SqliteDatabase
 from bot.store.sqlite_rows import SQLITE
 
 
-class _SqliteRunner:
+class SqliteRunner:
     dialect: Dialect = SQLITE
 
     def __init__(self, db: SqliteDatabase) -> None:
@@ -38,4 +40,4 @@ class _Statements:
 
 
 def sqlite_apps(db: SqliteDatabase) -> SqlApps:
-    return SqlApps(_SqliteRunner(db))
+    return SqlApps(SqliteRunner(db))

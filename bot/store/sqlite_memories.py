@@ -218,5 +218,7 @@ class SqliteMemories:
             await db.execute("DELETE FROM training_examples WHERE user_id = ?", (user_id,))
             await db.execute("DELETE FROM platform_messages WHERE user_id = ?", (user_id,))
             await db.execute("DELETE FROM turns WHERE user_id = ?", (user_id,))
+            for table in ("proactive_settings", "reminders", "proactive_sent"):  # [proactive]
+                await db.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
             await db.execute("UPDATE users SET memory_count = 0 WHERE id = ?", (user_id,))
         return count

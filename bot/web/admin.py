@@ -3,7 +3,8 @@
 Users, turns, memories and reactions per day, the reward trend as an inline SVG chart (no script,
 no CDN), the jobs waiting per queue, and learning: the latest training runs (status, examples,
 loss curve, gate report) and the positive-reaction rate per adapter version
-(`training_view.py`). Builds join it in a later issue. The page reads through a small Protocol
+(`training_view.py`), and each proactive trigger's messages and success rate over the same days.
+Builds join it in a later issue. The page reads through a small Protocol
 and a callable handed in by the composition root; it knows no store or queue implementation.
 """
 
@@ -24,6 +25,7 @@ from aiohttp import web
 from bot.core.errors import KindredError
 from bot.core.learning_models import TrainingRun, VersionRate
 from bot.core.models import DayStats, Stats
+from bot.core.proactive.records import TriggerRate
 from bot.web.training_view import learning_section
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,10 @@ class AdminFigures(Protocol):
     async def version_rates(self, since: datetime) -> list[VersionRate]: ...
 
 
+class TriggerRates(Protocol):
+    async def trigger_rates(self, since: datetime) -> list[TriggerRate]: ...
+
+
 @dataclass(frozen=True)
 class AdminPage:
     figures: AdminFigures
@@ -51,6 +57,8 @@ class AdminPage:
     flower_url: str | None = None
     days: int = 30
     runs: int = 10
+    # The proactive ledger's counts; None where check-ins are not wired.
+    proactive: TriggerRates | None = None
 
     async def handle(self, request: web.Request) -> web.Response:
         if not self.authorised(request.headers.get("Authorization", "")):
@@ -66,6 +74,8 @@ class AdminPage:
         since = datetime.now(UTC) - timedelta(days=self.days)
         runs, rates = await self.figures.list_runs(self.runs), await self.figures.version_rates(since)
         learning = learning_section(runs, rates)
+        if self.proactive is not None:
+            learning += proactive_section(await self.proactive.trigger_rates(since), self.days)
         page = render(stats, days, depths, self.flower_url, learning)
         return web.Response(text=page, content_type="text/html", headers=_NO_STORE)
 
@@ -114,9 +124,11 @@ def render(
     if depths is None:
         queues = "<p>The job queue cannot be reached.</p>"
     else:
-        queues = "<table><tr><th>queue</th><th>waiting</th></tr>" + "".join(
-            f"<tr><td>{escape(name)}</td><td>{count}</td></tr>" for name, count in depths.items()
-        ) + "</table>"
+        queues = (
+            "<table><tr><th>queue</th><th>waiting</th></tr>"
+            + "".join(f"<tr><td>{escape(name)}</td><td>{count}</td></tr>" for name, count in depths.items())
+            + "</table>"
+        )
     flower_link = ""
     if flower:
         flower_link = f'<p><a href="{escape(flower, quote=True)}">Flower: Celery jobs and workers</a></p>'
@@ -144,6 +156,22 @@ td.message{{text-align:left;max-width:28rem}} ul.gate{{margin:0;padding:0;list-s
 {rows}</table>
 </body></html>
 """
+
+
+def proactive_section(rates: Sequence[TriggerRate], days: int) -> str:
+    """Each trigger's proactive messages: sent, accepted, dismissed, and the share accepted."""
+    head = f"<h2>Proactive check-ins (last {days} days)</h2>"
+    if not rates:
+        return head + "<p>No proactive messages sent yet.</p>"
+    rows = "".join(
+        f"<tr><td>{escape(rate.trigger)}</td><td>{rate.sent}</td><td>{rate.accepted}</td>"
+        f"<td>{rate.dismissed}</td><td>{rate.success_rate or 0:.0%}</td></tr>"  # a listed trigger sent some
+        for rate in rates
+    )
+    return (
+        f"{head}<table><tr><th>trigger</th><th>sent</th><th>accepted</th><th>dismissed</th>"
+        f"<th>success rate</th></tr>{rows}</table>"
+    )
 
 
 def reward_chart(days: Sequence[DayStats]) -> str:

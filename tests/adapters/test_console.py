@@ -1,5 +1,6 @@
 """The terminal chat over a pipe, with the real conversation and store: a reply the token budget cut
-is printed up to its last whole sentence, and only that; one that ended by itself, whole."""
+is printed up to its last whole sentence, and only that; one that ended by itself, whole; and
+/proactive and /reminders answered in the terminal."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 
 from bot.adapters.console import ConsoleChat, ConsoleIO
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.proactive.commands import ProactiveCommands
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
@@ -40,3 +42,17 @@ async def test_a_pipe_reads_an_ellipsis_when_nothing_whole_was_written(store: Sq
 
 async def test_a_reply_that_ended_by_itself_is_printed_whole(store: SqliteStore) -> None:
     assert await chat(store, "ok see you then and good luck", 96, "bye") == "ok see you then and good luck\n"
+
+
+async def test_proactive_and_reminders_answer_in_the_terminal(store: SqliteStore) -> None:
+    policy = ConversationPolicy(persona="p", reactions=DEFAULT_REACTIONS)
+    conversation = Conversation(store, HashEmbedder(), ScriptedInference("ok"), policy)
+    commands = ProactiveCommands(store.proactive)
+    waiting = ["/proactive\n", "/proactive timezone Europe/Paris\n", "/reminders\n", "/reminders cancel 9\n"]
+    out = io.StringIO()
+    pipe = ConsoleIO(lambda: waiting.pop(0) if waiting else "", out, io.StringIO(), interactive=False)
+    await ConsoleChat(conversation, "ann", pipe, proactive=commands).run()
+    printed = out.getvalue()
+    assert "Check-ins: off (the default)." in printed and "Done: your time zone is Europe/Paris" in printed
+    assert "You have no reminders." in printed and "You have no scheduled reminder #9." in printed
+    assert (await store.proactive.proactive_settings("ann")).timezone == "Europe/Paris"

@@ -92,6 +92,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_SESSION_GAP_MINUTES", "5", lambda s: s.memory.session_gap_minutes, 5.0),
     ("KINDRED_MEMORY_UPKEEP_CRON", "1 2 * * *", lambda s: s.workers.memory_upkeep_cron, "1 2 * * *"),
     ("KINDRED_UPKEEP_CRON", "3 4 * * *", lambda s: s.workers.upkeep_cron, "3 4 * * *"),
+    ("KINDRED_PROACTIVE_CRON", "*/2 * * * *", lambda s: s.workers.proactive_cron, "*/2 * * * *"),
     ("KINDRED_JOB_THREADS", "3", lambda s: s.workers.job_threads, 3),
     ("KINDRED_VISIBILITY_TIMEOUT_S", "99", lambda s: s.workers.visibility_timeout_s, 99.0),
     ("KINDRED_BEAT_LOCK_TTL_S", "30", lambda s: s.workers.beat_lock_ttl_s, 30),

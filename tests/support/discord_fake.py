@@ -136,7 +136,7 @@ class FakeDiscord:
 
 
 def dm_channel_id(person: p.Payload) -> int:
-    return int(person["id"]) + 1  # one DM channel per person, stable
+    return p.dm_channel_of(int(person["id"]))
 
 
 async def settled(check: Callable[[], bool], *, for_s: float = 0.3) -> bool:

@@ -97,6 +97,11 @@ def text_channel(channel_id: int, guild_id: int, name: str = "general") -> Paylo
     }
 
 
+def dm_channel_of(user_id: int) -> int:
+    """The id of the bot's DM channel with a person: one per person, stable."""
+    return user_id + 1
+
+
 def dm_channel(channel_id: int, recipient: Payload) -> Payload:
     return {"id": str(channel_id), "type": 1, "recipients": [recipient], "last_message_id": None, "flags": 0}
 

@@ -1,5 +1,6 @@
 """A loopback Discord REST API for discord.py's real HTTP client: login, application info,
-command sync, channel messages, interaction callbacks and webhook follow-ups, and 429s on demand.
+command sync, channel messages, opening a DM, interaction callbacks and webhook follow-ups, 429s on
+demand, and people who blocked the bot (50007).
 
 It records every call and keeps each message as a person would see it (its latest text, its
 buttons, its files, and when each version appeared).
@@ -86,6 +87,7 @@ class FakeRest:
         self.interactions: dict[str, p.Payload] = {}  # token → the dispatched interaction
         self.originals: dict[str, int] = {}  # token → id of the original response
         self.throttles: list[Throttle] = []
+        self.blocked: set[int] = set()  # people (user ids) whose DMs answer 50007
 
     def throttle(self, method: str, path: str, *, times: int = 1, retry_after: float = 0.2) -> None:
         """Answer the next `times` matching calls with 429 and `retry_after`, as Discord does."""
@@ -94,6 +96,7 @@ class FakeRest:
     def routes(self) -> list[web.RouteDef]:
         return [
             web.get(f"{API}/users/@me", self.me),
+            web.post(f"{API}/users/@me/channels", self.open_dm),
             web.get(f"{API}/oauth2/applications/@me", self.application),
             web.put(f"{API}/applications/{{app}}/commands", self.sync),
             web.put(f"{API}/applications/{{app}}/guilds/{{guild}}/commands", self.sync),
@@ -178,8 +181,15 @@ class FakeRest:
     async def typing(self, request: web.Request) -> web.Response:
         return web.Response(status=204)
 
+    async def open_dm(self, request: web.Request) -> web.Response:
+        recipient = int((request[BODY] or {})["recipient_id"])
+        return json_response(p.dm_channel(p.dm_channel_of(recipient), p.user(recipient, "someone")))
+
     async def create_message(self, request: web.Request) -> web.Response:
         channel_id = int(request.match_info["channel"])
+        if any(p.dm_channel_of(person) == channel_id for person in self.blocked):
+            body = {"message": "Cannot send messages to this user", "code": 50007}
+            return json_response(body, status=403)
         shown = self._new(channel_id, request[BODY] or {}, request[FILES])
         payload = self.payload(shown)
         # Discord echoes a bot's own message back on the gateway; the bot must ignore it.

@@ -155,6 +155,8 @@ class FakeTelegramBotApi(tu.ChatWorld):
         self.allowed_updates: list[str] | None = None
         self._failures: list[_Failure] = []
         self._blocked: set[int] = set()
+        # While set: sendMessage keeps the message, then answers only once released (hold_sends).
+        self._sends_held: asyncio.Event | None = None
         self._file_ids = itertools.count(1)
         self._new_update = asyncio.Event()
         self._poll_generation = 0
@@ -269,6 +271,16 @@ class FakeTelegramBotApi(tu.ChatWorld):
     def unblock(self, chat_id: int) -> None:
         self._blocked.discard(chat_id)
 
+    def hold_sends(self) -> None:
+        """From now on sendMessage delivers the message but answers only after `release_sends`:
+        the platform took it, and the sender is still waiting to hear so (a worker killed here)."""
+        self._sends_held = asyncio.Event()
+
+    def release_sends(self) -> None:
+        if self._sends_held is not None:
+            self._sends_held.set()
+            self._sends_held = None
+
     # -- Bot API methods ---------------------------------------------------------------------------
     async def _m_getMe(self, p: JSON) -> JSON:
         return {
@@ -362,6 +374,8 @@ class FakeTelegramBotApi(tu.ChatWorld):
             reply_markup=p.get("reply_markup"),
         )
         chat.store(message, p.get("reply_markup"))
+        if self._sends_held is not None:
+            await self._sends_held.wait()
         return message
 
     async def _m_editMessageText(self, p: JSON) -> JSON:

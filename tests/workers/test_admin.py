@@ -12,6 +12,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.core.errors import QueueUnavailable
 from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
+from bot.core.proactive.records import Claim, Delivery
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.app import build_web_app
@@ -162,3 +163,20 @@ async def test_admin_shows_training_runs_and_the_reaction_rate_per_version(store
     # v1: two rated replies, one positive; the base: ann's three rated replies and one more.
     assert f"<tr><td>v{adapter.version}</td><td>2</td><td>2</td><td>1</td><td>50%</td></tr>" in html
     assert "<tr><td>base model</td>" in html
+
+
+async def test_admin_shows_each_proactive_triggers_success_rate(store: SqliteStore) -> None:
+    now = datetime.now(UTC)
+    for index, outcome in enumerate(("accepted", "accepted", "dismissed", None)):
+        key = f"ann:habit:{index}"
+        await store.proactive.claim(Claim(key, "ann", "habit", now))
+        await store.proactive.settle(key, Delivery("sent", now, "c", index + 1, str(index)))
+        if outcome is not None:
+            await store.proactive.record_outcome(key, outcome, now)  # type: ignore[arg-type]
+    client = await client_for(AdminPage(store, depths, PASSWORD, proactive=store.proactive))
+    try:
+        html = await (await client.get("/admin", headers=basic("admin", PASSWORD))).text()
+    finally:
+        await client.close()
+    assert "Proactive check-ins (last 30 days)" in html
+    assert "<tr><td>habit</td><td>4</td><td>2</td><td>1</td><td>50%</td></tr>" in html

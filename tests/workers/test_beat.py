@@ -132,3 +132,11 @@ def test_a_second_beat_refuses_to_start_while_the_first_runs(beat_redis: str, tm
             first.kill()
             first.wait()
         client.close()
+
+
+def test_the_schedule_runs_the_proactive_beat_every_few_minutes() -> None:
+    entry = beat_schedule(settings())["proactive-beat"]
+    assert entry["task"] == "kindred.proactive.beat" and entry["options"] == {"queue": "default"}
+    assert entry["schedule"].minute == set(range(0, 60, 5))
+    with pytest.raises(ConfigError, match="KINDRED_PROACTIVE_CRON"):
+        beat_schedule(settings(proactive_cron="often"))

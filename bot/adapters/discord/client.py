@@ -12,6 +12,7 @@ from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.feedback import FeedbackButton, reaction_event
 from bot.adapters.discord.memory_buttons import ForgetAllButton, MemoryPageButton
 from bot.adapters.discord.messages import ChannelMessages
+from bot.adapters.discord.proactive import NeverAgainButton
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class KindredClient(discord.Client):
         self._messages = ChannelMessages(kindred)
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(FeedbackButton, MemoryPageButton, ForgetAllButton)
+        self.add_dynamic_items(FeedbackButton, MemoryPageButton, ForgetAllButton, NeverAgainButton)
         await self.sync_commands()
 
     async def sync_commands(self) -> None:

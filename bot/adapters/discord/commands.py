@@ -1,7 +1,7 @@
 """The slash commands, as one command tree: /chat, /memories, /forget, /confirm, /correct,
-/export, /persona, /privacy (with its `training` switch), /app and /apps (apps.py), /help, and the admins'
-/train_now and /rollback. Each is a thin translation to the core's Conversation, Controls or
-TrainingCommands."""
+/export, /persona, /privacy (with its `training` switch), /app and /apps (apps.py), /proactive and
+/reminders (proactive.py), /help, and the admins' /train_now and /rollback. Each is a thin
+translation to the core's Conversation, Controls or TrainingCommands."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from bot.adapters.discord.feedback import feedback_view
 from bot.adapters.discord.memory_buttons import forget_all_view, pager
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import chat_key, places, reactions_reach_me, user_key
+from bot.adapters.discord.proactive import proactive, reminders
 from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import InteractionSurface
 from bot.adapters.streaming import split_text
@@ -207,6 +208,8 @@ def command_table() -> list[tuple[str, str, Callback]]:
         ("privacy", DESCRIPTIONS["privacy"], privacy),
         ("app", DESCRIPTIONS["app"], app),
         ("apps", DESCRIPTIONS["apps"], apps),
+        ("proactive", DESCRIPTIONS["proactive"], proactive),
+        ("reminders", DESCRIPTIONS["reminders"], reminders),
         ("help", DESCRIPTIONS["help"], help_),
         ("train_now", "admins: train tonight's adapter now", train_now),
         ("rollback", "admins: serve the adapter version before this one", rollback),

@@ -6,15 +6,17 @@ from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
-from telegram import BotCommand, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, Update
+from telegram import BotCommand, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, Message, Update
 from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot.adapters.base import Services
 from bot.adapters.telegram.apps import build_app
-from bot.adapters.telegram.ids import chat_key, place_key, user_key
+from bot.adapters.telegram.ids import PLATFORM, chat_key, place_key, user_key
+from bot.adapters.telegram.messenger import NEVER_PREFIX
 from bot.core.access import NOT_ALLOWED
 from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
+from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
 
 Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
@@ -66,6 +68,8 @@ class Commands:
             "privacy": self.privacy,
             "app": self.app,
             "apps": self.apps,
+            "proactive": self.proactive,
+            "reminders": self.reminders,
             "stats": self.stats,
             "train_now": self.train_now,
             "rollback": self.rollback,
@@ -75,6 +79,7 @@ class Commands:
         ]
         found.append(CallbackQueryHandler(self.turn_page, pattern=f"^{PAGE_PREFIX}"))
         found.append(CallbackQueryHandler(self.confirm_forget, pattern=f"^{FORGET_PREFIX}"))
+        found.append(CallbackQueryHandler(self.never_again, pattern=f"^{NEVER_PREFIX}"))
         return found
 
     def _guarded(self, callback: Callback) -> Callback:
@@ -206,6 +211,48 @@ class Commands:
             return
         argument = " ".join(context.args or [])
         await message.reply_text(await self.services.apps.manage(user_key(person.id), argument))
+
+    async def proactive(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/proactive [on|off|timezone NAME|quiet H-H|never KIND|allow KIND]: check-ins, privately."""
+        await self._proactive(update, context, lambda commands, who, words: commands.proactive(who, words))
+
+    async def reminders(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/reminders [cancel N]."""
+        await self._proactive(update, context, lambda commands, who, words: commands.reminders(who, words))
+
+    async def _proactive(
+        self,
+        update: Update,
+        context: ContextTypes.DEFAULT_TYPE,
+        ask: Callable[[ProactiveCommands, str, str], Awaitable[str]],
+    ) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        commands = self.services.proactive
+        if commands is None:
+            await message.reply_text(PROACTIVE_NOT_WIRED)
+        elif message.chat.type != ChatType.PRIVATE:  # a person's reminders are not a group's business
+            await message.reply_text(PRIVATE_ONLY)
+        else:
+            await message.reply_text(await ask(commands, user_key(person.id), " ".join(context.args or [])))
+
+    async def never_again(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """The "don't suggest this again" button under a proactive message (messenger.py)."""
+        query = update.callback_query
+        assert query is not None and query.data is not None
+        replies = self.services.conversation.proactive
+        shown = query.message
+        if query.data.removeprefix(NEVER_PREFIX) != str(query.from_user.id) or not isinstance(shown, Message):
+            await query.answer("Only the person it was sent to can turn this off.", show_alert=True)
+            return
+        if replies is None:
+            await query.answer(PROACTIVE_NOT_WIRED, show_alert=True)
+            return
+        chat, message_id = chat_key(shown.chat.id), str(shown.message_id)
+        answer = await replies.never_again_on(PLATFORM, chat, message_id, user_key(query.from_user.id))
+        await query.answer()
+        await query.edit_message_reply_markup(None)
+        await shown.reply_text(answer)
 
     async def stats(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user

@@ -20,6 +20,7 @@ from bot.core.access import Access
 from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.core.training_commands import TrainingCommands
@@ -74,7 +75,8 @@ def services(
         max_message_chars=max_message_chars,
     )
     embedder = HashEmbedder()
-    conversation = Conversation(store, embedder, inference or ScriptedInference(), policy)
+    replies = ProactiveReplies(store)
+    conversation = Conversation(store, embedder, inference or ScriptedInference(), policy, proactive=replies)
     return Services(
         conversation=conversation,
         controls=Controls(store, PERSONA, embedder=embedder),
@@ -82,6 +84,7 @@ def services(
         access=access or Access(),
         training=training,
         apps=apps,
+        proactive=replies.commands,
     )
 
 
@@ -99,5 +102,3 @@ async def running(served: Services, **options: Any) -> AsyncIterator[DiscordAdap
         yield adapter
     finally:
         await adapter.stop()
-
-

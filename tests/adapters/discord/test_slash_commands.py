@@ -19,8 +19,8 @@ from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.waiting import wait_until
 
 COMMANDS = {
-    "chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "apps", "help",
-    "train_now", "rollback",
+    "chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "apps",
+    "proactive", "reminders", "help", "train_now", "rollback",
 }  # fmt: skip
 GLOBAL_SYNC = f"/api/v10/applications/{p.APP_ID}/commands"
 DEFERRED, MESSAGE, UPDATE = 5, 4, 7

@@ -18,6 +18,8 @@ from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.ports import Inference
+from bot.core.proactive.commands import ProactiveCommands
+from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.core.training_commands import TrainingCommands
@@ -89,6 +91,7 @@ async def running_bot(
         embedder,
         inference or ScriptedInference("Lovely to hear from you."),
         ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS, max_new_tokens=max_new_tokens),
+        proactive=ProactiveReplies(store),
     )
     services = Services(
         conversation=conversation,
@@ -97,6 +100,7 @@ async def running_bot(
         access=access or Access(),
         training=training(store) if training is not None else None,
         apps=apps(store) if apps is not None else None,
+        proactive=ProactiveCommands(store.proactive),
     )
     config = TelegramConfig(
         token=token or api.token,

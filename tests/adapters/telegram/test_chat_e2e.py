@@ -48,6 +48,8 @@ async def test_a_private_chat_previews_a_draft_then_sends_the_reply_with_feedbac
         "privacy",
         "app",
         "apps",
+        "proactive",
+        "reminders",
     ]
     assert "message_reaction" in api.allowed_updates, "reactions must be asked for by name"
 
