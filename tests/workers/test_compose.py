@@ -128,7 +128,8 @@ DATABASE = "POSTGRES_PASSWORD"
 NEEDS = {
     "bot": {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN", "KINDRED_ADMIN_PASSWORD",
             "KINDRED_OPENAI_API_KEY", DATABASE},
-    "worker-cpu": {"KINDRED_OPENAI_API_KEY", DATABASE},
+    # The proactive beat runs on the default queue and sends through the platforms' APIs.
+    "worker-cpu": {"KINDRED_OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", DATABASE},
     "worker-gpu": {DATABASE},
     "worker-train": {DATABASE},
     "beat": set(),
