@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.core.errors import InvalidInput
 from bot.core.models import JSONObject, Memory
-from bot.core.text import clean_message
+from bot.core.text import clean_message, storable
 
 MAX_TEXT_CHARS = 100_000
 
@@ -82,6 +82,8 @@ def parse_line(number: int, text: str) -> ImportItem:
     speaker = value.get("speaker")
     if speaker is not None and not isinstance(speaker, str):
         raise InvalidInput("`speaker` must be a string")
+    if speaker is not None:
+        speaker = storable(speaker).strip() or None
     meta = value.get("meta", {})
     if meta is None:
         meta = {}
