@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.core.errors import InvalidInput
-from bot.core.memory_file import MAX_TEXT_CHARS, ImportItem
+from bot.core.memory_file import MAX_TEXT_CHARS, ImportItem, as_utc
 from bot.core.text import clean_message
 
 OWN_SPEAKER = "user"
@@ -106,7 +106,7 @@ def _person(me: str | None, owner: str | None, chats: list[dict[str, Any]]) -> s
         if owner is not None:
             return owner
         top = senders.most_common(5)
-        found = ", ".join(f"{name or '?'} ({sender_id}, {n})" for (sender_id, name), n in top)
+        found = ", ".join(f"{_shown(name) or '?'} ({_shown(sender_id)}, {n})" for (sender_id, name), n in top)
         raise InvalidInput(f"name yourself with --me (your from_id or name); senders: {found or 'none'}")
     wanted = me.strip()
     for sender_id, name in senders:
@@ -115,6 +115,12 @@ def _person(me: str | None, owner: str | None, chats: list[dict[str, Any]]) -> s
     if wanted.startswith("user") or wanted.isdigit():
         return wanted if wanted.startswith("user") else f"user{wanted}"
     raise InvalidInput(f"--me {wanted!r} sent no message in this export")
+
+
+def _shown(name: str) -> str:
+    """A sender's name as one line can show it: no newline, control or direction override (a
+    right-to-left override would reverse the rest of the message)."""
+    return "".join(char for char in name if char.isprintable())[:40]
 
 
 def _item(
@@ -178,4 +184,4 @@ def _when(message: dict[str, Any]) -> datetime | None:
         moment = datetime.fromisoformat(date.strip())
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return as_utc(moment)
