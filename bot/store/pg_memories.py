@@ -47,6 +47,9 @@ WITH target AS (
     SELECT s.memory_id FROM memory_sources s
     JOIN target t ON s.turn_id = t.source_turn_id
     JOIN memories m ON m.id = s.memory_id AND m.user_id = %(user_id)s
+    UNION  -- a summary covers memories by id too (meta.covers): an imported line has no turn
+    SELECT m.id FROM memories m, target t
+    WHERE m.user_id = %(user_id)s AND m.kind = 'summary' AND m.meta -> 'covers' @> to_jsonb(t.id)
 ), {SCRUB_CTES},
      gone AS (DELETE FROM memories WHERE id IN (SELECT id FROM doomed) RETURNING id),
      credit AS (DELETE FROM reply_memories WHERE memory_id IN (SELECT id FROM gone)),

@@ -58,6 +58,12 @@ SELECT s.memory_id FROM memory_sources s JOIN memories m ON m.id = s.memory_id
 WHERE s.turn_id = ? AND m.user_id = ?
 """
 
+# A summary covers memories by id (meta.covers): an imported line has no turn to link it by.
+_COVERING_SQL = """
+SELECT m.id AS memory_id FROM memories m
+WHERE m.user_id = ? AND m.kind = 'summary'
+  AND EXISTS (SELECT 1 FROM json_each(m.meta, '$.covers') j WHERE j.value = ?)
+"""
 # A short memory is searched with the one before it (core/indexing.py): its context quotes that
 # text, which must go when that memory is forgotten.
 _UNQUOTE_SQL = "UPDATE memories SET context = '' WHERE user_id = ? AND instr(context, ?) > 0"
@@ -200,7 +206,10 @@ class SqliteMemories:
             if not found:
                 return False
             # What was derived from this memory's turn goes with it (see pg_memories' _FORGET_SQL).
-            derived = await db.execute_fetchall(_DERIVED_SQL, (found[0]["source_turn_id"], user_id))
+            derived = [
+                *await db.execute_fetchall(_DERIVED_SQL, (found[0]["source_turn_id"], user_id)),
+                *await db.execute_fetchall(_COVERING_SQL, (user_id, memory_id)),
+            ]
             doomed = {memory_id, *(int(row["memory_id"]) for row in derived)}
             marks = ",".join("?" for _ in doomed)
             texts = await db.execute_fetchall(f"SELECT text FROM memories WHERE id IN ({marks})", [*doomed])

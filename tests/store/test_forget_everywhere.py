@@ -201,3 +201,21 @@ async def test_a_nul_or_lone_surrogate_in_imported_text_is_stored_alike_on_both(
         await store.close()
     assert (stored.text, stored.speaker) == ("tea time", "Annie")
     assert stored.meta == {"k": ["ab", "?"]}  # as clean_message replaces one in the text
+
+
+async def test_forgetting_an_imported_line_takes_the_summary_that_quotes_it(any_store: Store) -> None:
+    """Found by the isolation property test: a summary links turns, and an imported line has none;
+    it is found by the ids the summary covers."""
+    from bot.core.consolidation import ConsolidationPolicy, consolidate
+
+    later = T0 + timedelta(minutes=1)
+    items = [ImportItem(1, "My secret code is 4471 zebra and I keep it safe", "user", T0),
+             ImportItem(2, "I also like long walks by the river", "user", later)]  # fmt: skip
+    ids = await import_items(any_store, EMB, "telegram:1", items)
+    done = await consolidate(
+        any_store, EMB, "telegram:1", T0 + timedelta(days=1), ConsolidationPolicy(older_than=timedelta(0))
+    )
+    assert done.summaries == 1
+    assert await any_store.forget("telegram:1", ids[0])
+    left = await any_store.list_memories("telegram:1", 10)
+    assert [m.text for m in left] == [items[1].text]
