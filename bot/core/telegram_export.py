@@ -28,7 +28,7 @@ from typing import Any
 
 from bot.core.errors import InvalidInput
 from bot.core.memory_file import MAX_TEXT_CHARS, ImportItem, as_utc
-from bot.core.text import clean_message
+from bot.core.text import clean_message, storable
 
 OWN_SPEAKER = "user"
 SOURCE = "telegram"
@@ -147,7 +147,10 @@ def _item(
         body = clean_message(text, MAX_TEXT_CHARS)
     except InvalidInput:
         return None, "no_text"  # nothing left once control characters are cleaned away
-    speaker = OWN_SPEAKER if own else str(message.get("from") or message.get("from_id") or "unknown")
+    # A name is stored as it came, less what neither database can hold (core/text.py: storable).
+    speaker = (
+        OWN_SPEAKER if own else storable(str(message.get("from") or message.get("from_id") or "unknown"))
+    )
     meta = {"source": SOURCE, "chat": str(chat.get("name") or ""), "message_id": message.get("id")}
     return ImportItem(number, body, speaker, when, meta), ""
 

@@ -105,6 +105,7 @@ def test_a_telegram_export_is_read_and_accounted_for_or_refused_in_one_line(
     assert len(found.items) + sum(found.skipped.values()) == total
     for item in found.items:
         assert item.text.strip() and "\x00" not in item.text
+        assert item.speaker is not None and "\x00" not in item.speaker
         assert item.timestamp is not None and item.timestamp.utcoffset() == timedelta(0)
 
 
