@@ -2,6 +2,7 @@
 
 - `store`: an empty SQLite store (tests/store/ overrides it to run on both stores);
 - `any_store`: a test that takes it runs once on SQLite and once on Postgres + pgvector;
+- `place`: where such a store lives (a SQLite path or a PostgreSQL DSN), for reading it another way;
 - `minilm`: the real embedder (sentence-transformers); `onnx_minilm`: the same model through
   ONNX Runtime, exported once per test session;
 - `browser`: one headless Chromium for the whole session (tests/support/browser.py).
@@ -18,6 +19,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401
+from tests.support.places import place  # noqa: F401
 
 # Every test's captured output is searched for the tests' secrets (tests/support/secret_scan.py).
 pytest_plugins = ["tests.support.secret_scan"]

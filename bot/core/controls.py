@@ -57,6 +57,9 @@ TRAINING_ON = (
 APP_SOON = (
     "Building small web tools for you is coming soon. For now I can chat, remember, and forget on request."
 )
+OPT_OUT_FORGOTTEN = (
+    "Your choice to keep your chats out of training went too: send /privacy training off again."
+)
 FORGET_ALL_ASK = "This deletes every memory, message and reaction I keep about you, for good. Are you sure?"
 
 
@@ -256,8 +259,11 @@ class Controls:
         return f"Corrected: #{new_id} now says “{text}”, and #{memory_id} will not come up again."
 
     async def forget_all(self, user_id: str) -> str:
+        opted_out = await self.store.training_consent(user_id) is False
         count = await self.store.forget_all(user_id)
-        return f"Done. I forgot everything about you ({count} memories)."
+        done = f"Done. I forgot everything about you ({count} memories)."
+        # Not even the id is kept, so neither is the choice: a new person gets the default.
+        return f"{done} {OPT_OUT_FORGOTTEN}" if opted_out else done
 
     async def export_jsonl(self, user_id: str, *, chat_id: str | None = None) -> bytes:
         """Every memory as the JSONL that `kindred memory import` reads back."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.core.errors import InvalidInput
 from bot.core.models import JSONObject, Memory
-from bot.core.text import clean_message
+from bot.core.text import clean_message, storable
 
 MAX_TEXT_CHARS = 100_000
 
@@ -82,6 +82,8 @@ def parse_line(number: int, text: str) -> ImportItem:
     speaker = value.get("speaker")
     if speaker is not None and not isinstance(speaker, str):
         raise InvalidInput("`speaker` must be a string")
+    if speaker is not None:
+        speaker = storable(speaker).strip() or None
     meta = value.get("meta", {})
     if meta is None:
         meta = {}
@@ -99,8 +101,21 @@ def _timestamp(value: Any) -> datetime | None:
         moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         raise InvalidInput(f"`timestamp` is not ISO 8601: {value[:40]!r}") from None
-    # A time without a zone is taken as UTC, the zone every export writes.
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    found = as_utc(moment)
+    if found is None:
+        raise InvalidInput(f"`timestamp` is out of range: {value[:40]!r}")
+    return found
+
+
+def as_utc(moment: datetime) -> datetime | None:
+    """`moment` in UTC (a time without a zone is taken as UTC, the zone every export writes), or
+    None where UTC has no such time: 0001-01-01T00:00+14:00 falls in year 0."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None
 
 
 def export_record(memory: Memory) -> dict[str, Any]:

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.core.errors import InvalidInput
-from bot.core.memory_file import MAX_TEXT_CHARS, ImportItem
-from bot.core.text import clean_message
+from bot.core.memory_file import MAX_TEXT_CHARS, ImportItem, as_utc
+from bot.core.text import clean_message, storable
 
 OWN_SPEAKER = "user"
 SOURCE = "telegram"
@@ -106,7 +106,7 @@ def _person(me: str | None, owner: str | None, chats: list[dict[str, Any]]) -> s
         if owner is not None:
             return owner
         top = senders.most_common(5)
-        found = ", ".join(f"{name or '?'} ({sender_id}, {n})" for (sender_id, name), n in top)
+        found = ", ".join(f"{_shown(name) or '?'} ({_shown(sender_id)}, {n})" for (sender_id, name), n in top)
         raise InvalidInput(f"name yourself with --me (your from_id or name); senders: {found or 'none'}")
     wanted = me.strip()
     for sender_id, name in senders:
@@ -115,6 +115,12 @@ def _person(me: str | None, owner: str | None, chats: list[dict[str, Any]]) -> s
     if wanted.startswith("user") or wanted.isdigit():
         return wanted if wanted.startswith("user") else f"user{wanted}"
     raise InvalidInput(f"--me {wanted!r} sent no message in this export")
+
+
+def _shown(name: str) -> str:
+    """A sender's name as one line can show it: no newline, control or direction override (a
+    right-to-left override would reverse the rest of the message)."""
+    return "".join(char for char in name if char.isprintable())[:40]
 
 
 def _item(
@@ -141,7 +147,10 @@ def _item(
         body = clean_message(text, MAX_TEXT_CHARS)
     except InvalidInput:
         return None, "no_text"  # nothing left once control characters are cleaned away
-    speaker = OWN_SPEAKER if own else str(message.get("from") or message.get("from_id") or "unknown")
+    # A name is stored as it came, less what neither database can hold (core/text.py: storable).
+    speaker = (
+        OWN_SPEAKER if own else storable(str(message.get("from") or message.get("from_id") or "unknown"))
+    )
     meta = {"source": SOURCE, "chat": str(chat.get("name") or ""), "message_id": message.get("id")}
     return ImportItem(number, body, speaker, when, meta), ""
 
@@ -178,4 +187,4 @@ def _when(message: dict[str, Any]) -> datetime | None:
         moment = datetime.fromisoformat(date.strip())
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return as_utc(moment)

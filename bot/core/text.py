@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 from bot.core.errors import InvalidInput
 
@@ -47,6 +48,24 @@ def clean_message(text: str, max_chars: int) -> str:
             "Could you send it in parts?"
         )
     return unicodedata.normalize("NFC", text)
+
+
+def storable(text: str) -> str:
+    """`text` as both databases can store it: no NUL (PostgreSQL's text and JSONB refuse it) and
+    no lone surrogate (neither is UTF-8; a JSON import can spell one as an escape)."""
+    return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+def storable_json(value: Any) -> Any:
+    """A JSON value with every string in it, keys too, made `storable`, so that both stores keep
+    the same meta whatever an import or a platform put in it."""
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, dict):
+        return {storable(str(key)): storable_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable_json(item) for item in value]
+    return value
 
 
 def query_terms(text: str) -> list[str]:

@@ -47,30 +47,28 @@ WITH target AS (
     SELECT s.memory_id FROM memory_sources s
     JOIN target t ON s.turn_id = t.source_turn_id
     JOIN memories m ON m.id = s.memory_id AND m.user_id = %(user_id)s
+    UNION  -- a summary covers memories by id too (meta.covers): an imported line has no turn
+    SELECT m.id FROM memories m, target t
+    WHERE m.user_id = %(user_id)s AND m.kind = 'summary' AND m.meta -> 'covers' @> to_jsonb(t.id)
 ), {SCRUB_CTES},
      gone AS (DELETE FROM memories WHERE id IN (SELECT id FROM doomed) RETURNING id),
      credit AS (DELETE FROM reply_memories WHERE memory_id IN (SELECT id FROM gone)),
+     -- A short memory's context quotes the one before it (core/indexing.py).
+     unquoted AS (
+        UPDATE memories m SET context = '' FROM doomed_text d
+        WHERE m.user_id = %(user_id)s AND m.id NOT IN (SELECT id FROM doomed)
+          AND strpos(m.context, d.needle) > 0
+     ),
      person AS (
         UPDATE users SET memory_count = memory_count - (SELECT count(*) FROM gone)
         WHERE id = %(user_id)s AND EXISTS (SELECT 1 FROM gone)
      )
 SELECT id FROM gone WHERE id = %(id)s
 """
-# Reactions this person gave anywhere; others' reactions to their turns go with the turns (cascade).
-# The users row stays, with a zero count, as in the SQLite store.
-_FORGET_ALL_SQL = """
-WITH reactions AS (DELETE FROM feedback WHERE user_id = %(user_id)s),
-     -- Stored prompts go with the turns (cascade); snapshots by owner too, whatever their turn.
-     snapshots_gone AS (DELETE FROM training_examples WHERE user_id = %(user_id)s),
-     memories_gone AS (DELETE FROM memories WHERE user_id = %(user_id)s RETURNING 1),
-     links_gone AS (DELETE FROM platform_messages WHERE user_id = %(user_id)s),
-     turns_gone AS (DELETE FROM turns WHERE user_id = %(user_id)s),
-     settings_gone AS (DELETE FROM proactive_settings WHERE user_id = %(user_id)s),
-     reminders_gone AS (DELETE FROM reminders WHERE user_id = %(user_id)s),
-     ledger_gone AS (DELETE FROM proactive_sent WHERE user_id = %(user_id)s),
-     person AS (UPDATE users SET memory_count = 0 WHERE id = %(user_id)s)
-SELECT count(*) AS forgotten FROM memories_gone
-"""
+_COUNT_PERSON_SQL = "SELECT count(*) AS n FROM memories WHERE user_id = %s"
+_FORGET_PERSON = tuple(POSTGRES.sql(statement) for statement in statements.FORGET_PERSON)
+# Dead rows keep their text in the table's pages until VACUUM clears them (docs/memory.md).
+_VACUUM_SQL = "VACUUM " + ", ".join(statements.FORGOTTEN_TABLES)
 
 
 class PostgresMemories:
@@ -173,6 +171,10 @@ class PostgresMemories:
 
     async def forget_all(self, user_id: str) -> int:
         async with self._pool.connection() as conn:
-            cursor = await conn.execute(_FORGET_ALL_SQL, {"user_id": user_id})
-            row = await cursor.fetchone()
-            return int(row["forgotten"]) if row else 0
+            async with conn.transaction():
+                row = await (await conn.execute(_COUNT_PERSON_SQL, (user_id,))).fetchone()
+                for statement in _FORGET_PERSON:
+                    await conn.execute(statement, (user_id,))
+            # Outside the transaction: VACUUM refuses to run in one (the pool is autocommit).
+            await conn.execute(_VACUUM_SQL)
+        return int(row["n"]) if row else 0

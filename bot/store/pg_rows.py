@@ -12,6 +12,7 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from bot.core.models import JSONObject
+from bot.core.text import storable_json
 from bot.store.rows import Dialect
 
 
@@ -27,7 +28,7 @@ def _decoded(value: JSONObject) -> JSONObject:
 
 
 def jsonb(value: JSONObject | list[Any]) -> Jsonb:
-    return Jsonb(list(value) if isinstance(value, list) else dict(value))
+    return Jsonb(storable_json(list(value) if isinstance(value, list) else dict(value)))
 
 
 POSTGRES = Dialect(

@@ -28,6 +28,7 @@ from bot.core.models import (
     Turn,
     Vector,
 )
+from bot.core.text import storable_json
 
 _STATUSES = frozenset(get_args(MemoryStatus))
 # Plain literals, not parameters: the planner sees a fixed filter it can use with an index.
@@ -163,7 +164,7 @@ def from_epoch(seconds: float) -> datetime:
 
 
 def dump_json(value: JSONObject | list[Any]) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(storable_json(value), ensure_ascii=False, separators=(",", ":"))
 
 
 def load_json(text: str | None) -> Any:

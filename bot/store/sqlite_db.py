@@ -67,6 +67,9 @@ class SqliteDatabase:
         try:
             await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             await db.execute("PRAGMA foreign_keys = ON")
+            # What is deleted is overwritten, not just unlinked: a forgotten memory must not stay
+            # readable in freed pages of the file (see checkpoint for the WAL).
+            await db.execute("PRAGMA secure_delete = ON")
             # WAL lets readers (the CLI, a benchmark) run while the bot writes.
             await store._try_wal()
             if migrate:
@@ -149,6 +152,16 @@ class SqliteDatabase:
             except sqlite3.Error as exc:
                 raise map_error(exc, self._path) from None
         return done
+
+    async def checkpoint(self) -> None:
+        """Copy the WAL into the database file and empty it, after a forget: until then the WAL
+        holds the pages as they were, forgotten words included. Best effort: a reader on another
+        connection can hold the WAL back, and the next checkpoint (upkeep) empties it."""
+        async with self._lock:
+            try:
+                await self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise map_error(exc, self._path) from None
 
     async def close(self) -> None:
         await self._db.close()

@@ -15,6 +15,7 @@ import numpy as np
 
 from bot.core.models import Memory, MemoryHit, NewMemory, Vector
 from bot.store import statements
+from bot.store.learning_rows import needles
 from bot.store.rows import (
     MEMORY_COLUMNS,
     dump_json,
@@ -56,6 +57,16 @@ _DERIVED_SQL = """
 SELECT s.memory_id FROM memory_sources s JOIN memories m ON m.id = s.memory_id
 WHERE s.turn_id = ? AND m.user_id = ?
 """
+
+# A summary covers memories by id (meta.covers): an imported line has no turn to link it by.
+_COVERING_SQL = """
+SELECT m.id AS memory_id FROM memories m
+WHERE m.user_id = ? AND m.kind = 'summary'
+  AND EXISTS (SELECT 1 FROM json_each(m.meta, '$.covers') j WHERE j.value = ?)
+"""
+# A short memory is searched with the one before it (core/indexing.py): its context quotes that
+# text, which must go when that memory is forgotten.
+_UNQUOTE_SQL = "UPDATE memories SET context = '' WHERE user_id = ? AND instr(context, ?) > 0"
 
 
 async def ensure_user(db: aiosqlite.Connection, user_id: str, at: float, *, spoke: bool = False) -> None:
@@ -195,7 +206,10 @@ class SqliteMemories:
             if not found:
                 return False
             # What was derived from this memory's turn goes with it (see pg_memories' _FORGET_SQL).
-            derived = await db.execute_fetchall(_DERIVED_SQL, (found[0]["source_turn_id"], user_id))
+            derived = [
+                *await db.execute_fetchall(_DERIVED_SQL, (found[0]["source_turn_id"], user_id)),
+                *await db.execute_fetchall(_COVERING_SQL, (user_id, memory_id)),
+            ]
             doomed = {memory_id, *(int(row["memory_id"]) for row in derived)}
             marks = ",".join("?" for _ in doomed)
             texts = await db.execute_fetchall(f"SELECT text FROM memories WHERE id IN ({marks})", [*doomed])
@@ -204,21 +218,29 @@ class SqliteMemories:
             for doomed_id in doomed:
                 await db.execute("DELETE FROM memories WHERE id = ?", (doomed_id,))
                 await db.execute("DELETE FROM reply_memories WHERE memory_id = ?", (doomed_id,))
+            for needle in needles([row["text"] for row in texts]):
+                await db.execute(_UNQUOTE_SQL, (user_id, needle))
             await db.execute(
                 "UPDATE users SET memory_count = memory_count - ? WHERE id = ?", (len(doomed), user_id)
             )
+            await _drop_forgotten_words(db)
+        await self._db.checkpoint()
         return True
 
     async def forget_all(self, user_id: str) -> int:
         async with self._db.write() as db:
-            cur = await db.execute("DELETE FROM memories WHERE user_id = ?", (user_id,))
-            count = cur.rowcount
-            await db.execute("DELETE FROM feedback WHERE user_id = ?", (user_id,))
-            # Stored prompts go with the turns (cascade); snapshots by owner too, whatever their turn.
-            await db.execute("DELETE FROM training_examples WHERE user_id = ?", (user_id,))
-            await db.execute("DELETE FROM platform_messages WHERE user_id = ?", (user_id,))
-            await db.execute("DELETE FROM turns WHERE user_id = ?", (user_id,))
-            for table in ("proactive_settings", "reminders", "proactive_sent"):  # [proactive]
-                await db.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
-            await db.execute("UPDATE users SET memory_count = 0 WHERE id = ?", (user_id,))
-        return count
+            rows = await db.execute_fetchall(
+                "SELECT count(*) AS n FROM memories WHERE user_id = ?", (user_id,)
+            )  # fmt: skip
+            for statement in statements.FORGET_PERSON:
+                await db.execute(statement, (user_id,))
+            await _drop_forgotten_words(db)
+        await self._db.checkpoint()
+        return int(next(iter(rows))["n"])
+
+
+async def _drop_forgotten_words(db: aiosqlite.Connection) -> None:
+    """Merge the full-text index into one segment. FTS5 records a delete as a marker beside the
+    old entry, so the forgotten words stay in the file until the segment holding them is merged;
+    with secure_delete on, the merged-away pages are zeroed (sqlite_db)."""
+    await db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")

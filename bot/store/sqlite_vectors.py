@@ -6,6 +6,8 @@ blobs costs ~80 ms; multiplying the matrix costs ~2. So the matrix of a person w
 read, whether it is still right:
 - `users.vector_version` moves, by trigger (schema 0007), whenever a memory of the person is
   deleted or changes its vector, status or kind: the matrix is read again;
+- so does the person's smallest memory id: /forget all deletes the `users` row, and a person
+  who comes back starts again from version 0 with only new, larger ids;
 - otherwise rows above the largest id held are new ones (ids only grow): those are appended.
 Both come from the database, so a write made by any connection or process is seen by the next
 search. Matrices are dropped least recently used beyond `MAX_CACHED_VECTORS` rows in all.
@@ -38,6 +40,7 @@ _GROWTH = 1.5
 
 _STATE_SQL = """
 SELECT u.vector_version AS version,
+       (SELECT min(m.id) FROM memories m WHERE m.user_id = u.id) AS min_id,
        (SELECT max(m.id) FROM memories m WHERE m.user_id = u.id) AS max_id
 FROM users u WHERE u.id = ?
 """
@@ -46,7 +49,7 @@ _ROWS_SQL = f"SELECT id, embedding FROM memories WHERE user_id = ? AND id > ? AN
 
 @dataclass(slots=True)
 class _Matrix:
-    version: int
+    version: tuple[int, int]  # (users.vector_version, the smallest memory id)
     max_id: int  # the largest id read, recallable or not: rows above it are new
     size: int
     ids: np.ndarray  # int64, the first `size` are in use
@@ -101,7 +104,8 @@ class VectorCache:
         if not state or state[0]["max_id"] is None:
             self._people.pop(user_id, None)
             return np.zeros(0, dtype=np.int64), np.zeros((0, self._dim), dtype=np.float32)
-        version, max_id = int(state[0]["version"]), int(state[0]["max_id"])
+        version = (int(state[0]["version"]), int(state[0]["min_id"]))
+        max_id = int(state[0]["max_id"])
         held = self._people.get(user_id)
         if held is None or held.version != version:
             held = self._empty(version)
@@ -121,7 +125,7 @@ class VectorCache:
             max_id = max(max_id, int(ids[-1]))  # a row committed after the state was read
         held.max_id = max(held.max_id, max_id)
 
-    def _empty(self, version: int) -> _Matrix:
+    def _empty(self, version: tuple[int, int]) -> _Matrix:
         return _Matrix(version, 0, 0, np.zeros(0, dtype=np.int64), np.zeros((0, self._dim), dtype=np.float32))
 
     def _keep(self, user_id: str, held: _Matrix) -> None:

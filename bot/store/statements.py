@@ -43,6 +43,30 @@ INSERT INTO reply_signals (turn_id, signal, key, created_at) VALUES (?, ?, ?, ?)
 ON CONFLICT DO NOTHING
 """
 
+# Everything kept of a person, for /forget all, children before parents; each takes the person's id.
+# Others' reactions to their turns, stored prompts, credits and signals go with the turns (cascade),
+# app versions and state with the apps. A new table that holds a person's rows gets a line here
+# (tests/store/test_forget_everywhere.py reads every table from the catalog and finds any it misses).
+FORGET_PERSON = (
+    "DELETE FROM feedback WHERE user_id = ?",
+    "DELETE FROM training_examples WHERE user_id = ?",
+    "DELETE FROM platform_messages WHERE user_id = ?",
+    "DELETE FROM memories WHERE user_id = ?",
+    "DELETE FROM proactive_sent WHERE user_id = ?",  # [proactive]
+    "DELETE FROM reminders WHERE user_id = ?",
+    "DELETE FROM proactive_settings WHERE user_id = ?",
+    "DELETE FROM turns WHERE user_id = ?",
+    "DELETE FROM app_builds WHERE owner = ?",
+    "DELETE FROM apps WHERE owner = ?",
+    "DELETE FROM users WHERE id = ?",
+)
+# The tables FORGET_PERSON touches, with those its cascades reach: what PostgreSQL vacuums after.
+FORGOTTEN_TABLES = (
+    "feedback", "training_examples", "platform_messages", "memories", "memory_sources", "turns",
+    "generations", "reply_memories", "reply_signals", "app_builds", "apps", "app_versions",
+    "app_state", "proactive_sent", "reminders", "proactive_settings", "users",
+)  # fmt: skip
+
 
 def feedback_params(feedback: Feedback, dialect: Dialect) -> tuple[Any, ...]:
     """UPSERT_FEEDBACK's parameters, in its column order."""

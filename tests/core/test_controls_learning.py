@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, Controls
+from bot.core.controls import OPT_OUT_FORGOTTEN, PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, Controls
 from bot.core.models import NewTurn
 from bot.core.ports import Store
 from bot.core.signals import answered_reply, record_proactive_success, record_tool_use
@@ -118,3 +118,16 @@ async def test_anything_else_says_how_to_use_it(any_store: Store, argument: str)
 def test_the_privacy_text_says_what_training_does_and_how_forgetting_reaches_it() -> None:
     for promise in ("Each night", "switch training off", "every later training set", "within one night"):
         assert promise in PRIVACY
+
+
+async def test_forget_all_tells_a_person_who_had_opted_out_that_the_choice_went_too(store: Store) -> None:
+    await said(store, "user", "I like tea")
+    used = controls(store, T0)
+    assert OPT_OUT_FORGOTTEN not in await used.forget_all("ann")
+    await said(store, "user", "I like coffee")
+    await used.privacy("ann", "training off")
+    answer = await used.forget_all("ann")
+    assert (
+        answer.startswith("Done. I forgot everything about you (1 memories).") and OPT_OUT_FORGOTTEN in answer
+    )
+    assert await store.training_consent("ann") is None

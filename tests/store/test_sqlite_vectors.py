@@ -174,3 +174,21 @@ async def test_the_cache_holds_at_most_its_budget(tmp_path: Path) -> None:
     finally:
         await db.close()
         await store.close()
+
+
+async def test_a_person_who_forgot_all_and_came_back_gets_only_their_new_vectors(tmp_path: Path) -> None:
+    """/forget all deletes the `users` row: the new one starts again at version 0, as the cached
+    matrix may have, so the cache must tell the two people apart by more than the version."""
+    rng = np.random.default_rng(4)
+    store = await SqliteStore.open(tmp_path / "kindred.db")
+    db = await SqliteDatabase.open(tmp_path / "kindred.db")
+    try:
+        await store.add_memories([memory(unit(rng)) for _ in range(5)])
+        cache = VectorCache(db, DIM, min_rows=1)
+        await cache.vectors(PERSON)
+        await store.forget_all(PERSON)
+        back = await store.add_memories([memory(unit(rng)) for _ in range(2)])
+        assert (await cache.vectors(PERSON))[0].tolist() == back
+    finally:
+        await db.close()
+        await store.close()

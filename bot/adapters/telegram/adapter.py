@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from telegram import Update
+from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import (
     AIORateLimiter,
@@ -48,6 +48,11 @@ DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
 # Webhook update ids remembered to drop Telegram's retries; the store's idempotency keys catch the
 # rest (a retry that reaches another replica is stored once, though it may be answered twice).
 RECENT_UPDATES = 10_000
+# What reading a malformed update raises (json, then PTB's de_json): answered 400, never retried.
+# A date past time_t raises OverflowError or OSError (EOVERFLOW) from datetime.fromtimestamp.
+UNREADABLE: tuple[type[Exception], ...] = (
+    ValueError, TypeError, KeyError, AttributeError, RecursionError, OverflowError, OSError,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,23 @@ class TelegramConfig:
         if self.webhook_url is None:
             return None
         return urlsplit(self.webhook_url).path or DEFAULT_WEBHOOK_PATH
+
+
+def read_update(body: bytes, bot: Bot) -> Update | None:
+    """A webhook body as PTB's Update, or None (logged) for one that is not an update Telegram
+    could have sent: not JSON, not an object, or without an integer update_id."""
+    try:
+        data = json.loads(body)
+        if not isinstance(data, dict):
+            raise TypeError("not an object")
+        update = Update.de_json(data, bot)
+        # Kept in a set to drop retries: anything but an int cannot be (a list is not hashable).
+        if update is None or type(update.update_id) is not int:
+            raise TypeError("no integer update_id")
+    except UNREADABLE as exc:
+        log.warning("telegram webhook: unreadable update (%s)", type(exc).__name__)
+        return None
+    return update
 
 
 class TelegramAdapter:
@@ -190,14 +212,7 @@ class TelegramAdapter:
             return 403, "forbidden"
         if not self.application.running:
             return 503, "stopping"  # Telegram retries later, to whichever replica is up then
-        try:
-            data = json.loads(body)
-            if not isinstance(data, dict):
-                raise TypeError("not an object")
-            update = Update.de_json(data, self.application.bot)
-        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-            log.warning("telegram webhook: unreadable update (%s)", type(exc).__name__)
-            return 400, "bad update"
+        update = read_update(body, self.application.bot)
         if update is None:
             return 400, "bad update"
         if update.update_id in self._seen:

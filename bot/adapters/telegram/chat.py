@@ -79,46 +79,69 @@ def without_mention(text: str, bot_username: str) -> str:
     return " ".join(cleaned.split(" ")).strip() if cleaned != text else text
 
 
+def incoming(update: Update, bot_id: int, bot_username: str, mode: GroupMode) -> UserMessage | None:
+    """The core's event for a text message the bot should answer; None for anything else (no
+    text, no person, a bot, not addressed to it in a group)."""
+    message = update.effective_message
+    person = update.effective_user
+    if message is None or person is None or not _well_formed(message) or person.is_bot:
+        return None
+    text = message.text
+    if text is None:  # _well_formed saw to that; this tells the type checker
+        return None
+    # A channel post forwarded into its discussion group, or a message sent as a chat: no
+    # person to remember it for (Telegram's service account would pool everyone's words).
+    if message.sender_chat is not None or message.is_automatic_forward:
+        return None
+    if not is_addressed(message, bot_id, bot_username, mode):
+        return None
+    private = message.chat.type == ChatType.PRIVATE
+    return UserMessage(
+        user_id=user_key(person.id),
+        chat_id=chat_key(message.chat.id),
+        text=text if private else without_mention(text, bot_username),
+        sent_at=message.date,
+        # A redelivered update (webhook retry, restart mid-poll) stores nothing twice.
+        idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
+        private=private,
+    )
+
+
+def _well_formed(message: Message) -> bool:
+    """What the translation reads has the types the Bot API promises. PTB checks none of them: a
+    webhook post (or a proxy between) can put a list where the text belongs."""
+    entities_ok = all(
+        isinstance(e.type, str) and type(e.offset) is int and type(e.length) is int for e in message.entities
+    )
+    person = message.from_user
+    return (
+        isinstance(message.text, str)
+        and isinstance(message.chat, Chat)
+        and type(message.chat.id) is int
+        and (person is None or type(person.id) is int)
+        and entities_ok
+    )
+
+
 class ChatHandler:
     def __init__(self, services: Services, policy: ChatPolicy) -> None:
         self.services = services
         self.policy = policy
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        message = update.effective_message
-        person = update.effective_user
-        if message is None or person is None or message.text is None or person.is_bot:
-            return
-        # A channel post forwarded into its discussion group, or a message sent as a chat: no
-        # person to remember it for (Telegram's service account would pool everyone's words).
-        if message.sender_chat is not None or message.is_automatic_forward:
-            return
         bot = context.bot
-        if not is_addressed(message, bot.id, bot.username, self.policy.group_mode):
+        event = incoming(update, bot.id, bot.username, self.policy.group_mode)
+        message = update.effective_message
+        if event is None or message is None:
             return
-        user_id = user_key(person.id)
         access = self.services.access
-        if not access.may_talk(user_id, place_key(message.chat.id)):
+        if not access.may_talk(event.user_id, place_key(message.chat.id)):
             await message.reply_text(NOT_ALLOWED)
             return
-        wait = 0.0 if access.is_admin(user_id) else self.services.limiter.wait_s(user_id)
+        wait = 0.0 if access.is_admin(event.user_id) else self.services.limiter.wait_s(event.user_id)
         if wait > 0:
             await message.reply_text(slow_down(wait))
             return
-        text = (
-            message.text
-            if message.chat.type == ChatType.PRIVATE
-            else without_mention(message.text, bot.username)
-        )
-        event = UserMessage(
-            user_id=user_id,
-            chat_id=chat_key(message.chat.id),
-            text=text,
-            sent_at=message.date,
-            # A redelivered update (webhook retry, restart mid-poll) stores nothing twice.
-            idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
-            private=message.chat.type == ChatType.PRIVATE,
-        )
         await self._answer(update, message, event)
 
     async def _answer(self, update: Update, message: Message, event: UserMessage) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from telegram import ReactionTypeEmoji, Update
+from telegram import Chat, ReactionTypeEmoji, Update
 from telegram.ext import ContextTypes
 
 from bot.adapters.base import Services
@@ -27,32 +27,46 @@ def chosen_emoji(old: list[str], new: list[str]) -> str | None:
     return new[-1] if new else None
 
 
+def reaction_event(update: Update) -> MessageReaction | None:
+    """The core's event for a person's changed reaction; None for anything else."""
+    changed = update.message_reaction
+    # Anonymous group admins react as the chat; there is no person to credit.
+    if changed is None or changed.user is None or changed.user.is_bot:
+        return None
+    # PTB checks no types: what a webhook post puts here is read only if it is what Telegram sends.
+    if (
+        type(changed.user.id) is not int
+        or not isinstance(changed.chat, Chat)
+        or not isinstance(changed.date, datetime)
+    ):
+        return None
+    emojis = [
+        [r.emoji for r in side if isinstance(r, ReactionTypeEmoji)]
+        for side in (changed.old_reaction, changed.new_reaction)
+    ]
+    return MessageReaction(
+        platform=PLATFORM,
+        chat_id=str(changed.chat.id),
+        message_id=str(changed.message_id),
+        user_id=user_key(changed.user.id),
+        emoji=chosen_emoji(emojis[0], emojis[1]),
+        sent_at=changed.date,
+        source="reaction",
+    )
+
+
 class Feedback:
     def __init__(self, services: Services) -> None:
         self.services = services
 
     async def on_reaction(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        changed = update.message_reaction
-        # Anonymous group admins react as the chat; there is no person to credit.
-        if changed is None or changed.user is None or changed.user.is_bot:
+        event = reaction_event(update)
+        if event is None or update.message_reaction is None:
             return
-        if not self.services.access.may_talk(user_key(changed.user.id), place_key(changed.chat.id)):
+        if not self.services.access.may_talk(event.user_id, place_key(update.message_reaction.chat.id)):
             return
-        emojis = [
-            [r.emoji for r in side if isinstance(r, ReactionTypeEmoji)]
-            for side in (changed.old_reaction, changed.new_reaction)
-        ]
-        event = MessageReaction(
-            platform=PLATFORM,
-            chat_id=str(changed.chat.id),
-            message_id=str(changed.message_id),
-            user_id=user_key(changed.user.id),
-            emoji=chosen_emoji(emojis[0], emojis[1]),
-            sent_at=changed.date,
-            source="reaction",
-        )
         result = await self.services.conversation.handle_message_reaction(event)
-        log.debug("telegram reaction on %s: %s", changed.message_id, result.status)
+        log.debug("telegram reaction on %s: %s", event.message_id, result.status)
 
     async def on_button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
