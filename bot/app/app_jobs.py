@@ -2,8 +2,9 @@
 
 Payload: {key, owner, chat_id, request}, ids and text only. The job opens its own store, reads the
 person's own statements for the rules (their city, their pet), and runs `core/app_build.py`. A
-build that cannot be made is a result ({"ok": false, "message"}), not an error: retrying it would
-fail the same way, and the person should read why.
+build that cannot be made is a result ({"ok": false, "reason": "cannot", "message"}), not an error:
+retrying it would fail the same way, and the person should read why. One refused because the person
+already has builds running is a result too ({"reason": "busy"}): asking again later will work.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import UTC, datetime
 
 from bot.app.settings import WebSettings
 from bot.core.app_build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
-from bot.core.errors import AppBuildError, JobError
+from bot.core.errors import AppBuildBusy, AppBuildError, JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.kinds import NOT_EVIDENCE
 from bot.core.loading import LoadOnce
@@ -60,8 +61,10 @@ def add_app_jobs(
                 policy=policy,
                 inference=None if inference is None else inference.get(),
             )
+        except AppBuildBusy as exc:
+            return {"ok": False, "reason": "busy", "message": str(exc)}
         except AppBuildError as exc:
-            return {"ok": False, "message": str(exc)}
+            return {"ok": False, "reason": "cannot", "message": str(exc)}
         finally:
             await store.close()
         return {**built.as_payload(), "token": built.app.token, "title": built.app.title}

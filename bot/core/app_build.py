@@ -23,7 +23,7 @@ from bot.core.app_model import model_spec
 from bot.core.app_models import AppRecord, NewVersion, SpecSource
 from bot.core.app_schema import problems
 from bot.core.app_specs import rule_spec
-from bot.core.errors import AppBuildError
+from bot.core.errors import AppBuildBusy, AppBuildError
 from bot.core.ports import AppRenderer, AppStore, Inference
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 BUILD_JOB = "kindred.apps.build"
 TOKEN_BYTES = 24  # 192 bits: the link cannot be guessed
 MAX_REQUEST_CHARS = 500
-BUSY = "You already have {limit} apps building. Wait for one to finish, then ask again."
+BUSY = "You already have {limit} apps building. When one is done, try again."
 STEPS = {
     "understanding": "Working out what you need…",
     "filling": "Filling it in…",
@@ -88,7 +88,7 @@ async def build_app(
         request.key, request.owner, now, limit=policy.max_concurrent, stale_after=policy.stale_after
     )
     if started is None:
-        raise AppBuildError(BUSY.format(limit=policy.max_concurrent))
+        raise AppBuildBusy(BUSY.format(limit=policy.max_concurrent))
     try:
         built = await _build(apps, renderer, request, text, memories, now, policy, inference)
     except AppBuildError as exc:

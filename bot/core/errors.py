@@ -56,3 +56,7 @@ class QueueUnavailable(JobError):
 
 class AppBuildError(KindredError):
     """A mini-app could not be built. The message says why in words the person can act on."""
+
+
+class AppBuildBusy(AppBuildError):
+    """The person already has as many builds running as allowed: asking again later will work."""
