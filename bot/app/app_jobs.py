@@ -25,10 +25,16 @@ MEMORIES_READ = 100
 _FIELDS = ("key", "owner", "chat_id", "request")
 
 
-def build_policy(web: WebSettings, generation_timeout_s: float) -> BuildPolicy:
+def build_policy(web: WebSettings, generation_timeout_s: float, backend: str) -> BuildPolicy:
+    """`backend`: the inference backend; free-form "auto" is on only for "openai" (a served model
+    that can write a page; the bundled 135M one cannot)."""
+    free_form = web.app_free_form == "on" or (web.app_free_form == "auto" and backend == "openai")
     return BuildPolicy(
         max_concurrent=web.app_builds_per_person,
         model_timeout_s=min(generation_timeout_s, BuildPolicy().model_timeout_s),
+        free_form=free_form,
+        free_form_timeout_s=min(generation_timeout_s, BuildPolicy().free_form_timeout_s),
+        spec_pass=web.app_model_pass,
     )
 
 
@@ -38,9 +44,9 @@ def add_app_jobs(
     policy: BuildPolicy,
     inference: LoadOnce[Inference] | None,
 ) -> None:
-    """Register the build job; `inference` None: the rules alone fill every spec."""
+    """Register the build job; `inference` None: the rules alone fill every spec, templates draw."""
     renderer = TemplateRenderer()
-    soft_s = policy.model_timeout_s + 30
+    soft_s = policy.model_timeout_s + (policy.free_form_timeout_s if policy.free_form else 0) + 30
 
     @registry.job(BUILD_JOB, soft_s=soft_s, hard_s=soft_s + 30, retries=1, retry_delay_s=2)
     async def build(payload: JobPayload) -> JobPayload:

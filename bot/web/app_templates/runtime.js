@@ -5,6 +5,8 @@ const K = (() => {
   const spec = JSON.parse(document.getElementById("kindred-spec").textContent);
   const root = document.documentElement;
   const launch = new URLSearchParams(location.hash.slice(1));
+  // A template's page names its theme; a model's page gets the spec's.
+  if (!root.dataset.theme) root.dataset.theme = ["light", "dark"].includes(spec.theme) ? spec.theme : "auto";
   const isColour = (value) => typeof value === "string" && /^#[0-9a-fA-F]{6}$/.test(value);
   const telegram = launch.get("tgWebAppThemeParams");
   if (telegram) {
