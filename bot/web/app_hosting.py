@@ -172,9 +172,7 @@ class AppHosting:
             return refused
         quota = self._options.state_quota_bytes
         if request.content_length is not None and request.content_length > quota + 1024:
-            return web.json_response(
-                {"ok": False, "error": "too large"}, status=413, headers=_state_headers()
-            )
+            return _refusal(413, "too large")
         body = await request.content.read(quota + 1025)
         try:
             entry = json.loads(body)
@@ -183,12 +181,10 @@ class AppHosting:
         key = entry.get("key") if isinstance(entry, dict) else None
         value = entry.get("value") if isinstance(entry, dict) else None
         if not isinstance(key, str) or not isinstance(value, str) or not 0 < len(key) <= MAX_KEY_CHARS:
-            return web.json_response(
-                {"ok": False, "error": "want {key, value}"}, status=400, headers=_state_headers()
-            )
+            return _refusal(400, "want {key, value}")
         kept = await self._apps.write_state(app.id, key, value, quota_bytes=quota, at=datetime.now(UTC))
         if not kept:
-            return web.json_response({"ok": False, "error": "quota"}, status=413, headers=_state_headers())
+            return _refusal(413, "quota")
         return web.json_response({"ok": True}, headers=_state_headers())
 
     async def _preflight(self, request: web.Request) -> web.Response:
