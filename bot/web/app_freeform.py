@@ -34,7 +34,8 @@ _SINKS = re.compile(
     r"|\beval\b|\bFunction\s*\(|\bimport\s*\(|importScripts|\bset(?:Timeout|Interval)\s*\(\s*[\"'`]"
     r"|\bfetch\b|XMLHttpRequest|WebSocket|EventSource|sendBeacon|postMessage|\blocation\b|\bopen\s*\("
     r"|\bopener\b|window\s*\.\s*(?:top|parent|frames)|document\s*\.\s*cookie|javascript:"
-    r"|localStorage|sessionStorage|indexedDB|caches\s*\.|serviceWorker|setAttribute\s*\(\s*[\"'`]on"
+    r"|localStorage|sessionStorage|indexedDB|caches\s*\.|serviceWorker"
+    r"|(?:setAttribute\s*\(|\[)\s*[\"'`](?:on|href|src|action|formaction|srcdoc|style|innerHTML|outerHTML)"
     r"|\.(?:src|href|action|formAction)\s*=|createElement\s*\(\s*[\"'`](?!(?:div|span|p|li|ul|ol|h[1-6]|button"
     r"|input|label|table|thead|tbody|tr|td|th|section|strong|em|small|textarea|select|option)\b)",
     re.IGNORECASE,

@@ -76,6 +76,9 @@ BAD_PAGES = {
     "markup sink": spliced("shown.textContent = String(count);", "shown.innerHTML = count;"),
     "network": spliced('K.save("count", count);', 'fetch("https://tracker.example/?n=" + count);'),
     "navigation": spliced("count += 1;", 'location.href = "https://elsewhere.example/";'),
+    "a link set by reflection": spliced(
+        "count += 1;", 'count += 1; const a = K.el("a", "x"); a["href"] = "/x";'
+    ),
     "no body": "<!doctype html><html><p>water</p></html>",
     "style attribute": spliced('<p class="hint"', '<p style="font-weight: 700" class="hint"'),
     "meta refresh": spliced(
