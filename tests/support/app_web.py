@@ -42,7 +42,12 @@ class AppSite:
         return f"{self.base_url}/a/{token}"
 
     async def build(
-        self, text: str, *, owner: str | None = None, inference: Inference | None = None, free_form: bool = False
+        self,
+        text: str,
+        *,
+        owner: str | None = None,
+        inference: Inference | None = None,
+        free_form: bool = False,
     ) -> Built:
         """One /app request from a new person (so never a cache hit), built and stored; `free_form`:
         the model may write the page itself."""
