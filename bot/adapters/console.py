@@ -27,7 +27,8 @@ HELP = (
     "/correct ID TEXT — tell me what is true instead\n"
     "/react EMOJI — react to my last reply\n"
     "/privacy — what I keep and why; /privacy training on|off — whether your rated replies train me\n"
-    "/app WHAT — build a small web app for you; /apps — your apps (restore, revoke)\n"
+    "/app WHAT — build a small web app for you; /app retry — the last one that did not build\n"
+    "/apps — your apps (restore, revoke)\n"
     "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
@@ -37,6 +38,8 @@ FORGET_ALL_PROMPT = FORGET_ALL_ASK + " Type yes to forget everything; anything e
 KEPT = "Kept. Nothing was forgotten."
 NO_CONTROLS = "Memory commands aren't available in this chat."
 NO_APPS = "Apps aren't available in this chat."
+# The terminal has no buttons: a build that may work when asked again says how to ask.
+RETRY_HINT = "Type /app retry to try the same request again."
 STORE_DOWN = "I can't reach my memory right now, so nothing changed. Try again in a moment."
 LOADING = (
     "Loading the model (the very first start also prepares it, once); "
@@ -296,8 +299,11 @@ class ConsoleChat:
             async def progress(step: str) -> None:
                 self._say_err(step)
 
-            answer = await self.apps.build(self.user_id, CHAT_ID, argument, progress)
-            self._say(answer.text)
+            if argument.lower() == "retry":
+                answer = await self.apps.retry(self.user_id, None, progress)
+            else:
+                answer = await self.apps.build(self.user_id, CHAT_ID, argument, progress)
+            self._say(answer.text + (f"\n{RETRY_HINT}" if answer.retry_id is not None else ""))
 
     async def _proactive_command(self, command: str, argument: str) -> None:
         commands = self._ready_parts().proactive

@@ -2,8 +2,9 @@
 
 Payload: {key, owner, chat_id, request}, ids and text only. The job opens its own store, reads the
 person's own statements for the rules (their city, their pet), and runs `core/app_build.py`. A
-build that cannot be made is a result ({"ok": false, "message"}), not an error: retrying it would
-fail the same way, and the person should read why.
+build that cannot be made is a result ({"ok": false, "reason": "cannot", "message"}), not an error:
+retrying it would fail the same way, and the person should read why. One refused because the person
+already has builds running is a result too ({"reason": "busy"}): asking again later will work.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import UTC, datetime
 
 from bot.app.settings import WebSettings
 from bot.core.app_build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
-from bot.core.errors import AppBuildError, JobError
+from bot.core.errors import AppBuildBusy, AppBuildError, JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.kinds import NOT_EVIDENCE
 from bot.core.loading import LoadOnce
@@ -24,10 +25,16 @@ MEMORIES_READ = 100
 _FIELDS = ("key", "owner", "chat_id", "request")
 
 
-def build_policy(web: WebSettings, generation_timeout_s: float) -> BuildPolicy:
+def build_policy(web: WebSettings, generation_timeout_s: float, backend: str) -> BuildPolicy:
+    """`backend`: the inference backend; free-form "auto" is on only for "openai" (a served model
+    that can write a page; the bundled 135M one cannot)."""
+    free_form = web.app_free_form == "on" or (web.app_free_form == "auto" and backend == "openai")
     return BuildPolicy(
         max_concurrent=web.app_builds_per_person,
         model_timeout_s=min(generation_timeout_s, BuildPolicy().model_timeout_s),
+        free_form=free_form,
+        free_form_timeout_s=min(generation_timeout_s, BuildPolicy().free_form_timeout_s),
+        spec_pass=web.app_model_pass,
     )
 
 
@@ -37,9 +44,9 @@ def add_app_jobs(
     policy: BuildPolicy,
     inference: LoadOnce[Inference] | None,
 ) -> None:
-    """Register the build job; `inference` None: the rules alone fill every spec."""
+    """Register the build job; `inference` None: the rules alone fill every spec, templates draw."""
     renderer = TemplateRenderer()
-    soft_s = policy.model_timeout_s + 30
+    soft_s = policy.model_timeout_s + (policy.free_form_timeout_s if policy.free_form else 0) + 30
 
     @registry.job(BUILD_JOB, soft_s=soft_s, hard_s=soft_s + 30, retries=1, retry_delay_s=2)
     async def build(payload: JobPayload) -> JobPayload:
@@ -60,8 +67,10 @@ def add_app_jobs(
                 policy=policy,
                 inference=None if inference is None else inference.get(),
             )
+        except AppBuildBusy as exc:
+            return {"ok": False, "reason": "busy", "message": str(exc)}
         except AppBuildError as exc:
-            return {"ok": False, "message": str(exc)}
+            return {"ok": False, "reason": "cannot", "message": str(exc)}
         finally:
             await store.close()
         return {**built.as_payload(), "token": built.app.token, "title": built.app.title}

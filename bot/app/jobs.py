@@ -47,8 +47,11 @@ def job_registry(settings: Settings, models: Models | None = None) -> JobRegistr
     options = MemoryJobOptions.of(settings.memory, settings.inference.generation_timeout_s)
     add_memory_jobs(registry, options, opener, models)
     add_training_jobs(registry, settings, opener)
-    app_policy = build_policy(settings.web, settings.inference.generation_timeout_s)
-    add_app_jobs(registry, opener, app_policy, models.inference if settings.web.app_model_pass else None)
+    app_policy = build_policy(
+        settings.web, settings.inference.generation_timeout_s, settings.inference.backend
+    )
+    wants_model = app_policy.spec_pass or app_policy.free_form
+    add_app_jobs(registry, opener, app_policy, models.inference if wants_model else None)
     add_proactive_jobs(registry, settings, opener, models)
     registry.add(generate_job(settings))
     return registry

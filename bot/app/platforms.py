@@ -93,6 +93,7 @@ def web_server(
     from bot.web.admin import AdminPage
     from bot.web.app import WebServer, build_web_app
     from bot.web.app_hosting import AppHosting, AppHostingOptions
+    from bot.web.telegram_init import secret_key
 
     admin = None
     if settings.web.admin_password is not None:
@@ -104,7 +105,12 @@ def web_server(
             settings.workers.flower_url,
             proactive=kindred.store.proactive,
         )
-    options = AppHostingOptions(settings.web.apps_url, settings.web.app_state_bytes)
+    token = settings.telegram.bot_token
+    options = AppHostingOptions(
+        settings.web.apps_url,
+        settings.web.app_state_bytes,
+        telegram_key=None if token is None else secret_key(token.get_secret_value()),
+    )
     hosting = AppHosting(kindred.store.apps, options, rewards=kindred.store)
     return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin, apps=hosting))
 

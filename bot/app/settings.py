@@ -323,6 +323,11 @@ class WebSettings(BaseSettings):
         default=2, ge=1, le=20, validation_alias=_env("KINDRED_APP_BUILDS_PER_PERSON")
     )
     app_model_pass: bool = Field(default=True, validation_alias=_env("KINDRED_APP_MODEL_PASS"))
+    # Whether the model writes an app's whole page (through the free-form checks, the template as
+    # fallback): "auto" is on only with the OpenAI-compatible backend, a served model that can.
+    app_free_form: Literal["auto", "on", "off"] = Field(
+        default="auto", validation_alias=_env("KINDRED_APP_FREE_FORM")
+    )
     app_state_bytes: int = Field(
         default=65536, ge=1024, le=1 << 22, validation_alias=_env("KINDRED_APP_STATE_BYTES")
     )

@@ -1,5 +1,7 @@
 """One mini-app build: classify the request, fill the kind's spec (rules, the person's facts, the
-model's optional pass), render one HTML file, judge it, store it as a version.
+model's optional pass), render one HTML file, judge it, store it as a version. With free-form on
+(a capable model), the model writes the page itself; a page that fails the checks, or none at all,
+leaves the kind's template to draw the spec.
 
 A follow-up ("make it dark") on the person's last app makes its next version instead. An
 identical request (same kind, same rules spec) returns the app already built: no model, no render.
@@ -20,10 +22,11 @@ from bot.core.app_edits import edit_for
 from bot.core.app_facts import facts_from
 from bot.core.app_kinds import KINDS, SCHEMAS, AppKind, classify
 from bot.core.app_model import model_spec
-from bot.core.app_models import AppRecord, NewVersion, SpecSource
+from bot.core.app_model_page import model_page
+from bot.core.app_models import AppRecord, NewVersion, Rendered, SpecSource
 from bot.core.app_schema import problems
 from bot.core.app_specs import rule_spec
-from bot.core.errors import AppBuildError
+from bot.core.errors import AppBuildBusy, AppBuildError
 from bot.core.ports import AppRenderer, AppStore, Inference
 
 log = logging.getLogger(__name__)
@@ -31,7 +34,7 @@ log = logging.getLogger(__name__)
 BUILD_JOB = "kindred.apps.build"
 TOKEN_BYTES = 24  # 192 bits: the link cannot be guessed
 MAX_REQUEST_CHARS = 500
-BUSY = "You already have {limit} apps building. Wait for one to finish, then ask again."
+BUSY = "You already have {limit} apps building. When one is done, try again."
 STEPS = {
     "understanding": "Working out what you need…",
     "filling": "Filling it in…",
@@ -47,6 +50,12 @@ class BuildPolicy:
     stale_after: timedelta = timedelta(minutes=10)
     # The model's pass is polish: past this the rules' spec is used (a CPU build stays well under 60 s).
     model_timeout_s: float = 20.0
+    # Whether the model also writes the page itself (a capable model: KINDRED_APP_FREE_FORM), and
+    # how long it may take before the template draws it (with the pass, still under 60 s).
+    free_form: bool = False
+    free_form_timeout_s: float = 30.0
+    # Whether the model proposes the spec (KINDRED_APP_MODEL_PASS); free-form needs the model too.
+    spec_pass: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +97,10 @@ async def build_app(
         request.key, request.owner, now, limit=policy.max_concurrent, stale_after=policy.stale_after
     )
     if started is None:
-        raise AppBuildError(BUSY.format(limit=policy.max_concurrent))
+        raise AppBuildBusy(BUSY.format(limit=policy.max_concurrent))
+    painter = _Painter(renderer, policy, inference)
     try:
-        built = await _build(apps, renderer, request, text, memories, now, policy, inference)
+        built = await _build(apps, painter, request, text, memories, now, policy, inference)
     except AppBuildError as exc:
         await apps.finish_build(request.key, "failed", str(exc), now)
         raise
@@ -103,7 +113,7 @@ async def build_app(
 
 async def _build(
     apps: AppStore,
-    renderer: AppRenderer,
+    painter: _Painter,
     request: BuildRequest,
     text: str,
     memories: Sequence[str],
@@ -117,7 +127,7 @@ async def _build(
     edited = await _edited(apps, request.owner, text)
     if edited is not None:
         last, spec = edited
-        return await _store(apps, renderer, request, last.kind, spec, text, "edit", now, app=last)
+        return await _store(apps, painter, request, last.kind, spec, text, "edit", now, app=last)
     kind = classify(text).kind
     await apps.build_step(request.key, "filling", now)
     spec = rule_spec(kind, text, facts_from(memories), now.date())
@@ -126,11 +136,11 @@ async def _build(
     if cached is not None:
         return Built(cached, cached=True, source="rules")
     source: SpecSource = "rules"
-    if inference is not None:
+    if inference is not None and policy.spec_pass:
         better = await model_spec(inference, kind, text, spec, policy.model_timeout_s)
         if better is not None:
             spec, source = better, "model"
-    return await _store(apps, renderer, request, kind, spec, text, source, now, key=key)
+    return await _store(apps, painter, request, kind, spec, text, source, now, key=key)
 
 
 async def _edited(apps: AppStore, owner: str, text: str) -> tuple[AppRecord, dict[str, Any]] | None:
@@ -154,9 +164,38 @@ async def _edited(apps: AppStore, owner: str, text: str) -> tuple[AppRecord, dic
     return last, spec
 
 
+@dataclass(frozen=True, slots=True)
+class _Painter:
+    """Draws a settled spec: the model's own page where free-form is on and it passes, else the template."""
+
+    renderer: AppRenderer
+    policy: BuildPolicy
+    inference: Inference | None
+
+    async def page(self, kind: str, spec: dict[str, Any], text: str) -> Rendered | None:
+        if not self.policy.free_form or self.inference is None:
+            return None
+        page = await model_page(self.inference, kind, text, spec, self.policy.free_form_timeout_s)
+        if page is None:
+            return None
+        adopted, found = self.renderer.free_form(spec, page, [text])
+        if found or adopted is None:
+            log.info("the model's page was refused, the template draws the app: %s", found[:3])
+            return None
+        return adopted
+
+    def template(self, kind: str, spec: dict[str, Any]) -> Rendered:
+        rendered = self.renderer.render(kind, spec)
+        found = self.renderer.problems(rendered)
+        if found:
+            log.warning("a rendered app failed its checks: %s", found[:3])
+            raise AppBuildError("The app I drew did not pass my safety checks, so I did not publish it.")
+        return rendered
+
+
 async def _store(
     apps: AppStore,
-    renderer: AppRenderer,
+    painter: _Painter,
     request: BuildRequest,
     kind: str,
     spec: dict[str, Any],
@@ -172,12 +211,12 @@ async def _store(
         log.info("app spec refused: %s", wrong[:3])
         raise AppBuildError("That would make the app too big or leave it incomplete, so I kept it as it was.")
     await apps.build_step(request.key, "drawing", now)
-    rendered = renderer.render(kind, spec)
+    rendered = await painter.page(kind, spec, text)
     await apps.build_step(request.key, "checking", now)
-    found = renderer.problems(rendered)
-    if found:
-        log.warning("a rendered app failed its checks: %s", found[:3])
-        raise AppBuildError("The app I drew did not pass my safety checks, so I did not publish it.")
+    if rendered is None:
+        rendered = painter.template(kind, spec)
+    else:
+        source = "free-form"
     await apps.build_step(request.key, "saving", now)
     key = key or request_key(kind, spec)
     version = NewVersion(kind, str(spec["title"]), spec, rendered, text, key, source)

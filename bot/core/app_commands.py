@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 from bot.core.app_build import BUILD_JOB, STEPS
 from bot.core.app_models import AppRecord
@@ -25,7 +27,16 @@ APPS_USAGE = (
     "/apps lists your apps; /apps restore ID VERSION serves an older version; /apps revoke ID ends a link."
 )
 LIST_LIMIT = 10
+# Requests kept for a retry button, per process; the oldest is dropped past this.
+RETRIES_KEPT = 512
+RETRY_LABEL = "Try again"
+RETRY_GONE = "That request is not yours, or I no longer have it. Ask with /app …"
 Show = Callable[[str], Awaitable[None]]
+# What became of a request: built (the link); usage (nothing asked); busy (builds already running:
+# later will work); cannot (it cannot be made as asked: the text says why, a retry would fail the
+# same way); failed (on our side: a retry may work).
+Outcome = Literal["built", "usage", "busy", "cannot", "failed"]
+RETRYABLE: frozenset[Outcome] = frozenset({"busy", "failed"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +44,16 @@ class AppAnswer:
     text: str
     url: str | None = None
     title: str | None = None
-    # Whether asking again may work (a failed build offers a retry).
-    retry: bool = False
+    outcome: Outcome = "built"
+    # Set when asking again may work: what a retry button carries back to `AppCommands.retry`.
+    retry_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    owner: str
+    chat_id: str
+    request: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +90,48 @@ class AppCommands:
         self.link = link
         self._poll_s = poll_s
         self._timeout_s = timeout_s
+        self._asked: OrderedDict[str, _Asked] = OrderedDict()
 
     async def build(self, owner: str, chat_id: str, request: str, show: Show) -> AppAnswer:
-        """Queue the build, `show` each step as it passes, and answer with the link or why not."""
+        """Queue the build, `show` each step as it passes, and answer with the link or why not.
+        An answer that a retry may change carries a `retry_id` for `retry`."""
         if not request.strip():
-            return AppAnswer(USAGE)
+            return AppAnswer(USAGE, outcome="usage")
         key = uuid.uuid4().hex
+        answer = await self._build(key, owner, chat_id, request, show)
+        if answer.outcome in RETRYABLE:
+            self._asked[key] = _Asked(owner, chat_id, request)
+            while len(self._asked) > RETRIES_KEPT:
+                self._asked.popitem(last=False)
+            return AppAnswer(answer.text, outcome=answer.outcome, retry_id=key)
+        return answer
+
+    def may_retry(self, owner: str, retry_id: str) -> bool:
+        """Whether `retry_id` is a request of `owner`'s still kept (a button in a group may be
+        pressed by anyone: only its owner's press rebuilds)."""
+        asked = self._asked.get(retry_id)
+        return asked is not None and asked.owner == owner
+
+    async def retry(self, owner: str, retry_id: str | None, show: Show) -> AppAnswer:
+        """The same request again, for the person who made it; `retry_id` None: their last one
+        that offered a retry (the console's /app retry)."""
+        if retry_id is None:
+            retry_id = next(
+                (key for key, asked in reversed(self._asked.items()) if asked.owner == owner), None
+            )
+        asked = self._asked.get(retry_id or "")
+        if asked is None or asked.owner != owner:
+            return AppAnswer(RETRY_GONE, outcome="usage")
+        del self._asked[retry_id or ""]
+        return await self.build(asked.owner, asked.chat_id, asked.request, show)
+
+    async def _build(self, key: str, owner: str, chat_id: str, request: str, show: Show) -> AppAnswer:
         payload = {"key": key, "owner": owner, "chat_id": chat_id, "request": request}
         try:
             job_id = self._jobs.submit(BUILD_JOB, payload)
         except (JobError, QueueUnavailable) as exc:
             log.warning("app build not queued: %s", exc)
-            return AppAnswer("I can't start building right now. Try again in a minute.", retry=True)
+            return AppAnswer("I can't start building right now. Try again in a minute.", outcome="failed")
         await show(STEPS["understanding"])
         waiting = asyncio.ensure_future(self._jobs.result(job_id, self._timeout_s))
         shown = "understanding"
@@ -96,13 +145,18 @@ class AppCommands:
             result = waiting.result()
         except JobTimeout:
             return AppAnswer(
-                "Building took too long, so I stopped. Try again, perhaps asking for less.", retry=True
+                "Building took too long, so I stopped. Try again, perhaps asking for less.", outcome="failed"
             )
         except JobError as exc:
             log.warning("app build failed: %s", exc)
-            return AppAnswer("Something went wrong on my side while building it. Try again.", retry=True)
+            return AppAnswer(
+                "Something went wrong on my side while building it. Try again.", outcome="failed"
+            )
         if not result.get("ok"):
-            return AppAnswer(str(result.get("message", "I couldn't build that.")), retry=True)
+            busy = result.get("reason") == "busy"
+            return AppAnswer(
+                str(result.get("message", "I couldn't build that.")), outcome="busy" if busy else "cannot"
+            )
         url, title = self.link(str(result["token"])), str(result["title"])
         if result.get("cached"):
             text = f"You already have this one, “{title}”: {url}"

@@ -9,8 +9,9 @@ from typing import Any, Literal
 from bot.core.models import JSONObject
 
 BuildStatus = Literal["running", "succeeded", "failed"]
-# Where a version's spec came from: the rules alone, the model's pass over them, or an edit.
-SpecSource = Literal["rules", "model", "edit", "restore"]
+# Where a version came from: the rules alone, the model's pass over them, an edit, a restore, or a
+# page a capable model wrote whole (free-form) over the spec.
+SpecSource = Literal["rules", "model", "edit", "restore", "free-form"]
 
 
 @dataclass(frozen=True, slots=True)

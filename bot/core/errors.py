@@ -69,3 +69,7 @@ class DeliveryError(KindredError):
 
 class RecipientGone(DeliveryError):
     """The person blocked the bot (Telegram 403, Discord 50007) or can no longer be written to."""
+
+
+class AppBuildBusy(AppBuildError):
+    """The person already has as many builds running as allowed: asking again later will work."""

@@ -531,3 +531,10 @@ class AppRenderer(Protocol):
     def problems(self, rendered: Rendered) -> list[str]:
         """Why the file must not be served (empty: it may be)."""
         ...
+
+    def free_form(
+        self, spec: JSONObject, page: str, untrusted: Sequence[str]
+    ) -> tuple[Rendered | None, list[str]]:
+        """A capable model's whole page made into an app (the spec and runtime added), and why it
+        must not be served (empty: it may be); `untrusted` is text from the person's request."""
+        ...

@@ -2,7 +2,8 @@
 
 - it parses: one document, every <script> and <style> closed;
 - it stays under `MAX_APP_BYTES`;
-- it loads nothing: no external script, stylesheet, frame, object, base or form target;
+- it loads nothing: no external script, stylesheet, frame, object, base or form target, and no
+  `<meta http-equiv>` (a refresh would navigate away, which no CSP stops);
 - no inline event handler, no `style` attribute, no URL but a same-page `#` link;
 - no colour outside the token sheet (hex, rgb(), hsl(), named colours in CSS);
 - the only script that runs is one of `allowed_scripts` (the templates' own, by CSP hash), and
@@ -36,8 +37,13 @@ _NAMED = re.compile(
 _DATA_TYPES = frozenset({"application/json", "application/ld+json"})
 
 
-def _hash(source: str) -> str:
+def csp_hash(source: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
+
+
+def is_running(script_type: str | None) -> bool:
+    """Whether a <script> of this type runs (a data block does not)."""
+    return not script_type or script_type.lower() in ("text/javascript", "module")
 
 
 class _Reader(HTMLParser):
@@ -56,6 +62,8 @@ class _Reader(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _LOADING_TAGS:
             self.found.append(f"<{tag}> is not allowed: an app loads nothing")
+        if tag == "meta" and any(name == "http-equiv" for name, _ in attrs):
+            self.found.append("a <meta http-equiv> (it can refresh the page away or change its policy)")
         for name, value in attrs:
             self._attribute(tag, name, value or "")
         if tag in ("script", "style"):
@@ -88,6 +96,14 @@ class _Reader(HTMLParser):
             self._open = None
 
 
+def inline_blocks(page: str) -> tuple[list[tuple[str | None, str]], list[str]]:
+    """The page's <script> blocks as (type, text) and its <style> texts, in order."""
+    reader = _Reader()
+    reader.feed(page)
+    reader.close()
+    return reader.scripts, reader.styles
+
+
 def check_app(rendered: Rendered, *, allowed_scripts: Collection[str]) -> list[str]:
     """Every reason `rendered` must not be served; empty when it may."""
     page = rendered.html
@@ -113,7 +129,7 @@ def _script_problems(
     scripts: list[tuple[str | None, str]], rendered: Rendered, allowed: Collection[str]
 ) -> list[str]:
     found: list[str] = []
-    running = [text for kind, text in scripts if not kind or kind.lower() in ("text/javascript", "module")]
+    running = [text for kind, text in scripts if is_running(kind)]
     for kind, text in scripts:
         if kind and kind.lower() in _DATA_TYPES:
             if "<" in text:
@@ -125,7 +141,7 @@ def _script_problems(
         elif kind and kind.lower() not in ("text/javascript", "module"):
             found.append(f"a script of type {kind!r}")
     for text in running:
-        digest = _hash(text)
+        digest = csp_hash(text)
         if digest not in allowed:
             found.append("a script that is not a template's own")
         if digest not in rendered.script_hashes:
@@ -137,7 +153,7 @@ def _script_problems(
 def _style_problems(styles: list[str], rendered: Rendered) -> list[str]:
     found: list[str] = []
     for text in styles:
-        if _hash(text) not in rendered.style_hashes:
+        if csp_hash(text) not in rendered.style_hashes:
             found.append("a style whose hash the CSP does not list")
         outside = text
         if TOKENS_START in text and TOKENS_END in text:

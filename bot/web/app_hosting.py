@@ -7,6 +7,11 @@ open it, the page runs in an opaque origin: it can read no cookie, storage or pa
 wall; it is not needed for the first. Its state therefore lives here, per app, under a quota,
 reached by the link's own secret: an opaque origin has no localStorage, and a shared one would let
 every app read the others'.
+
+Inside Telegram, identity matters for the state: the app's runtime sends Telegram's signed
+`initData` with each state request (`X-Telegram-Init-Data`), and a request carrying it is served
+only when it is Telegram's, fresh, and from the app's owner; otherwise a 401 or 403 says why and
+nothing is read or stored. A request without it (a browser tab, a downloaded file) has the link.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -25,6 +30,7 @@ from bot.core.app_models import AppRecord, AppVersion
 from bot.core.errors import StoreError
 from bot.core.ports import AppStore, RewardLog
 from bot.core.signals import record_tool_use
+from bot.web.telegram_init import MAX_AGE, InitDataRefused, verify_init_data
 
 log = logging.getLogger(__name__)
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{22,64}$")
@@ -37,6 +43,7 @@ _COMMON = {
     "Cross-Origin-Resource-Policy": "cross-origin",
 }
 MAX_KEY_CHARS = 40
+INIT_DATA_HEADER = "X-Telegram-Init-Data"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +51,9 @@ class AppHostingOptions:
     # The apps' origin as links name it (scheme://host[:port]); None: each request's own host.
     apps_url: str | None = None
     state_quota_bytes: int = 65536
+    # telegram_init.secret_key(bot token), never the token; None: no Telegram bot, and initData is refused.
+    telegram_key: bytes | None = field(default=None, repr=False)
+    init_data_max_age: timedelta = MAX_AGE
 
 
 def csp(version: AppVersion, origin: str) -> str:
@@ -133,16 +143,36 @@ class AppHosting:
         }
         return web.Response(text=version.body.rendered.html, content_type="text/html", headers=headers)
 
+    def _refused_opener(self, request: web.Request, app: AppRecord) -> web.Response | None:
+        """Why a state request that carries Telegram's initData may not go on; None: it may."""
+        init_data = request.headers.get(INIT_DATA_HEADER)
+        if init_data is None:
+            return None
+        key = self._options.telegram_key
+        if key is None:
+            return _refusal(401, "this server has no Telegram bot to check initData with")
+        try:
+            opener = verify_init_data(
+                init_data, key, datetime.now(UTC), max_age=self._options.init_data_max_age
+            )
+        except InitDataRefused as exc:
+            return _refusal(401, str(exc))
+        if opener.owner != app.owner:
+            return _refusal(403, "this app belongs to someone else")
+        return None
+
     async def _read_state(self, request: web.Request, app: AppRecord) -> web.Response:
+        if (refused := self._refused_opener(request, app)) is not None:
+            return refused
         state = await self._apps.read_state(app.id)
         return web.json_response(state, headers=_state_headers())
 
     async def _write_state(self, request: web.Request, app: AppRecord) -> web.Response:
+        if (refused := self._refused_opener(request, app)) is not None:
+            return refused
         quota = self._options.state_quota_bytes
         if request.content_length is not None and request.content_length > quota + 1024:
-            return web.json_response(
-                {"ok": False, "error": "too large"}, status=413, headers=_state_headers()
-            )
+            return _refusal(413, "too large")
         body = await request.content.read(quota + 1025)
         try:
             entry = json.loads(body)
@@ -151,16 +181,18 @@ class AppHosting:
         key = entry.get("key") if isinstance(entry, dict) else None
         value = entry.get("value") if isinstance(entry, dict) else None
         if not isinstance(key, str) or not isinstance(value, str) or not 0 < len(key) <= MAX_KEY_CHARS:
-            return web.json_response(
-                {"ok": False, "error": "want {key, value}"}, status=400, headers=_state_headers()
-            )
+            return _refusal(400, "want {key, value}")
         kept = await self._apps.write_state(app.id, key, value, quota_bytes=quota, at=datetime.now(UTC))
         if not kept:
-            return web.json_response({"ok": False, "error": "quota"}, status=413, headers=_state_headers())
+            return _refusal(413, "quota")
         return web.json_response({"ok": True}, headers=_state_headers())
 
     async def _preflight(self, request: web.Request) -> web.Response:
         return web.Response(status=204, headers=_state_headers())
+
+
+def _refusal(status: int, error: str) -> web.Response:
+    return web.json_response({"ok": False, "error": error}, status=status, headers=_state_headers())
 
 
 def _state_headers() -> dict[str, str]:
@@ -170,5 +202,5 @@ def _state_headers() -> dict[str, str]:
         **_COMMON,
         "Access-Control-Allow-Origin": "*",
         "Access-Control-Allow-Methods": "GET, POST",
-        "Access-Control-Allow-Headers": "Content-Type",
+        "Access-Control-Allow-Headers": f"Content-Type, {INIT_DATA_HEADER}",
     }

@@ -4,16 +4,15 @@ Spec text reaches the page by two paths only, both escaped: the title, HTML-esca
 and <h1>; and the whole spec, as JSON in a data block that no browser runs, with `<`, `>`, `&`,
 U+2028 and U+2029 written as JSON escapes so that no string can close the block or start markup.
 The page's one script is the kind's template code, byte for byte, so its CSP hash is known before
-any spec exists (`template_script_hashes`).
+any spec exists (`template_script_hashes`). A capable model's own page (free-form) is made into an
+app by `TemplateRenderer.free_form`, judged by `app_freeform.py`.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -21,6 +20,8 @@ from typing import Any
 from bot.core.app_kinds import KINDS
 from bot.core.app_models import Rendered
 from bot.web.app_check import check_app
+from bot.web.app_check import csp_hash as csp_hash
+from bot.web.app_freeform import adopt, check_free_form, spec_texts
 from bot.web.app_tokens import token_css
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -56,15 +57,16 @@ def _style() -> str:
 
 
 @cache
+def _runtime() -> str:
+    return _template("runtime.js")
+
+
+@cache
 def kind_script(kind: str) -> str:
     """The one script of every app of `kind`: the runtime, then the kind's code."""
     if kind not in KINDS:
         raise ValueError(f"no template for the app kind {kind!r}")
-    return _template("runtime.js") + _template(f"{kind}.js")
-
-
-def csp_hash(source: str) -> str:
-    return "sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
+    return _runtime() + _template(f"{kind}.js")
 
 
 @cache
@@ -102,3 +104,13 @@ class TemplateRenderer:
 
     def problems(self, rendered: Rendered) -> list[str]:
         return check_app(rendered, allowed_scripts=template_script_hashes())
+
+    def free_form(
+        self, spec: Mapping[str, Any], page: str, untrusted: Sequence[str]
+    ) -> tuple[Rendered | None, list[str]]:
+        """A model's whole page with the house style, the spec and the runtime added, and why it
+        must not be served (`untrusted`: the request's text; the spec's own strings count too)."""
+        rendered = adopt(page, spec_json(spec), _style(), _runtime())
+        if rendered is None:
+            return None, ["not a whole HTML page (no <head> and <body>)"]
+        return rendered, check_free_form(rendered, _runtime(), [*untrusted, *spec_texts(spec)], _style())

@@ -155,7 +155,7 @@ async def test_follow_ups_make_versions_that_can_be_restored_and_links_revoked(
     assert "link revoked" in await console.say("/apps")
 
 
-async def test_a_build_that_cannot_be_made_says_why_and_offers_a_retry(console: Console) -> None:
+async def test_a_build_that_cannot_be_made_says_why(console: Console) -> None:
     await console.say("/app a pomodoro timer")
     said = await console.say("/app add a column for price")
     assert "I can't do that to “Pomodoro timer”" in said
@@ -168,9 +168,19 @@ async def test_a_person_has_at_most_two_builds_at_once(console: Console, store: 
     for key in ("held-1", "held-2"):
         assert await store.apps.start_build(key, USER, datetime.now(UTC), limit=2, stale_after=_ten_minutes())
     said = await console.say("/app a gratitude journal")
-    assert "You already have 2 apps building" in said
+    assert "You already have 2 apps building" in said and "Type /app retry" in said
+    assert await store.apps.list_apps(USER, 5) == []
     await store.apps.finish_build("held-1", "succeeded", "", datetime.now(UTC))
-    assert "is ready" in await console.say("/app a gratitude journal")
+    said = await console.say("/app retry")  # the same request again
+    assert "“Gratitude journal” is ready" in said and f"{BASE}/a/" in said
+    assert "I no longer have it" in await console.say("/app retry")  # each retry once
+
+
+async def test_a_build_that_cannot_be_made_offers_no_retry(console: Console) -> None:
+    await console.say("/app a pomodoro timer")
+    said = await console.say("/app add a column for price")
+    assert "I can't do that" in said and "/app retry" not in said
+    assert "I no longer have it" in await console.say("/app retry")
 
 
 async def test_a_model_that_writes_a_valid_spec_is_used(settings: Settings, store: Store) -> None:

@@ -55,6 +55,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_APPS_URL", "https://apps.example", lambda s: s.web.apps_url, "https://apps.example"),
     ("KINDRED_APP_BUILDS_PER_PERSON", "3", lambda s: s.web.app_builds_per_person, 3),
     ("KINDRED_APP_MODEL_PASS", "false", lambda s: s.web.app_model_pass, False),
+    ("KINDRED_APP_FREE_FORM", "on", lambda s: s.web.app_free_form, "on"),
     ("KINDRED_APP_STATE_BYTES", "4096", lambda s: s.web.app_state_bytes, 4096),
     ("KINDRED_DATA_DIR", "/tmp/kd", lambda s: s.data_dir, Path("/tmp/kd")),
     ("KINDRED_LOG_LEVEL", "DEBUG", lambda s: s.general.log_level, "DEBUG"),

@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.app.app_jobs import add_app_jobs
 from bot.core.app_build import BuildPolicy
 from bot.core.app_commands import AppCommands
+from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobRegistry
 from bot.core.ports import Store
 from bot.jobs.inprocess import InProcessJobs
@@ -19,8 +20,16 @@ APPS_URL = "https://apps.example"
 
 
 @asynccontextmanager
-async def app_commands(path: Path) -> AsyncIterator[Callable[[Store], AppCommands]]:
+async def app_commands(
+    path: Path, *, store_down_for: int = 0
+) -> AsyncIterator[Callable[[Store], AppCommands]]:
+    """`store_down_for`: the job's first so many store openings fail, as when the database is down."""
+    down = [store_down_for]
+
     async def opener() -> Store:
+        if down[0] > 0:
+            down[0] -= 1
+            raise StoreUnavailable("the database is not answering")
         return await SqliteStore.open(path)
 
     registry = JobRegistry()

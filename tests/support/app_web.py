@@ -42,17 +42,26 @@ class AppSite:
         return f"{self.base_url}/a/{token}"
 
     async def build(
-        self, text: str, *, owner: str | None = None, inference: Inference | None = None
+        self,
+        text: str,
+        *,
+        owner: str | None = None,
+        inference: Inference | None = None,
+        free_form: bool = False,
     ) -> Built:
-        """One /app request from a new person (so never a cache hit), built and stored."""
+        """One /app request from a new person (so never a cache hit), built and stored; `free_form`:
+        the model may write the page itself."""
         who = owner or f"browser:{secrets.token_hex(6)}"
         request = BuildRequest(secrets.token_hex(8), who, who, text)
+        policy = BuildPolicy(max_concurrent=8, free_form=free_form)
         return await build_app(self.store.apps, RENDERER, request, [], datetime.now(UTC),
-                               policy=BuildPolicy(max_concurrent=8), inference=inference)  # fmt: skip
+                               policy=policy, inference=inference)  # fmt: skip
 
 
 @asynccontextmanager
-async def app_site(directory: Path, *, state_quota_bytes: int | None = None) -> AsyncIterator[AppSite]:
+async def app_site(
+    directory: Path, *, state_quota_bytes: int | None = None, telegram_key: bytes | None = None
+) -> AsyncIterator[AppSite]:
     """The web server on 127.0.0.1 with a port of its own, apps and /admin over a fresh store."""
     store = await SqliteStore.open(directory / "apps.db")
 
@@ -60,7 +69,7 @@ async def app_site(directory: Path, *, state_quota_bytes: int | None = None) -> 
         return {}
 
     admin = AdminPage(store, _queue_depths, ADMIN_PASSWORD)
-    options = AppHostingOptions()
+    options = AppHostingOptions(telegram_key=telegram_key)
     if state_quota_bytes is not None:
         options = replace(options, state_quota_bytes=state_quota_bytes)
     hosting = AppHosting(store.apps, options)

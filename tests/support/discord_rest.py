@@ -228,6 +228,8 @@ class FakeRest:
         elif kind == 7:  # update the message whose button was pressed
             shown = self.messages[int(interaction["message"]["id"])]
             self._update(shown, data)
+            # As on Discord, that message is now the press's original response (editable by its token).
+            self.originals[token] = shown.id
         answer: p.Payload = {
             "interaction": {
                 "id": interaction["id"],

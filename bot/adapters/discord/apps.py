@@ -1,9 +1,11 @@
 """/app and /apps on Discord: the deferred answer edited as the build's steps pass, then the link
-as a link button. Answers are ephemeral: a link is its app's key, for the person who asked."""
+as a link button. Answers are ephemeral: a link is its app's key, for the person who asked. A build
+that may work when asked again carries a "Try again" button that re-runs the same request."""
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Literal
 
 import discord
@@ -13,15 +15,66 @@ from bot.adapters.discord.context import kindred_of
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import chat_key, user_key
 from bot.adapters.streaming import split_text
-from bot.core.app_commands import AppAnswer
+from bot.core.app_build import STEPS
+from bot.core.app_commands import RETRY_GONE, RETRY_LABEL, AppAnswer, Show
 from bot.core.controls import APP_SOON
 
 log = logging.getLogger(__name__)
 Interaction = discord.Interaction[Any]
+Button = discord.ui.Button[discord.ui.View]
 OPEN = "Open the app"
 
 
+class AppRetryButton(discord.ui.DynamicItem[Button], template=r"kindred:app-retry:(?P<id>[0-9a-f]{32})"):
+    def __init__(self, retry_id: str) -> None:
+        super().__init__(
+            discord.ui.Button(
+                style=discord.ButtonStyle.primary,
+                label=RETRY_LABEL,
+                custom_id=f"kindred:app-retry:{retry_id}",
+            )
+        )
+        self.retry_id = retry_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> AppRetryButton:
+        return cls(match["id"])
+
+    async def callback(self, interaction: Interaction) -> None:
+        commands = kindred_of(interaction.client).services.apps
+        if commands is None or not commands.may_retry(user_key(interaction.user.id), self.retry_id):
+            await interaction.response.send_message(RETRY_GONE if commands else APP_SOON, ephemeral=True)
+            return
+        await interaction.response.edit_message(content=STEPS["understanding"], view=None)
+        answer = await commands.retry(user_key(interaction.user.id), self.retry_id, _progress(interaction))
+        await _finish(interaction, answer)
+
+
+def _progress(interaction: Interaction) -> Show:
+    async def show(step: str) -> None:
+        try:
+            await interaction.edit_original_response(content=step)
+        except discord.HTTPException as exc:  # progress is a courtesy; the answer still comes
+            log.info("app progress not shown: %s", exc)
+
+    return show
+
+
+async def _finish(interaction: Interaction, answer: AppAnswer) -> None:
+    view = link_view(answer)
+    if view is None:
+        await interaction.edit_original_response(content=answer.text, view=None)
+    else:
+        await interaction.edit_original_response(content=answer.text, view=view)
+
+
 def link_view(answer: AppAnswer) -> discord.ui.View | None:
+    if answer.retry_id is not None:
+        view = discord.ui.View(timeout=None)
+        view.add_item(AppRetryButton(answer.retry_id))
+        return view
     if answer.url is None or not answer.url.startswith(("https://", "http://")):
         return None
     view = discord.ui.View(timeout=None)
@@ -36,20 +89,11 @@ async def app(interaction: Interaction, request: str = "") -> None:
         await interaction.response.send_message(APP_SOON, ephemeral=True)
         return
     await interaction.response.defer(ephemeral=True, thinking=True)
-
-    async def show(step: str) -> None:
-        try:
-            await interaction.edit_original_response(content=step)
-        except discord.HTTPException as exc:  # progress is a courtesy; the answer still comes
-            log.info("app progress not shown: %s", exc)
-
     channel = interaction.channel_id or interaction.user.id
-    answer = await apps.build(user_key(interaction.user.id), chat_key(channel), request, show)
-    view = link_view(answer)
-    if view is None:
-        await interaction.edit_original_response(content=answer.text)
-    else:
-        await interaction.edit_original_response(content=answer.text, view=view)
+    answer = await apps.build(
+        user_key(interaction.user.id), chat_key(channel), request, _progress(interaction)
+    )
+    await _finish(interaction, answer)
 
 
 @app_commands.describe(action="list your apps, serve an older version, or end a link", app="the app's number",

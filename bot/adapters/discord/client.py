@@ -7,6 +7,7 @@ import logging
 
 import discord
 
+from bot.adapters.discord.apps import AppRetryButton
 from bot.adapters.discord.commands import command_tree
 from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.feedback import FeedbackButton, reaction_event
@@ -47,7 +48,9 @@ class KindredClient(discord.Client):
         self._messages = ChannelMessages(kindred)
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(FeedbackButton, MemoryPageButton, ForgetAllButton, NeverAgainButton)
+        self.add_dynamic_items(
+            FeedbackButton, MemoryPageButton, ForgetAllButton, NeverAgainButton, AppRetryButton
+        )
         await self.sync_commands()
 
     async def sync_commands(self) -> None:

@@ -3,24 +3,32 @@
 In a private chat the link is a web-app button (the app opens inside Telegram, in its theme); in a
 group it is a URL button, since Telegram allows web-app buttons in inline keyboards only in private
 chats. Telegram takes only https links in buttons, so an http link (a local try-out) is text alone.
+A build that may work when asked again carries a "Try again" button; its press (a callback query)
+re-runs the same request, for the person who made it, in the same message.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, WebAppInfo
+from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, WebAppInfo
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from bot.adapters.telegram.ids import chat_key, user_key
-from bot.core.app_commands import AppAnswer, AppCommands
+from bot.core.app_commands import RETRY_GONE, RETRY_LABEL, AppAnswer, AppCommands, Show
 
 log = logging.getLogger(__name__)
 OPEN = "Open the app"
+# callback_data is at most 64 bytes: this prefix and a 32-character retry id fit.
+RETRY_PREFIX = "app-retry:"
 
 
 def link_buttons(answer: AppAnswer, *, private: bool) -> InlineKeyboardMarkup | None:
+    if answer.retry_id is not None:
+        retry = InlineKeyboardButton(RETRY_LABEL, callback_data=f"{RETRY_PREFIX}{answer.retry_id}")
+        return InlineKeyboardMarkup([[retry]])
     if answer.url is None or not answer.url.startswith("https://"):
         return None
     if private:
@@ -29,7 +37,30 @@ def link_buttons(answer: AppAnswer, *, private: bool) -> InlineKeyboardMarkup | 
 
 
 async def build_app(apps: AppCommands, message: Message, user_id: int, request: str) -> None:
-    status: Message | None = None
+    async def run(show: Show) -> AppAnswer:
+        return await apps.build(user_key(user_id), chat_key(message.chat.id), request, show)
+
+    await _answered(message, None, run)
+
+
+async def retry_app(apps: AppCommands, query: CallbackQuery) -> None:
+    """A press of "Try again": the same request again, shown in the message that offered it."""
+    message, retry_id = query.message, (query.data or "").removeprefix(RETRY_PREFIX)
+    if not isinstance(message, Message) or not apps.may_retry(user_key(query.from_user.id), retry_id):
+        await query.answer(RETRY_GONE)  # the message stays as it is, for the person who asked
+        return
+    await query.answer()
+
+    async def run(show: Show) -> AppAnswer:
+        return await apps.retry(user_key(query.from_user.id), retry_id, show)
+
+    await _answered(message, message, run)
+
+
+async def _answered(
+    message: Message, status: Message | None, run: Callable[[Show], Awaitable[AppAnswer]]
+) -> None:
+    """Run the build, one status message edited as it goes (`status`, or a reply to `message`)."""
 
     async def show(step: str) -> None:
         nonlocal status
@@ -41,7 +72,7 @@ async def build_app(apps: AppCommands, message: Message, user_id: int, request: 
         except TelegramError as exc:  # progress is a courtesy; the answer still comes
             log.info("app progress not shown: %s", exc)
 
-    answer = await apps.build(user_key(user_id), chat_key(message.chat.id), request, show)
+    answer = await run(show)
     markup = link_buttons(answer, private=message.chat.type == ChatType.PRIVATE)
     if status is not None:
         try:

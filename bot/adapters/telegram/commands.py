@@ -11,7 +11,7 @@ from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot.adapters.base import Services
-from bot.adapters.telegram.apps import build_app
+from bot.adapters.telegram.apps import RETRY_PREFIX, build_app, retry_app
 from bot.adapters.telegram.ids import PLATFORM, chat_key, place_key, user_key
 from bot.adapters.telegram.messenger import NEVER_PREFIX
 from bot.core.access import NOT_ALLOWED
@@ -80,6 +80,7 @@ class Commands:
         found.append(CallbackQueryHandler(self.turn_page, pattern=f"^{PAGE_PREFIX}"))
         found.append(CallbackQueryHandler(self.confirm_forget, pattern=f"^{FORGET_PREFIX}"))
         found.append(CallbackQueryHandler(self.never_again, pattern=f"^{NEVER_PREFIX}"))
+        found.append(CallbackQueryHandler(self._guarded(self.retry_app), pattern=f"^{RETRY_PREFIX}"))
         return found
 
     def _guarded(self, callback: Callback) -> Callback:
@@ -199,6 +200,14 @@ class Commands:
             await message.reply_text(APP_SOON)
             return
         await build_app(self.services.apps, message, person.id, " ".join(context.args or []))
+
+    async def retry_app(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query = update.callback_query
+        assert query is not None
+        if self.services.apps is None:
+            await query.answer()
+            return
+        await retry_app(self.services.apps, query)
 
     async def apps(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user

@@ -5,6 +5,8 @@ const K = (() => {
   const spec = JSON.parse(document.getElementById("kindred-spec").textContent);
   const root = document.documentElement;
   const launch = new URLSearchParams(location.hash.slice(1));
+  // A template's page names its theme; a model's page gets the spec's.
+  if (!root.dataset.theme) root.dataset.theme = ["light", "dark"].includes(spec.theme) ? spec.theme : "auto";
   const isColour = (value) => typeof value === "string" && /^#[0-9a-fA-F]{6}$/.test(value);
   const telegram = launch.get("tgWebAppThemeParams");
   if (telegram) {
@@ -19,6 +21,10 @@ const K = (() => {
     } catch (error) { /* a malformed theme leaves the app's own */ }
   }
   const stateUrl = location.protocol.startsWith("http") ? location.pathname.replace(/\/+$/, "") + "/state" : "";
+  // Inside Telegram: its signed initData, sent with each state request so that the server can
+  // check that the person saving is the app's owner.
+  const initData = launch.get("tgWebAppData");
+  const signed = initData ? { "X-Telegram-Init-Data": initData } : {};
   let state = {};
   const el = (tag, text, className) => {
     const node = document.createElement(tag);
@@ -29,7 +35,7 @@ const K = (() => {
   const load = async () => {
     if (!stateUrl) return state;
     try {
-      const response = await fetch(stateUrl, { cache: "no-store" });
+      const response = await fetch(stateUrl, { cache: "no-store", headers: signed });
       if (response.ok) {
         const stored = await response.json();
         for (const [key, value] of Object.entries(stored)) {
@@ -43,10 +49,12 @@ const K = (() => {
     state[key] = value;
     if (!stateUrl) return;
     try {
-      const response = await fetch(stateUrl, { method: "POST", headers: { "Content-Type": "text/plain" },
+      const response = await fetch(stateUrl, { method: "POST", headers: { "Content-Type": "text/plain", ...signed },
         body: JSON.stringify({ key: key, value: JSON.stringify(value) }) });
       const status = document.getElementById("saved");
-      if (status) status.textContent = response.ok ? "Saved" : "Not saved: this app's storage is full";
+      const why = response.status === 413 ? "this app's storage is full"
+        : response.status === 401 || response.status === 403 ? "Telegram could not confirm it is you" : "the server refused it";
+      if (status) status.textContent = response.ok ? "Saved" : "Not saved: " + why;
     } catch (error) { /* kept in this page until it closes */ }
   };
   // The person's own date, YYYY-MM-DD, `back` days ago. Not toISOString: that is UTC's date, a day
@@ -57,7 +65,8 @@ const K = (() => {
     return d.getFullYear() + "-" + String(d.getMonth() + 1).padStart(2, "0") + "-" + String(d.getDate()).padStart(2, "0");
   };
   const ready = (start) => {
-    document.getElementById("title").textContent = spec.title;
+    const title = document.getElementById("title");
+    if (title) title.textContent = spec.title;
     // `data-ready` once the kind has drawn its saved state: what a test or a screenshot waits for.
     load().then(() => { start(spec, state); root.dataset.ready = "yes"; });
   };

@@ -40,3 +40,24 @@ async def test_app_without_a_request_says_what_to_ask(
     async with app_commands(tmp_path / STORE_FILE) as apps, running(services(store, apps=apps(store))):
         token = await fake.slash(ANN, "app")
         await wait_until(lambda: any("Tell me what you need" in s.content for s in fake.answers(token)), 10.0)
+
+
+async def test_a_failed_build_offers_a_retry_button_that_rebuilds_the_same_request(
+    fake: FakeDiscord, store: SqliteStore, tmp_path: Path
+) -> None:
+    # The build job's store is down for the first build (both of its attempts): a failure on our
+    # side, which a retry may fix. Opening the store is the one place such an outage shows.
+    async with (
+        app_commands(tmp_path / STORE_FILE, store_down_for=2) as apps,
+        running(services(store, apps=apps(store))),
+    ):
+        token = await fake.slash(ANN, "app", request="a countdown to christmas")
+        await wait_until(lambda: any("went wrong" in shown.content for shown in fake.answers(token)), 20.0)
+        [answer] = fake.answers(token)
+        [retry_id] = answer.custom_ids()
+        assert retry_id.startswith("kindred:app-retry:") and "Try again" in str(answer.components)
+        await fake.press(ANN, answer, retry_id)
+        await wait_until(lambda: "is ready" in answer.content, 20.0)
+        assert "Countdown to christmas" in answer.content and f"{APPS_URL}/a/" in answer.content
+        [[button]] = [row["components"] for row in answer.components]
+        assert button["style"] == 5 and button["url"] in answer.content  # the link replaced the retry
