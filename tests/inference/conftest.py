@@ -1,4 +1,5 @@
-"""Models shared by the inference tests: the real SmolLM2 converted once, and a tiny random model."""
+"""Models shared by the inference tests: the real SmolLM2 (the session's one conversion), and a tiny
+random model."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.inference.model_files import prepare_model
-from tests.support.tiny_model import build_tiny_model
+from tests.support.tiny_model import build_tiny_model, share_smollm2
 
 
 @pytest.fixture(scope="session")
@@ -17,7 +17,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2_dir(data_dir: Path) -> Path:
-    return prepare_model("bundled", data_dir)
+    return share_smollm2(data_dir)
 
 
 @pytest.fixture(scope="session")

@@ -193,6 +193,8 @@ class PgServer:
 
     dsn: str
     cluster: EmbeddedCluster | None = None
+    # The database every shipped migration was applied to once, copied by migrated_database().
+    template: str | None = None
 
     @property
     def restartable(self) -> bool:
@@ -252,6 +254,28 @@ async def fresh_database(server: PgServer | str) -> str:
     async with await psycopg.AsyncConnection.connect(server_dsn, autocommit=True) as conn:
         await conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     return make_conninfo(server_dsn, dbname=name)
+
+
+async def migrated_database(server: PgServer) -> str:
+    """A new database as a store's first open leaves it: a copy of one migrated once per session.
+
+    Copying (CREATE DATABASE ... TEMPLATE) takes a fraction of applying every migration again;
+    the tests of the migrations themselves start from `fresh_database` (or `pg_dsn`).
+    """
+    if server.template is None:
+        from bot.store.postgres import PostgresStore
+
+        dsn = await fresh_database(server)
+        await (await PostgresStore.open(dsn, min_size=1, max_size=1)).close()
+        server.template = str(conninfo_to_dict(dsn)["dbname"])
+    name = f"kindred_test_{uuid.uuid4().hex[:16]}"
+    async with await psycopg.AsyncConnection.connect(server.dsn, autocommit=True) as conn:
+        await conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(name), sql.Identifier(server.template)
+            )
+        )
+    return make_conninfo(server.dsn, dbname=name)
 
 
 async def drop_database(server: PgServer | str, dsn: str) -> None:

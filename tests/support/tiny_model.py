@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from pathlib import Path
 
-from bot.inference.model_files import prepare_model
+from bot.inference.model_files import BUNDLED_DIRNAME, prepare_model
 
 TINY_CONFIG = {
     "hidden_size": 64,
@@ -16,17 +19,43 @@ TINY_CONFIG = {
 }
 
 
+_converted: list[Path] = []
+
+
+def converted_smollm2() -> Path:
+    """The bundled SmolLM2, converted once per test process in a temporary folder removed at exit.
+
+    Converting dequantizes the whole GGUF (~15 s of CPU); done once for every fixture that only
+    needs the result. tests/inference/test_local.py still converts on its own: there the
+    conversion itself is what is tested.
+    """
+    if not _converted:
+        root = Path(tempfile.mkdtemp(prefix="kindred-smollm2-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        _converted.append(prepare_model("bundled", root))
+    return _converted[0]
+
+
+def share_smollm2(data_dir: Path) -> Path:
+    """`prepare_model("bundled", data_dir)`, with the process's one conversion linked into
+    `data_dir/models/` so that nothing is converted again (also by a `kindred` subprocess)."""
+    target = data_dir / "models" / BUNDLED_DIRNAME
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(converted_smollm2(), target_is_directory=True)
+    return prepare_model("bundled", data_dir)
+
+
 def build_tiny_model(path: Path, data_dir: Path | None = None) -> Path:
     """Save a 2-layer LlamaForCausalLM with random weights and SmolLM2's tokenizer to `path`.
 
-    The tokenizer comes from `prepare_model("bundled", data_dir)`; `data_dir` defaults to
-    `path.parent`, so models built side by side in one session share one converted SmolLM2.
+    The tokenizer comes from `share_smollm2(data_dir)`; `data_dir` defaults to `path.parent`.
     Weights are seeded, so the same torch version builds the same model.
     """
     import torch
     from transformers import AutoTokenizer, GenerationConfig, LlamaConfig, LlamaForCausalLM
 
-    bundled = prepare_model("bundled", path.parent if data_dir is None else data_dir)
+    bundled = share_smollm2(path.parent if data_dir is None else data_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(bundled), local_files_only=True)
     config = LlamaConfig(
         vocab_size=len(tokenizer),

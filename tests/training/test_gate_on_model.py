@@ -9,18 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from bot.core.gate import HELDOUT_MARGIN, SYCOPHANCY, GatePolicy, evaluate_candidate
 from bot.training import LoraKtoTrainer, LoraScorer, TrainingOptions
 from tests.training.tasks import agreeing, question_back
 
 HELDOUT = question_back(100, 16)  # other topics and phrasings than the training set's
-
-
-@pytest.fixture(scope="module")
-def scorer(tiny_options: TrainingOptions) -> LoraScorer:
-    return LoraScorer(tiny_options)
 
 
 def test_an_adapter_trained_toward_the_undesirable_replies_fails_the_margin(

@@ -9,15 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.training import LoraScorer, TrainingOptions
+from bot.training import LoraScorer
 from bot.training.tokens import tokenize_example
 from tests.inference.lora_files import make_adapter
 from tests.training.tasks import question_back
-
-
-@pytest.fixture(scope="module")
-def scorer(tiny_options: TrainingOptions) -> LoraScorer:
-    return LoraScorer(tiny_options)
 
 
 def untrained_adapter(tiny_dir: Path, folder: Path) -> Path:

@@ -88,8 +88,9 @@ async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_se
         assert "loss" in task.info and task.info["run"] >= 1
         first.kill()  # SIGKILL: no ack, no cleanup, the run left "running"
 
-        short = {"KINDRED_VISIBILITY_TIMEOUT_S": SHORT_VISIBILITY_S}
-        second = Worker(url, tmp_path / "second", queues="train", app=app, **env, **short)
+        # The replacement needs no pace: nothing kills it, it only has to finish the redelivered run.
+        short = {"KINDRED_VISIBILITY_TIMEOUT_S": SHORT_VISIBILITY_S, "KINDRED_TEST_TRAIN_PACE_S": "0"}
+        second = Worker(url, tmp_path / "second", queues="train", app=app, **{**env, **short})
         result = await jobs.result(job_id, 240)
     finally:
         first.kill()
