@@ -39,9 +39,11 @@ def test_every_job_is_named_by_topic_and_its_visibility_margin_holds() -> None:
         "kindred.memory.upkeep",
         "kindred.training.nightly",
         "kindred.apps.build",
+        "kindred.proactive.beat",
         "kindred.inference.generate",
     ]
     assert registry.get("kindred.inference.generate").spec.queue == "gpu"
+    assert registry.get("kindred.proactive.beat").spec.queue == "default"
     assert registry.get("kindred.apps.build").spec.queue == "build"
     nightly = registry.get("kindred.training.nightly").spec
     assert nightly.queue == "train" and nightly.soft_s == 180 * 60 and nightly.hard_s > nightly.soft_s
