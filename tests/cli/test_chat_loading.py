@@ -15,6 +15,7 @@ import os
 import pty
 import queue
 import select
+import signal
 import sys
 import termios
 import threading
@@ -190,6 +191,9 @@ def test_ctrl_c_while_loading_leaves_the_terminal_as_it_was(
     env.update({"HF_HUB_OFFLINE": "1", **chat_env(tmp_path, shared_data, str(tiny_model))})
     pid, terminal = pty.fork()
     if pid == 0:  # the child: becomes `kindred chat` on the terminal's other side
+        # As in a person's shell. A suite started in the background (`make test &`) inherits
+        # SIGINT ignored, exec keeps it so, and Python then installs no Ctrl-C handler at all.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.execve(sys.executable, [sys.executable, "-m", "bot.cli", "chat", "--user", "ann"], env)
     found = termios.tcgetattr(terminal)[3] & (termios.ECHO | termios.ICANON)
     shown = read_until(terminal, "you › ")
