@@ -18,7 +18,13 @@ from bot.core.proactive.local_time import quiet_until, zone
 from bot.core.proactive.models import ProactiveSettings
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
 from bot.core.proactive.records import NewReminder, Reminder
-from bot.core.proactive.reminder_text import ReminderRefusal, confirmation, every_words, parse_reminder
+from bot.core.proactive.reminder_text import (
+    ASK_LIKE_THIS,
+    ReminderRefusal,
+    confirmation,
+    every_words,
+    parse_reminder,
+)
 from bot.core.proactive.zone_guess import likely_offset, zones_at_offset
 
 # How far back a time-zone guess reads the person's messages, and how many at most.
@@ -61,16 +67,9 @@ UNREACHABLE = (
     "I can't write to you first here: only on Telegram or Discord (as my admin set me up) can a "
     "reminder or a check-in reach you later. Nothing was scheduled."
 )
-ASK_LIKE_THIS = 'Ask me like this: "remind me on Thursday at 3pm to call the dentist".'
 PROACTIVE_NOT_WIRED = "Check-ins and reminders are not set up here."
 REMINDERS_USAGE = "/reminders lists your reminders; /reminders cancel N cancels one."
-_ASKS = re.compile(r"^\s*(?:please\s+)?(?:(?:can|could|would|will) you\s+)?remind me\b", re.IGNORECASE)
 _QUIET = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*(?:-|–|to)\s*(\d{1,2})(?::(\d{2}))?$")
-
-
-def is_reminder_request(text: str) -> bool:
-    """Whether a message asks for a reminder ("remind me …", "can you remind me …")."""
-    return _ASKS.match(text) is not None
 
 
 def clock(moment: time) -> str:

@@ -18,10 +18,11 @@ from datetime import UTC, datetime
 from bot.core import signals
 from bot.core.errors import StoreUnavailable
 from bot.core.ports import Store
-from bot.core.proactive.commands import ProactiveCommands, is_reminder_request
+from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.models import SentRecord
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
 from bot.core.proactive.records import LedgerRow
+from bot.core.proactive.reminder_text import is_reminder_request
 from bot.core.proactive.replies import is_dont_suggest_again, outcome
 
 log = logging.getLogger(__name__)

@@ -33,6 +33,7 @@ MIN_REPEAT = timedelta(hours=1)  # a reminder repeating faster than this is nois
 DEFAULT_TIME = time(9, 0)  # "remind me on Friday to …": in the morning
 TONIGHT = time(20, 0)
 TOO_FAR = "That is too far ahead: I keep reminders for at most five years."
+ASK_LIKE_THIS = 'Ask me like this: "remind me on Thursday at 3pm to call the dentist".'
 _ASK = re.compile(r"^\s*(?:please\s+)?(?:(?:can|could|would|will) you\s+)?remind me\b[\s,:]*", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:to|that|about|of)\b\s*", re.IGNORECASE)
 _REAL_TIME = {"second": 1, "minute": 60, "hour": 3600}
@@ -55,6 +56,11 @@ class ReminderRefusal:
     reason: str
 
 
+def is_reminder_request(text: str) -> bool:
+    """Whether a message asks for a reminder ("remind me …", "can you remind me …")."""
+    return _ASK.match(text) is not None
+
+
 def parse_reminder(text: str, now: datetime, tz: str) -> ReminderRequest | ReminderRefusal:
     """Read one reminder request said at `now` (aware) by a person in zone `tz` (an IANA name)."""
     where = zone(tz)
@@ -62,7 +68,7 @@ def parse_reminder(text: str, now: datetime, tz: str) -> ReminderRequest | Remin
         return ReminderRefusal(f"I don't know the time zone {tz!r}; tell me yours (e.g. Europe/London).")
     asked = _ASK.match(text)
     if asked is None:
-        return ReminderRefusal('Ask me like this: "remind me on Thursday at 3pm to call the dentist".')
+        return ReminderRefusal(ASK_LIKE_THIS)
     try:
         return _parse(text[asked.end() :], now.astimezone(UTC), where, tz)
     except Refused as refused:
