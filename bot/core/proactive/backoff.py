@@ -59,12 +59,15 @@ def success_rates(views: Iterable[PersonView], since: datetime | None = None) ->
 
 def global_backoff(views: Iterable[PersonView], now: datetime, policy: ProactivePolicy) -> frozenset[str]:
     """The triggers resting for everyone: pass it on as `ProactivePolicy.backed_off`."""
-    resting = set()
-    for trigger, (accepted, total) in success_rates(views, now - policy.backoff_rest).items():
-        if (
-            trigger != ASKED_FOR
-            and total >= policy.backoff_min_outcomes
-            and accepted / total < policy.backoff_floor
-        ):
-            resting.add(trigger)
-    return frozenset(resting)
+    rates = success_rates(views, now - policy.backoff_rest)
+    return frozenset(t for t, (accepted, total) in rates.items() if rests(t, accepted, total, policy))
+
+
+def rests(trigger: str, accepted: int, outcomes: int, policy: ProactivePolicy) -> bool:
+    """Whether a trigger rests for everyone: enough outcomes in the rest period, too few of them
+    accepted. A reminder the person asked for never rests."""
+    return (
+        trigger != ASKED_FOR
+        and outcomes >= policy.backoff_min_outcomes
+        and accepted / outcomes < policy.backoff_floor
+    )

@@ -26,6 +26,7 @@ from bot.core.jobs import JobPayload
 from bot.core.kinds import NOT_EVIDENCE, REPLY
 from bot.core.models import MessageLink, NewTurn
 from bot.core.ports import Embedder, Messenger, Store
+from bot.core.proactive.backoff import rests
 from bot.core.proactive.evaluate import evaluate
 from bot.core.proactive.manners import choose
 from bot.core.proactive.models import (
@@ -83,17 +84,10 @@ def message_text(occasion: Occasion) -> str:
 
 def backed_off(rates: Sequence[TriggerRate], policy: ProactivePolicy) -> frozenset[str]:
     """Triggers resting for everyone: too few accepted of their outcomes within the rest period
-    (the same rule as backoff.global_backoff, over the ledger's counts instead of every view)."""
-    resting = set()
-    for rate in rates:
-        outcomes = rate.accepted + rate.dismissed
-        if (
-            rate.trigger != ASKED_FOR
-            and outcomes >= policy.backoff_min_outcomes
-            and rate.accepted / outcomes < policy.backoff_floor
-        ):
-            resting.add(rate.trigger)
-    return frozenset(resting)
+    (backoff.rests, over the ledger's counts instead of every view)."""
+    return frozenset(
+        r.trigger for r in rates if rests(r.trigger, r.accepted, r.accepted + r.dismissed, policy)
+    )
 
 
 class ProactiveBeat:
