@@ -73,3 +73,8 @@ class RecipientGone(DeliveryError):
 
 class AppBuildBusy(AppBuildError):
     """The person already has as many builds running as allowed: asking again later will work."""
+
+
+class SharedStateUnavailable(KindredError):
+    """The state replicas share (Redis) cannot be reached right now. A webhook answers 503, so
+    that the platform delivers the update again later: nothing is lost."""

@@ -222,3 +222,16 @@ class ReplyRecord:
     # When each of the person's later turns in the same chat was written, oldest first (a few).
     later_turns: tuple[datetime, ...]
     memories: tuple[UsedMemory, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What a replica may do with an update it was just sent (`Intake.admit`): handle it, drop
+    it as a copy of one already handled, or refuse it while another live replica holds it."""
+
+    verdict: Literal["handle", "duplicate", "busy"]
+    update_key: str
+    chat_key: str | None = None
+    # Its place in its chat (1, 2, …): updates of one chat are handled in ticket order. 0 for an
+    # update of no chat, or one not to handle.
+    ticket: int = 0

@@ -21,6 +21,7 @@ from bot.core.learning_models import (
     VersionRate,
 )
 from bot.core.models import (
+    Admission,
     ChatMessage,
     DayStats,
     Feedback,
@@ -349,6 +350,39 @@ class Messenger(Protocol):
     async def close(self) -> None:
         """Let go of the connection, if the first message opened one."""
         ...
+
+
+class Buckets(Protocol):
+    """Token buckets: in this process, or shared by every replica (per-person limits, flood control)."""
+
+    async def take(self, key: str, rate_per_s: float, burst: float) -> float:
+        """Take one token from `key`'s bucket, which holds up to `burst` tokens, fills at
+        `rate_per_s` and is full when new. 0.0: taken; otherwise the seconds until one is there
+        (nothing was taken)."""
+        ...
+
+
+class Intake(Protocol):
+    """Updates that a platform pushes (a webhook), to one replica or to several behind one address:
+    each update handled once, and those of one chat one at a time, in the order they came."""
+
+    async def admit(self, update_key: str, chat_key: str | None) -> Admission:
+        """The first time: `handle`, with the next ticket of its chat. Once finished: `duplicate`
+        (remembered for a while). While a live replica holds it: `busy`. An update whose replica
+        stopped renewing its hold (it died) for the lease is handed out again, with the same
+        ticket. Raises SharedStateUnavailable when the shared state cannot be reached."""
+        ...
+
+    async def wait_turn(self, admission: Admission) -> None:
+        """Return once every earlier ticket of the chat is finished, or held by no live replica
+        (given up, and logged: a dead replica stalls its chats for at most the lease)."""
+        ...
+
+    async def finish(self, admission: Admission) -> None:
+        """The update was handled: later copies are duplicates, and its chat's next ticket may go."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 class RecallIndex(MemoryIndex, RewardLog, Protocol):

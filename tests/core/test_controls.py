@@ -83,16 +83,16 @@ def test_ages_read_naturally() -> None:
     assert age(NOW + timedelta(minutes=3), NOW) == "just now"
 
 
-def test_rate_limiter_allows_a_burst_then_paces() -> None:
+async def test_rate_limiter_allows_a_burst_then_paces() -> None:
     now = [0.0]
     limiter = RateLimiter(per_minute=6, burst=3, clock=lambda: now[0])
-    assert [limiter.wait_s("ann") for _ in range(3)] == [0.0, 0.0, 0.0]
-    assert limiter.wait_s("ann") == pytest.approx(10.0)
-    assert limiter.wait_s("bob") == 0.0, "each person has their own allowance"
+    assert [await limiter.take("ann") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert await limiter.take("ann") == pytest.approx(10.0)
+    assert await limiter.take("bob") == 0.0, "each person has their own allowance"
     now[0] = 10.0
-    assert limiter.wait_s("ann") == 0.0
+    assert await limiter.take("ann") == 0.0
     assert "10 s" in slow_down(9.2)
-    assert RateLimiter(per_minute=0, burst=1).wait_s("x") == 0.0, "0 turns limiting off"
+    assert await RateLimiter(per_minute=0, burst=1).take("x") == 0.0, "0 turns limiting off"
 
 
 def test_access_lists_people_places_and_admins() -> None:

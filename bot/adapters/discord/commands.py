@@ -57,7 +57,7 @@ async def chat(interaction: Interaction, message: str) -> None:
     if not services.access.may_talk(user_id, *places(interaction.guild_id)):
         await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
         return
-    wait_s = services.limiter.wait_s(user_id)
+    wait_s = await services.limiter.take(user_id)
     if wait_s > 0:
         await interaction.response.send_message(slow_down(wait_s), ephemeral=True)
         return

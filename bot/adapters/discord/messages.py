@@ -27,7 +27,7 @@ class ChannelMessages:
         if not services.access.may_talk(user_id, *where):
             await shown(ChannelSurface(message).send(NOT_ALLOWED))
             return
-        wait_s = services.limiter.wait_s(user_id)
+        wait_s = await services.limiter.take(user_id)
         if wait_s > 0:
             await shown(ChannelSurface(message).send(slow_down(wait_s)))
             return

@@ -138,7 +138,7 @@ class ChatHandler:
         if not access.may_talk(event.user_id, place_key(message.chat.id)):
             await message.reply_text(NOT_ALLOWED)
             return
-        wait = 0.0 if access.is_admin(event.user_id) else self.services.limiter.wait_s(event.user_id)
+        wait = 0.0 if access.is_admin(event.user_id) else await self.services.limiter.take(event.user_id)
         if wait > 0:
             await message.reply_text(slow_down(wait))
             return
