@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.core.access import Access
 from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation
+from bot.core.intake import LocalIntake
+from bot.core.ports import Intake
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.ratelimit import RateLimiter
 from bot.core.training_commands import TrainingCommands
@@ -20,6 +22,7 @@ class Services:
 
     conversation: Conversation
     controls: Controls
+    # Per person; its buckets are also the flood control's (in this process, or shared in Redis).
     limiter: RateLimiter
     access: Access
     # The admins' /train_now and /rollback; None where learning is not wired (a test, a tool).
@@ -28,6 +31,8 @@ class Services:
     apps: AppCommands | None = None
     # /proactive and /reminders; None where check-ins are not wired.
     proactive: ProactiveCommands | None = None
+    # Webhook updates: handled once and in order per chat, by this process or by every replica.
+    intake: Intake = field(default_factory=LocalIntake)
 
 
 class PlatformAdapter(Protocol):

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
@@ -18,6 +18,7 @@ from bot.app.jobs import extraction_submitter, job_registry, load_jobs
 from bot.app.memory_jobs import Models, reward_weights
 from bot.app.proactive_jobs import reachable
 from bot.app.settings import Settings, id_set
+from bot.app.shared_state import SharedState, open_shared_state
 from bot.core.access import Access
 from bot.core.app_commands import AppCommands, DeliveryLog
 from bot.core.controls import Controls
@@ -44,6 +45,8 @@ class Kindred:
     embedder: Embedder
     conversation: Conversation
     jobs: Jobs
+    # What replicas share (Redis), or this process's own.
+    shared: SharedState = field(default_factory=SharedState.local)
 
     async def close(self) -> list[Path]:
         """Write what waits, finish the jobs, close every part. Returns the files holding the words
@@ -61,6 +64,7 @@ class Kindred:
         finally:
             await close_models(self.embedder, self.conversation.inference)
             await self.store.close()
+            await self.shared.close()
         return spilled
 
 
@@ -104,7 +108,7 @@ async def build(settings: Settings) -> Kindred:
         after_turn=extraction_submitter(jobs),
         proactive=ProactiveReplies(store, reachable=reachable(settings)),
     )
-    return Kindred(settings, store, embedder, conversation, jobs)
+    return Kindred(settings, store, embedder, conversation, jobs, open_shared_state(settings))
 
 
 async def _load_models(settings: Settings, started: float) -> tuple[Embedder, Inference]:
@@ -167,7 +171,9 @@ def services(kindred: Kindred) -> Services:
             default_training_consent=training.default_consent,
             session_gap=timedelta(minutes=kindred.settings.memory.session_gap_minutes),
         ),
-        limiter=RateLimiter(chat.user_messages_per_minute, chat.user_message_burst),
+        limiter=RateLimiter(
+            chat.user_messages_per_minute, chat.user_message_burst, buckets=kindred.shared.buckets
+        ),
         access=Access(id_set(chat.allowed_ids), id_set(chat.admin_ids) or frozenset()),
         training=TrainingCommands(
             kindred.store, kindred.jobs.submit, stale_after=timedelta(minutes=training.stale_minutes)
@@ -179,6 +185,7 @@ def services(kindred: Kindred) -> Services:
             deliveries=DeliveryLog(kindred.store, kindred.embedder),
         ),
         proactive=ProactiveCommands(kindred.store.proactive, reachable=reachable(kindred.settings)),
+        intake=kindred.shared.intake,
     )
 
 

@@ -40,6 +40,7 @@ def telegram_config(telegram: TelegramSettings) -> TelegramConfig:
         webhook_secret=telegram.webhook_secret.get_secret_value() if telegram.webhook_secret else None,
         chat=ChatPolicy(group_mode=telegram.group_mode, feedback_buttons=telegram.feedback_buttons),
         sends_per_second=telegram.sends_per_second,
+        webhook_answer_s=telegram.webhook_answer_s,
     )
 
 

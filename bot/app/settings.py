@@ -149,8 +149,10 @@ class TelegramSettings(BaseSettings):
     group_mode: Literal["mention", "all", "off"] = "mention"
     feedback_buttons: bool = True
     # Telegram asks bots to stay under about 30 messages a second overall; a local Bot API server
-    # or a load test may allow more.
+    # or a load test may allow more. With shared state, every replica together.
     sends_per_second: float = Field(default=30.0, gt=0)
+    # A webhook post is answered when its update is handled, or after this long at most.
+    webhook_answer_s: float = Field(default=8.0, gt=0, le=50)
 
     @field_validator("api_base_url")
     @classmethod
@@ -307,6 +309,26 @@ class WorkerSettings(BaseSettings):
     flower_url: str | None = None
 
 
+class SharedStateSettings(BaseSettings):
+    """What bot replicas share (webhook intake, rate limits, flood control): Redis, or this process."""
+
+    model_config = _config("KINDRED_SHARED_")
+
+    # redis://…; "local": this process only (one replica). Unset: REDIS_URL when set, else local.
+    state_url: str | None = Field(default=None, validation_alias=_env("KINDRED_SHARED_STATE_URL"))
+    # A replica that stops renewing its holds (it died) stalls its chats this long at most, and its
+    # updates are handed out again after it.
+    lease_s: float = Field(default=30.0, ge=1, le=600)
+
+    @field_validator("state_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        value = (value or "").strip() or None
+        if value is not None and value != "local" and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be redis://…, rediss://…, unix://… or local")
+        return value
+
+
 class WebSettings(BaseSettings):
     """The web server: Telegram's webhook, /healthz and /admin."""
 
@@ -344,6 +366,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "workers": WorkerSettings,
     "web": WebSettings,
     "training": TrainingSettings,
+    "shared": SharedStateSettings,
 }
 
 
@@ -362,6 +385,15 @@ class Settings(BaseModel):
     workers: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
+    shared: SharedStateSettings = Field(default_factory=SharedStateSettings)
+
+    @property
+    def shared_state_url(self) -> str | None:
+        """Where replicas share their state: KINDRED_SHARED_STATE_URL, else REDIS_URL; None: here."""
+        configured = self.shared.state_url
+        if configured == "local":
+            return None
+        return configured or self.workers.redis_url
 
     @property
     def data_dir(self) -> Path:

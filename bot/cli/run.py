@@ -117,7 +117,8 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int
 
 def _health(kindred: Kindred, found: Platforms) -> Mapping[str, Any]:
     names = [adapter.name for adapter in found.adapters]
-    return {"platforms": names, "unsaved": len(kindred.conversation.outbox)}
+    unsaved = len(kindred.conversation.outbox)
+    return {"platforms": names, "unsaved": unsaved, "shared_state": kindred.shared.where}
 
 
 def _stop_on_signals() -> asyncio.Event:

@@ -130,6 +130,10 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_GATE_SYCOPHANCY_TOLERANCE", "0.1", lambda s: s.training.gate_sycophancy_tolerance, 0.1),
     ("KINDRED_TRAIN_TIME_LIMIT_MINUTES", "30", lambda s: s.training.time_limit_minutes, 30.0),
     ("KINDRED_TRAIN_STALE_MINUTES", "20", lambda s: s.training.stale_minutes, 20.0),
+    # [hardening]: replicas.
+    ("KINDRED_SHARED_STATE_URL", "redis://r:1/2", lambda s: s.shared_state_url, "redis://r:1/2"),
+    ("KINDRED_SHARED_LEASE_S", "12", lambda s: s.shared.lease_s, 12.0),
+    ("KINDRED_TELEGRAM_WEBHOOK_ANSWER_S", "3", lambda s: s.telegram.webhook_answer_s, 3.0),
 ]
 # Spellings that the sections' prefixes would make up for a field that names its own variable.
 NOT_NAMES = [
@@ -193,6 +197,17 @@ def test_a_dot_env_file_is_read_when_given(tmp_path: Path) -> None:
     settings = load_settings(env_file=env)
     assert settings.memory.budget == 42 and settings.workers.redis_url == "redis://e:1/0"
     assert load_settings(env_file=None).memory.budget != 42
+
+
+def test_replicas_share_state_in_redis_url_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings(env_file=None).shared_state_url is None, "one process: its own state"
+    monkeypatch.setenv("REDIS_URL", "redis://broker:6379/0")
+    assert load_settings(env_file=None).shared_state_url == "redis://broker:6379/0"
+    monkeypatch.setenv("KINDRED_SHARED_STATE_URL", "local")
+    assert load_settings(env_file=None).shared_state_url is None
+    monkeypatch.setenv("KINDRED_SHARED_STATE_URL", "http://not-redis")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_SHARED_STATE_URL: "):
+        load_settings(env_file=None)
 
 
 def test_adapters_live_under_the_data_dir_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:

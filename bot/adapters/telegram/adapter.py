@@ -6,10 +6,10 @@ handling them (the handlers in chat.py, commands.py and feedback.py).
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     ApplicationBuilder,
     CallbackQueryHandler,
@@ -31,10 +30,11 @@ from bot.adapters.base import Services
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP, ChatHandler, ChatPolicy
 from bot.adapters.telegram.commands import Commands, bot_commands
 from bot.adapters.telegram.feedback import Feedback
-from bot.adapters.telegram.ordering import PerChatOrder
+from bot.adapters.telegram.flood import SharedFloodLimiter
+from bot.adapters.telegram.ordering import Admitted, PerChatOrder
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.adapters.telegram.transport import AiohttpRequest
-from bot.core.errors import ConfigError, KindredError, PlatformUnreachable
+from bot.core.errors import ConfigError, KindredError, PlatformUnreachable, SharedStateUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +45,6 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 MAX_CONCURRENT_UPDATES = 4096
 HTTP_CONNECTIONS = 16
 DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
-# Webhook update ids remembered to drop Telegram's retries; the store's idempotency keys catch the
-# rest (a retry that reaches another replica is stored once, though it may be answered twice).
-RECENT_UPDATES = 10_000
 # What reading a malformed update raises (json, then PTB's de_json): answered 400, never retried.
 # A date past time_t raises OverflowError or OSError (EOVERFLOW) from datetime.fromtimestamp.
 UNREADABLE: tuple[type[Exception], ...] = (
@@ -66,6 +63,10 @@ class TelegramConfig:
     # Telegram asks bots to stay under about 30 messages a second overall.
     sends_per_second: float = 30.0
     poll_timeout_s: float = 10.0
+    # A webhook post is answered once its update is handled, so that an update whose replica died
+    # is sent again (to another one); one that takes longer is answered after this long, before
+    # Telegram gives up on the post and sends it again anyway.
+    webhook_answer_s: float = 8.0
 
     @property
     def base_urls(self) -> tuple[str, str]:
@@ -79,6 +80,11 @@ class TelegramConfig:
         if self.webhook_secret:
             return self.webhook_secret
         return derived_webhook_secret(self.token)
+
+    @property
+    def bot_id(self) -> str:
+        """The bot's public id, the token's first part: keys in shared state are per bot."""
+        return self.token.split(":", 1)[0]
 
     @property
     def webhook_path(self) -> str | None:
@@ -111,9 +117,8 @@ class TelegramAdapter:
         self.config = config
         self.services = services
         self._requests: tuple[AiohttpRequest, ...] = ()
+        self.order = PerChatOrder(MAX_CONCURRENT_UPDATES, services.intake)
         self.application = self._build()
-        self._seen: set[int] = set()
-        self._seen_order: deque[int] = deque()
 
     def _build(self) -> Application:  # type: ignore[type-arg]
         api, files = self.config.base_urls
@@ -127,11 +132,17 @@ class TelegramAdapter:
             .token(self.config.token)
             .base_url(api)
             .base_file_url(files)
-            .concurrent_updates(PerChatOrder(MAX_CONCURRENT_UPDATES))
+            .concurrent_updates(self.order)
             .request(self._requests[0])
             # The long poll has a connection of its own, so replies never wait behind it.
             .get_updates_request(self._requests[1])
-            .rate_limiter(AIORateLimiter(overall_max_rate=self.config.sends_per_second, max_retries=5))
+            .rate_limiter(
+                SharedFloodLimiter(
+                    self.services.limiter.buckets,
+                    overall_per_s=self.config.sends_per_second,
+                    bot_id=self.config.bot_id,
+                )
+            )
         )
         if self.config.webhook_url is not None:
             builder = builder.updater(None)
@@ -215,13 +226,32 @@ class TelegramAdapter:
         update = read_update(body, self.application.bot)
         if update is None:
             return 400, "bad update"
-        if update.update_id in self._seen:
+        chat = update.effective_chat
+        bot = self.config.bot_id
+        try:
+            admission = await self.services.intake.admit(
+                f"telegram:{bot}:{update.update_id}", None if chat is None else f"telegram:{bot}:{chat.id}"
+            )
+        except SharedStateUnavailable as exc:
+            log.warning("telegram webhook: %s; answered 503, Telegram sends the update again", exc)
+            return 503, "busy"
+        if admission.verdict == "duplicate":
             return 200, "ok"  # Telegram retried a post it thinks failed: answer once only
-        self._seen.add(update.update_id)
-        self._seen_order.append(update.update_id)
-        if len(self._seen_order) > RECENT_UPDATES:
-            self._seen.discard(self._seen_order.popleft())
-        await self.application.update_queue.put(update)
+        if admission.verdict == "busy" or not self.application.running:
+            # Another replica has it in hand (or this one is stopping): Telegram asks again later.
+            return 503, "busy"
+        handled = asyncio.get_running_loop().create_future()
+        self.order.admitted[update.update_id] = Admitted(admission, handled)
+        # No await between the check above and this put: a stop cannot slip in and strand it.
+        self.application.update_queue.put_nowait(update)
+        try:
+            await asyncio.wait_for(asyncio.shield(handled), self.config.webhook_answer_s)
+        except asyncio.CancelledError:
+            if not handled.cancelled():
+                raise  # this request was cancelled, not the update
+            return 503, "stopping"
+        except TimeoutError:
+            pass  # still being handled: answered now, before Telegram gives up on the post
         return 200, "ok"
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
