@@ -148,6 +148,10 @@ async def redis_replica() -> AsyncIterator[Callable[[str], Awaitable[RedisIntake
     yield open_one
     for client in clients:
         await client.aclose()
+    cleaner = Redis.from_url(redis_url())
+    async for key in cleaner.scan_iter(f"kindred:shared:{namespace}:*"):
+        await cleaner.delete(key)
+    await cleaner.aclose()
 
 
 async def test_a_dead_replicas_tickets_stall_their_chat_for_at_most_the_lease(
@@ -195,7 +199,7 @@ async def test_while_redis_is_away_admit_refuses_and_the_limits_go_on_per_replic
         db = redis_url().rsplit("/", 1)[1]
         url = f"redis://127.0.0.1:{link.port}/{db}"
         intake = await redis_replica(url)
-        buckets = RedisBuckets(connect(url), namespace=uuid.uuid4().hex)
+        buckets = RedisBuckets(connect(url), namespace=f"{uuid.uuid4().hex}:buckets")
         first = await intake.admit("u1", "chat")
         await link.cut()
         with pytest.raises(SharedStateUnavailable):

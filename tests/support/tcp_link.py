@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from types import TracebackType
+
+from tests.support.started import Started
 
 
-class CuttableLink:
+class CuttableLink(Started):
     def __init__(self, target_host: str, target_port: int) -> None:
         self.target = (target_host, target_port)
         self.port = 0
@@ -29,6 +30,9 @@ class CuttableLink:
             writer.transport.abort()
         self._open.clear()
 
+    async def stop(self) -> None:
+        await self.cut()
+
     async def restore(self) -> None:
         await self.start()  # on the same port
 
@@ -48,12 +52,3 @@ class CuttableLink:
                 await writer.drain()
         self._open.discard(writer)
         writer.transport.abort()
-
-    async def __aenter__(self) -> CuttableLink:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.cut()

@@ -19,12 +19,12 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Literal, get_args
 
 from aiohttp import web
 
 from tests.support import telegram_updates as tu
+from tests.support.started import Started
 from tests.support.telegram_updates import JSON
 
 FailureKind = Literal["retry_after", "not_modified", "blocked", "reset"]
@@ -135,7 +135,7 @@ def _error_body(status: int, description: str, parameters: JSON | None = None) -
     return web.json_response(body, status=status)
 
 
-class FakeTelegramBotApi(tu.ChatWorld):
+class FakeTelegramBotApi(tu.ChatWorld, Started):
     def __init__(
         self, token: str = DEFAULT_TOKEN, *, username: str = tu.BOT_USERNAME, first_name: str = "Kindred"
     ) -> None:
@@ -193,15 +193,6 @@ class FakeTelegramBotApi(tu.ChatWorld):
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-    async def __aenter__(self) -> FakeTelegramBotApi:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()
 
     # -- HTTP --------------------------------------------------------------------------------------
     async def _serve(self, request: web.Request) -> web.StreamResponse:

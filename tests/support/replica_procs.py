@@ -1,0 +1,57 @@
+"""Bot replicas as real processes (tests/support/replica.py), and what each one costs: its resident
+memory and the CPU time it used, read from /proc."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class ReplicaProcess:
+    def __init__(self, process: asyncio.subprocess.Process, port: int, log: Path) -> None:
+        self.process, self.port, self.log = process, port, log
+
+    @classmethod
+    async def start(cls, env: Mapping[str, str], log: Path, *, ready_s: float = 60.0) -> ReplicaProcess:
+        with log.open("ab") as stderr:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "tests.support.replica",
+                cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)},
+                stdout=asyncio.subprocess.PIPE, stderr=stderr,
+            )  # fmt: skip
+        assert process.stdout is not None
+        try:
+            line = await asyncio.wait_for(process.stdout.readline(), ready_s)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            raise
+        if not line:
+            await process.wait()
+            raise AssertionError(f"replica exited {process.returncode}; its log: {log}")
+        return cls(process, int(json.loads(line)["port"]), log)
+
+    def rss_mb(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+        return kb / 1024
+
+    def cpu_s(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    async def stop(self, timeout_s: float = 30.0) -> int:
+        """SIGTERM, and the exit code once it has finished what it accepted."""
+        if self.process.returncode is None:
+            self.process.terminate()
+        return await asyncio.wait_for(self.process.wait(), timeout_s)
