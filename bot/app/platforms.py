@@ -67,20 +67,28 @@ class Platforms:
 
 
 def configured(settings: Settings) -> bool:
-    """Whether any chat platform has a token."""
-    return settings.telegram.bot_token is not None or settings.discord.bot_token is not None
+    """Whether any chat platform this process serves has a token."""
+    return _serves_telegram(settings) or _serves_discord(settings)
+
+
+def _serves_telegram(settings: Settings) -> bool:
+    return settings.telegram.bot_token is not None and settings.general.serves("telegram")
+
+
+def _serves_discord(settings: Settings) -> bool:
+    return settings.discord.bot_token is not None and settings.general.serves("discord")
 
 
 def platforms(settings: Settings, shared: Services) -> Platforms:
     found = Platforms()
-    if settings.telegram.bot_token is not None:
+    if _serves_telegram(settings):
         from bot.adapters.telegram.adapter import TelegramAdapter
 
         telegram = TelegramAdapter(telegram_config(settings.telegram), shared)
         found.adapters.append(telegram)
         if telegram.config.webhook_path is not None:
             found.webhooks[telegram.config.webhook_path] = telegram.handle_webhook
-    if settings.discord.bot_token is not None:
+    if _serves_discord(settings):
         from bot.adapters.discord.adapter import DiscordAdapter
 
         found.adapters.append(DiscordAdapter(shared, discord_options(settings.discord)))

@@ -71,6 +71,21 @@ class GeneralSettings(BaseSettings):
     # this many attempts, the waits doubling from start_backoff_s up to 30 s (8 → about 90 s).
     start_attempts: int = Field(default=8, ge=1, le=100)
     start_backoff_s: float = Field(default=1.0, gt=0, le=60)
+    # The chat platforms `kindred run` serves, comma-separated (telegram, discord); unset: every
+    # one with a token. Replicas behind one address serve Telegram's webhook, and Discord's gateway
+    # stays with one process (two would both answer).
+    run_platforms: str | None = None
+
+    @field_validator("run_platforms")
+    @classmethod
+    def _known_platforms(cls, value: str | None) -> str | None:
+        names = {name.strip() for name in (value or "").split(",") if name.strip()}
+        if names - {"telegram", "discord"}:
+            raise ValueError("must name telegram and/or discord, comma-separated")
+        return ",".join(sorted(names)) or None
+
+    def serves(self, platform: str) -> bool:
+        return self.run_platforms is None or platform in self.run_platforms.split(",")
 
 
 class StoreSettings(BaseSettings):

@@ -133,6 +133,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     # [hardening]: replicas.
     ("KINDRED_SHARED_STATE_URL", "redis://r:1/2", lambda s: s.shared_state_url, "redis://r:1/2"),
     ("KINDRED_SHARED_LEASE_S", "12", lambda s: s.shared.lease_s, 12.0),
+    ("KINDRED_RUN_PLATFORMS", "telegram", lambda s: s.general.run_platforms, "telegram"),
     ("KINDRED_TELEGRAM_WEBHOOK_ANSWER_S", "3", lambda s: s.telegram.webhook_answer_s, 3.0),
 ]
 # Spellings that the sections' prefixes would make up for a field that names its own variable.
@@ -207,6 +208,16 @@ def test_replicas_share_state_in_redis_url_unless_told_otherwise(monkeypatch: py
     assert load_settings(env_file=None).shared_state_url is None
     monkeypatch.setenv("KINDRED_SHARED_STATE_URL", "http://not-redis")
     with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_SHARED_STATE_URL: "):
+        load_settings(env_file=None)
+
+
+def test_run_serves_the_platforms_it_is_told_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings(env_file=None).general.serves("discord"), "unset: every platform"
+    monkeypatch.setenv("KINDRED_RUN_PLATFORMS", " telegram, ")
+    general = load_settings(env_file=None).general
+    assert general.serves("telegram") and not general.serves("discord")
+    monkeypatch.setenv("KINDRED_RUN_PLATFORMS", "telegram,slack")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_RUN_PLATFORMS: "):
         load_settings(env_file=None)
 
 

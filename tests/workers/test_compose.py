@@ -71,7 +71,8 @@ def test_without_a_gpu_the_bot_answers_itself_and_with_one_the_gpu_worker_does(p
 def test_every_process_is_a_service_with_a_healthcheck(project: Path) -> None:
     services = resolved(project, *GPU)["services"]
     assert set(services) == {
-        "postgres", "redis", "bot", "worker-gpu", "worker-cpu", "worker-train", "beat", "flower"
+        "postgres", "redis", "bot", "bot-replica", "front", "worker-gpu", "worker-cpu", "worker-train",
+        "beat", "flower",
     }  # fmt: skip
     assert all("healthcheck" in service for service in services.values())
     assert services["postgres"]["image"].startswith("pgvector/pgvector:")
@@ -94,8 +95,22 @@ def test_workers_take_their_queues_and_the_gpu_worker_reserves_a_gpu(project: Pa
     devices = gpu["deploy"]["resources"]["reservations"]["devices"]
     assert train["deploy"]["resources"]["reservations"]["devices"] == devices
     assert services["beat"]["command"] == ["beat"]
-    for name in ("bot", "worker-gpu", "worker-cpu", "worker-train", "beat", "flower"):
+    for name in ("bot", "bot-replica", "worker-gpu", "worker-cpu", "worker-train", "beat", "flower"):
         assert services[name]["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+
+
+def test_replicas_are_an_opt_in_profile_behind_one_front(project: Path) -> None:
+    services = resolved(project)["services"]
+    replica, front = services["bot-replica"], services["front"]
+    assert replica["profiles"] == front["profiles"] == ["replicas"]
+    assert "profiles" not in services["bot"], "`docker compose up` alone runs one bot, as before"
+    assert replica["command"] == services["bot"]["command"] == ["run"]
+    assert replica["environment"]["KINDRED_RUN_PLATFORMS"] == "telegram"
+    assert "ports" not in replica, "replicas are reached through front only, so they can be scaled"
+    assert front["ports"] == ["127.0.0.1:8081:8080/tcp"], "the replicas' one address, on this host only"
+    config = " ".join(front["command"])
+    assert "server bot:8080; server bot-replica:8080;" in config
+    assert "proxy_next_upstream error timeout http_502 http_503 non_idempotent" in config
 
 
 def test_flower_cannot_start_without_its_password(project: Path) -> None:
@@ -132,6 +147,10 @@ NEEDS = {
     "worker-cpu": {"KINDRED_OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", DATABASE},
     "worker-gpu": {DATABASE},
     "worker-train": {DATABASE},
+    # Replicas serve Telegram's webhook; Discord's gateway stays with `bot`.
+    "bot-replica": {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "KINDRED_ADMIN_PASSWORD",
+                    "KINDRED_OPENAI_API_KEY", DATABASE},
+    "front": set(),
     "beat": set(),
     "flower": {"KINDRED_FLOWER_PASSWORD"},
     "postgres": {DATABASE},
