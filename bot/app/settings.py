@@ -324,6 +324,9 @@ class WorkerSettings(BaseSettings):
     flower_url: str | None = None
 
 
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
 class SharedStateSettings(BaseSettings):
     """What bot replicas share (webhook intake, rate limits, flood control): Redis, or this process."""
 
@@ -339,7 +342,7 @@ class SharedStateSettings(BaseSettings):
     @classmethod
     def _redis_url(cls, value: str | None) -> str | None:
         value = (value or "").strip() or None
-        if value is not None and value != "local" and not value.startswith(("redis://", "rediss://", "unix://")):
+        if value is not None and value != "local" and not value.startswith(REDIS_SCHEMES):
             raise ValueError("must be redis://…, rediss://…, unix://… or local")
         return value
 
