@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 
 from redis.asyncio import Redis
 
@@ -135,6 +136,8 @@ class RedisIntake:
         self._finish = client.register_script(FINISH)
         self._renew = client.register_script(RENEW)
         self._held: dict[str, Admission] = {}
+        # Chats this replica has updates waiting in, and what wakes them when one of its own ends.
+        self._waiting: Counter[str] = Counter()
         self._wakeups: dict[str, asyncio.Event] = {}
         self._heartbeat: asyncio.Task[None] | None = None
 
@@ -163,6 +166,17 @@ class RedisIntake:
     async def wait_turn(self, admission: Admission) -> None:
         if admission.chat_key is None or not admission.ticket:
             return
+        chat = admission.chat_key
+        self._waiting[chat] += 1
+        try:
+            await self._wait_turn(admission, chat)
+        finally:
+            self._waiting[chat] -= 1
+            if not self._waiting[chat]:
+                del self._waiting[chat]
+                self._wakeups.pop(chat, None)
+
+    async def _wait_turn(self, admission: Admission, chat: str) -> None:
         keys = self._keys(admission)[1:]
         poll, unreachable_since = FIRST_POLL_S, None
         while True:
@@ -176,7 +190,7 @@ class RedisIntake:
                     # Order is worth less than the person's message: go on without it.
                     log.warning(
                         "shared state: Redis unreachable for %.0f s (%s); chat %s goes on unordered",
-                        now - unreachable_since, type(exc).__name__, admission.chat_key,
+                        now - unreachable_since, type(exc).__name__, chat,
                     )  # fmt: skip
                     return
                 turn = 0
@@ -184,11 +198,11 @@ class RedisIntake:
                 log.warning(
                     "shared state: chat %s went on past tickets below %d: their replica stopped "
                     "renewing its hold for %.0f s",
-                    admission.chat_key, admission.ticket, self.lease_s,
+                    chat, admission.ticket, self.lease_s,
                 )  # fmt: skip
             if turn:
                 return
-            wakeup = self._wakeups.setdefault(admission.chat_key, asyncio.Event())
+            wakeup = self._wakeups.setdefault(chat, asyncio.Event())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wakeup.wait(), poll)
             poll = min(poll * 2, MAX_POLL_S)

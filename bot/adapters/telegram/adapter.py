@@ -45,6 +45,9 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 MAX_CONCURRENT_UPDATES = 4096
 HTTP_CONNECTIONS = 16
 DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
+# Posts Telegram may have open at once (its default is 40): each is answered once its update is
+# handled, so this bounds the updates in hand at a time, over every replica together.
+WEBHOOK_CONNECTIONS = 100
 # What reading a malformed update raises (json, then PTB's de_json): answered 400, never retried.
 # A date past time_t raises OverflowError or OSError (EOVERFLOW) from datetime.fromtimestamp.
 UNREADABLE: tuple[type[Exception], ...] = (
@@ -183,7 +186,10 @@ class TelegramAdapter:
         await application.bot.set_my_commands(bot_commands())
         if self.config.webhook_url is not None:
             await application.bot.set_webhook(
-                self.config.webhook_url, secret_token=self.config.secret, allowed_updates=ALLOWED_UPDATES
+                self.config.webhook_url,
+                secret_token=self.config.secret,
+                allowed_updates=ALLOWED_UPDATES,
+                max_connections=WEBHOOK_CONNECTIONS,
             )
         await application.start()
         if application.updater is not None:

@@ -17,7 +17,7 @@ from bot.core.access import Access
 from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.ports import Inference
+from bot.core.ports import Inference, Intake
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
@@ -77,6 +77,7 @@ async def running_bot(
     access: Access | None = None,
     limiter: RateLimiter | None = None,
     webhook_url: str | None = None,
+    intake: Intake | None = None,
     token: str | None = None,
     training: Callable[[SqliteStore], TrainingCommands] | None = None,
     apps: Callable[[SqliteStore], AppCommands] | None = None,
@@ -101,6 +102,7 @@ async def running_bot(
         training=training(store) if training is not None else None,
         apps=apps(store) if apps is not None else None,
         proactive=ProactiveCommands(store.proactive),
+        **({"intake": intake} if intake is not None else {}),
     )
     config = TelegramConfig(
         token=token or api.token,
