@@ -85,10 +85,12 @@ redis.call('HDEL', KEYS[1], 'until')
 redis.call('PEXPIRE', KEYS[1], remember)
 if ticket > 0 then
   redis.call('HDEL', KEYS[3], ticket)
-  if ticket > tonumber(redis.call('HGET', KEYS[2], 'served') or '0') then
+  -- A ticket past the chat's count is from before Redis lost its data: the chat counts anew.
+  local count = tonumber(redis.call('HGET', KEYS[2], 'next') or '0')
+  if ticket <= count and ticket > tonumber(redis.call('HGET', KEYS[2], 'served') or '0') then
     redis.call('HSET', KEYS[2], 'served', ticket)
+    redis.call('PEXPIRE', KEYS[2], remember)
   end
-  redis.call('PEXPIRE', KEYS[2], remember)
 end
 return 1
 """

@@ -192,6 +192,29 @@ async def test_a_live_replica_keeps_its_hold_past_the_lease(
     await slow.close()
 
 
+async def test_after_redis_lost_its_data_a_chat_counts_anew_and_keeps_its_order(
+    redis_replica: Callable[[], Awaitable[RedisIntake]],
+) -> None:
+    intake, chat = await redis_replica(), f"chat-{uuid.uuid4().hex}"
+    old = [await intake.admit(f"old{n}", chat) for n in range(5)]
+    for admission in old[:4]:
+        await intake.wait_turn(admission)
+        await intake.finish(admission)
+    await intake.wait_turn(old[4])
+    cleaner = Redis.from_url(redis_url())
+    await cleaner.delete(*[key async for key in cleaner.scan_iter(f"kindred:shared:*:[ch]:{chat}")])
+    await cleaner.aclose()
+    first, second = await intake.admit("new1", chat), await intake.admit("new2", chat)
+    assert (first.ticket, second.ticket) == (1, 2)
+    await intake.finish(old[4])  # ticket 5 of the old count: it must not let ticket 2 jump ahead
+    await asyncio.wait_for(intake.wait_turn(first), 1.0)
+    waiting = asyncio.create_task(intake.wait_turn(second))
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    await intake.finish(first)
+    await asyncio.wait_for(waiting, 1.0)
+
+
 async def test_while_redis_is_away_admit_refuses_and_the_limits_go_on_per_replica(
     redis_replica: Callable[[str], Awaitable[RedisIntake]], caplog: pytest.LogCaptureFixture
 ) -> None:
