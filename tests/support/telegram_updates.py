@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -237,7 +238,10 @@ class ChatWorld:
         self.updates: list[JSON] = []
         self.open_queries: set[str] = set()
         self._users: dict[int, JSON] = {}
-        self._update_ids = itertools.count(100_000_001)
+        # Telegram never sends a bot the same update id twice, across restarts too: each fake starts
+        # somewhere else, so that a bot whose shared state outlives a fake (webhook intake in
+        # Redis) never takes a new fake's updates for retries of an old one's.
+        self._update_ids = itertools.count(100_000_001 + random.randrange(1_000_000) * 1000)
         self._query_ids = itertools.count(4_123_456_789_000_000_001)
 
     def updates_changed(self) -> None:
