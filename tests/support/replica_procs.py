@@ -17,6 +17,7 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 class ReplicaProcess:
     def __init__(self, process: asyncio.subprocess.Process, port: int, log: Path) -> None:
         self.process, self.port, self.log = process, port, log
+        self._told_to_stop = False
 
     @classmethod
     async def start(cls, env: Mapping[str, str], log: Path, *, ready_s: float = 60.0) -> ReplicaProcess:
@@ -50,8 +51,13 @@ class ReplicaProcess:
     def kill(self) -> None:
         self.process.kill()
 
+    def terminate(self) -> None:
+        """SIGTERM, once: a second one could reach the process after it let go of its handler."""
+        if self.process.returncode is None and not self._told_to_stop:
+            self._told_to_stop = True
+            self.process.terminate()
+
     async def stop(self, timeout_s: float = 30.0) -> int:
         """SIGTERM, and the exit code once it has finished what it accepted."""
-        if self.process.returncode is None:
-            self.process.terminate()
+        self.terminate()
         return await asyncio.wait_for(self.process.wait(), timeout_s)

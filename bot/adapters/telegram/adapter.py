@@ -240,12 +240,15 @@ class TelegramAdapter:
             )
         except SharedStateUnavailable as exc:
             log.warning("telegram webhook: %s; answered 503, Telegram sends the update again", exc)
-            return 503, "busy"
+            return 503, "shared state unavailable"
         if admission.verdict == "duplicate":
             return 200, "ok"  # Telegram retried a post it thinks failed: answer once only
-        if admission.verdict == "busy" or not self.application.running:
-            # Another replica has it in hand (or this one is stopping): Telegram asks again later.
-            return 503, "busy"
+        if admission.verdict == "busy":
+            # Another live replica has it in hand; Telegram asks again later. Not a 503: a proxy
+            # would try the next replica (which says the same) and count this one as failing.
+            return 429, "in hand elsewhere"
+        if not self.application.running:
+            return 503, "stopping"  # held until its lease runs out, then handed out again
         handled = asyncio.get_running_loop().create_future()
         self.order.admitted[update.update_id] = Admitted(admission, handled)
         # No await between the check above and this put: a stop cannot slip in and strand it.
