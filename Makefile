@@ -10,7 +10,7 @@ TORCH ?= torch==2.13.0
 NAME ?= $(or $(USER),friend)
 STAMP := $(VENV)/.kindred-installed
 
-.PHONY: run test lint compose-tool browser-tool bench bench-quick clean
+.PHONY: run test lint compose-tool browser-tool nginx-tool bench bench-quick clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check bot workers schema tests bench
 	$(BIN)/mypy
 
-test: lint compose-tool browser-tool
+test: lint compose-tool browser-tool nginx-tool
 	$(BIN)/python -m pytest -q
 
 # tests/workers/test_compose.py runs Debian's docker-compose 1.29: it validates the file offline,
@@ -44,6 +44,13 @@ browser-tool:
 	@command -v chromium >/dev/null 2>&1 || test -x /usr/bin/chromium \
 		|| apt-get install -y -qq chromium >/dev/null 2>&1 \
 		|| { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null; }
+
+# tests/workers/test_front_nginx.py runs docker-compose.yml's `front` (its nginx configuration) in
+# front of two bot replicas. Installed here when missing; nothing is started as a service.
+nginx-tool:
+	@command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx \
+		|| apt-get install -y -qq nginx-light >/dev/null 2>&1 \
+		|| { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq nginx-light >/dev/null; }
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.memory --quick

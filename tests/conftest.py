@@ -6,7 +6,9 @@
 - `minilm`: the real embedder (sentence-transformers); `onnx_minilm`: the same model through
   ONNX Runtime, exported once per test session; each is loaded once per session (they keep no
   state between calls but a batch counter, which tests read as a difference);
-- `browser`: one headless Chromium for the whole session (tests/support/browser.py).
+- `browser`: one headless Chromium for the whole session (tests/support/browser.py);
+- `replica_api`, `start_replica`: bot replicas as processes on a loopback Telegram
+  (tests/support/replica_fixtures.py).
 """
 
 import os
@@ -21,6 +23,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401
 from tests.support.places import place  # noqa: F401
+from tests.support.replica_fixtures import replica_api, start_replica  # noqa: F401
 
 # Every test's captured output is searched for the tests' secrets (tests/support/secret_scan.py).
 pytest_plugins = ["tests.support.secret_scan"]

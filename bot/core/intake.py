@@ -83,6 +83,15 @@ class LocalIntake:
             if not first.held:
                 del self._chats[oldest]
 
+    async def release(self, admission: Admission) -> None:
+        # Held by nobody now, so the chat's later tickets go on; a copy takes a new ticket.
+        self._held.pop(admission.update_key, None)
+        chat = self._chats.get(admission.chat_key or "")
+        if chat is not None:
+            chat.held.discard(admission.ticket)
+            chat.changed.set()
+            chat.changed = asyncio.Event()
+
     async def close(self) -> None:
         pass
 

@@ -382,6 +382,11 @@ class Intake(Protocol):
         """The update was handled: later copies are duplicates, and its chat's next ticket may go."""
         ...
 
+    async def release(self, admission: Admission) -> None:
+        """Give an admitted update back unhandled (this replica is stopping): its next copy is
+        handled at once, by any replica, in the same place of its chat."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -94,6 +94,14 @@ if ticket > 0 then
 end
 return 1
 """
+# KEYS: update, held. ARGV: ticket. The hold ends now: the next copy takes the update over.
+RELEASE = """
+if redis.call('HGET', KEYS[1], 'state') == 'held' then
+  redis.call('HSET', KEYS[1], 'until', 0)
+  if tonumber(ARGV[1]) > 0 then redis.call('HSET', KEYS[2], ARGV[1], 0) end
+end
+return 1
+"""
 # KEYS: update₁, held₁, update₂, held₂, … ARGV: lease ms, ticket₁, ticket₂, …
 RENEW = (
     NOW_MS
@@ -137,6 +145,7 @@ class RedisIntake:
         self._turn = client.register_script(TURN)
         self._finish = client.register_script(FINISH)
         self._renew = client.register_script(RENEW)
+        self._release = client.register_script(RELEASE)
         self._held: dict[str, Admission] = {}
         # Chats this replica has updates waiting in, and what wakes them when one of its own ends.
         self._waiting: Counter[str] = Counter()
@@ -228,6 +237,16 @@ class RedisIntake:
             wakeup = self._wakeups.pop(admission.chat_key, None)
             if wakeup is not None:
                 wakeup.set()
+
+    async def release(self, admission: Admission) -> None:
+        self._held.pop(admission.update_key, None)
+        keys = self._keys(admission)
+        try:
+            await self._release(keys=[keys[0], keys[2]], args=[admission.ticket])
+        except UNREACHABLE as exc:  # its hold then runs out by itself, after the lease
+            log.warning(
+                "shared state: could not give update %s back (%s)", admission.update_key, type(exc).__name__
+            )
 
     async def close(self) -> None:
         """Stop renewing holds. What is still held is given up after the lease."""

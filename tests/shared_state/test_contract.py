@@ -79,6 +79,20 @@ async def test_a_finished_update_is_a_duplicate_and_a_held_one_is_busy(replica: 
     assert (await intake.admit("u2", "chat")).ticket == 2, "a copy takes no ticket"
 
 
+async def test_a_released_update_is_handed_out_again_and_holds_up_nobody(replica: NewReplica) -> None:
+    (stopping, _), (other, _) = await replica(), await replica()
+    given_back = await stopping.admit("u1", "chat")
+    following = await other.admit("u2", "chat")
+    await stopping.release(given_back)
+    await asyncio.wait_for(other.wait_turn(following), 1.0)  # nobody holds the ticket before it
+    await other.finish(following)
+    again = await other.admit("u1", "chat")
+    assert again.verdict == "handle", "its copy is handled at once, not refused as busy"
+    await asyncio.wait_for(other.wait_turn(again), 1.0)
+    await other.finish(again)
+    assert (await stopping.admit("u1", "chat")).verdict == "duplicate"
+
+
 async def test_a_chats_updates_take_their_turns_in_ticket_order(replica: NewReplica) -> None:
     replicas = [(await replica())[0] for _ in range(3)]
     admitted = [await replicas[n % 3].admit(f"u{n}", "chat") for n in range(6)]

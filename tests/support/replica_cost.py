@@ -24,13 +24,11 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from bot.adapters.telegram.secret import derived_webhook_secret
-from tests.jobs.workerproc import redis_url
-from tests.support.replica_procs import ReplicaProcess
+from tests.support.replica_procs import WEBHOOK_PATH as HOOK
+from tests.support.replica_procs import ReplicaProcess, replica_env
 from tests.support.round_robin import RoundRobinFront
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.webhook_push import WebhookPusher
-
-HOOK = "/telegram/webhook"
 
 
 async def measure(
@@ -38,21 +36,16 @@ async def measure(
 ) -> dict[str, object]:
     bot_id = random.randint(10**8, 10**9)
     async with FakeTelegramBotApi(f"{bot_id}:AAHreplicaCostToken-0123456789abcdef") as api:
-        env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "TELEGRAM_", "DATABASE_"))
-        }
-        env.update(
-            TELEGRAM_BOT_TOKEN=api.token,
-            TELEGRAM_API_BASE_URL=api.base_url,
-            TELEGRAM_WEBHOOK_URL=f"https://bot.example.org{HOOK}",
-            KINDRED_SHARED_STATE_URL=os.environ.get("KINDRED_SHARED_STATE_URL", redis_url()),
-            DATABASE_URL=database_url or f"sqlite:///{folder / 'kindred.db'}",
-            KINDRED_DATA_DIR=str(folder),
-            KINDRED_WEB_PORT="0",
-            KINDRED_TELEGRAM_SENDS_PER_SECOND="100000",
+        env = replica_env(
+            api.token,
+            api.base_url,
+            database_url or f"sqlite:///{folder / 'kindred.db'}",
+            folder,
             KINDRED_USER_MESSAGES_PER_MINUTE="0",
             KINDRED_LOG_LEVEL="WARNING",
         )
+        if "KINDRED_SHARED_STATE_URL" in os.environ:
+            env["KINDRED_SHARED_STATE_URL"] = os.environ["KINDRED_SHARED_STATE_URL"]
         started = [await ReplicaProcess.start(env, folder / f"replica{n}.log") for n in range(replicas)]
         try:
             await asyncio.sleep(2.0)  # settled: imports done, first connections open

@@ -12,6 +12,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+WEBHOOK_PATH = "/telegram/webhook"
+
+
+def replica_env(
+    token: str, api_base: str, database_url: str, data_dir: Path, **settings: str
+) -> dict[str, str]:
+    """A replica's environment, as `kindred run` would read it: the webhook on the loopback Bot
+    API, the shared state in Redis (KINDRED_SHARED_STATE_URL, unless `settings` say otherwise),
+    Telegram's flood limit out of the way; none of this machine's own Kindred settings."""
+    from tests.jobs.workerproc import redis_url
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "TELEGRAM_", "DATABASE_"))}
+    env.update(
+        TELEGRAM_BOT_TOKEN=token,
+        TELEGRAM_API_BASE_URL=api_base,
+        TELEGRAM_WEBHOOK_URL=f"https://bot.example.org{WEBHOOK_PATH}",
+        KINDRED_SHARED_STATE_URL=redis_url(),
+        DATABASE_URL=database_url,
+        KINDRED_DATA_DIR=str(data_dir),
+        KINDRED_WEB_PORT="0",
+        KINDRED_TELEGRAM_SENDS_PER_SECOND="100000",
+    )
+    env.update(settings)
+    return env
 
 
 class ReplicaProcess:

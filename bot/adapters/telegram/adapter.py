@@ -247,8 +247,9 @@ class TelegramAdapter:
             # Another live replica has it in hand; Telegram asks again later. Not a 503: a proxy
             # would try the next replica (which says the same) and count this one as failing.
             return 429, "in hand elsewhere"
-        if not self.application.running:
-            return 503, "stopping"  # held until its lease runs out, then handed out again
+        if not self.application.running:  # it began to stop while the update was being admitted
+            await self.services.intake.release(admission)
+            return 503, "stopping"
         handled = asyncio.get_running_loop().create_future()
         self.order.admitted[update.update_id] = Admitted(admission, handled)
         # No await between the check above and this put: a stop cannot slip in and strand it.

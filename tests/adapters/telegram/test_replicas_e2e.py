@@ -8,24 +8,16 @@ replica killed mid-reply is replaced by the other, and the update is still answe
 from __future__ import annotations
 
 import asyncio
-import os
-import random
-import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-import pytest
-from redis.asyncio import Redis
-
 from bot.adapters.telegram.secret import derived_webhook_secret
-from tests.jobs.workerproc import redis_url
-from tests.support.replica_procs import ReplicaProcess
+from tests.support.replica_fixtures import StartReplica, person, stored_turns
+from tests.support.replica_procs import WEBHOOK_PATH as HOOK
 from tests.support.round_robin import RoundRobinFront
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.webhook_push import WebhookPusher
 
-HOOK = "/telegram/webhook"
 CHATS, MESSAGES = 30, 5
 FLOOD = 14
 # Everyone's burst covers their MESSAGES; the flooder's does not, and barely refills meanwhile.
@@ -34,76 +26,22 @@ SLOW_DOWN = "You're writing faster"
 # A webhook post is answered after this long at most, before its reply (REPLY_DELAY_S) is done.
 ANSWER_S = 0.05
 
-StartReplica = Callable[..., Awaitable[ReplicaProcess]]
 
-
-@pytest.fixture
-async def api() -> AsyncIterator[FakeTelegramBotApi]:
-    # A bot and people of its own each run: no run sees another's state in Redis.
-    bot_id = random.randint(10**8, 10**9)
-    async with FakeTelegramBotApi(f"{bot_id}:AAHreplicaTestToken-0123456789abcdef") as fake:
-        yield fake
-    cleaner = Redis.from_url(redis_url())
-    for pattern in (f"*:{bot_id}:*", f"*:person:telegram:{bot_id}*"):
-        async for key in cleaner.scan_iter(f"kindred:shared:{pattern}"):
-            await cleaner.delete(key)
-    await cleaner.aclose()
-
-
-def person(api: FakeTelegramBotApi, n: int) -> int:
-    """The n-th person of this run (their ids begin with the bot's)."""
-    return int(api.token.split(":")[0]) * 1000 + n
-
-
-@pytest.fixture
-async def start_replica(api: FakeTelegramBotApi, tmp_path: Path) -> AsyncIterator[StartReplica]:
-    started: list[ReplicaProcess] = []
-
-    async def start(
-        *, reply_delay_s: float = 0.2, lease_s: float = 30.0, answer_s: float = 8.0
-    ) -> ReplicaProcess:
-        env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "TELEGRAM_", "DATABASE_"))
-        }
-        env.update(
-            TELEGRAM_BOT_TOKEN=api.token,
-            TELEGRAM_API_BASE_URL=api.base_url,
-            TELEGRAM_WEBHOOK_URL=f"https://bot.example.org{HOOK}",
-            KINDRED_SHARED_STATE_URL=redis_url(),
-            KINDRED_SHARED_LEASE_S=str(lease_s),
-            DATABASE_URL=f"sqlite:///{tmp_path / 'kindred.db'}",
-            KINDRED_DATA_DIR=str(tmp_path),
-            KINDRED_WEB_PORT="0",
-            KINDRED_TELEGRAM_SENDS_PER_SECOND="1000",
-            KINDRED_TELEGRAM_WEBHOOK_ANSWER_S=str(answer_s),
-            KINDRED_USER_MESSAGES_PER_MINUTE=str(PER_MINUTE),
-            KINDRED_USER_MESSAGE_BURST=str(BURST),
-            REPLICA_REPLY_DELAY_S=str(reply_delay_s),
-        )
-        # One after the other: the first migrates the store, the second finds it migrated.
-        replica = await ReplicaProcess.start(env, tmp_path / f"replica{len(started)}.log")
-        started.append(replica)
-        return replica
-
-    yield start
-    for replica in started:
-        if replica.process.returncode is None:
-            replica.kill()
-            await replica.process.wait()
-
-
-def stored_turns(path: Path, chat_id: int) -> list[tuple[str, str]]:
-    with sqlite3.connect(path) as db:
-        rows = db.execute(
-            "SELECT role, text FROM turns WHERE chat_id = ? ORDER BY id", (f"telegram:{chat_id}",)
-        ).fetchall()
-    return [(role, text) for role, text in rows]
+def settings(*, reply_delay_s: float = 0.2, lease_s: float = 30.0, answer_s: float = 8.0) -> dict[str, str]:
+    return {
+        "KINDRED_SHARED_LEASE_S": str(lease_s),
+        "KINDRED_TELEGRAM_WEBHOOK_ANSWER_S": str(answer_s),
+        "KINDRED_USER_MESSAGES_PER_MINUTE": str(PER_MINUTE),
+        "KINDRED_USER_MESSAGE_BURST": str(BURST),
+        "REPLICA_REPLY_DELAY_S": str(reply_delay_s),
+    }
 
 
 async def test_two_replicas_answer_every_message_once_in_order_and_limit_a_person_as_one(
-    api: FakeTelegramBotApi, start_replica: StartReplica, tmp_path: Path
+    replica_api: FakeTelegramBotApi, start_replica: StartReplica, tmp_path: Path
 ) -> None:
-    replicas = [await start_replica(answer_s=ANSWER_S), await start_replica(answer_s=ANSWER_S)]
+    api = replica_api
+    replicas = [await start_replica(**settings(answer_s=ANSWER_S)) for _ in range(2)]
     idle_mb = [replica.rss_mb() for replica in replicas]
     cpu_before = [replica.cpu_s() for replica in replicas]
     people = [person(api, n) for n in range(CHATS)]
@@ -146,7 +84,7 @@ async def test_two_replicas_answer_every_message_once_in_order_and_limit_a_perso
         sent = [f"{chat_id} says {n}" for n in range(MESSAGES)]
         replies = api.texts(chat_id)
         assert replies == [f"re: {text}" for text in sent], f"chat {chat_id}: one reply each, in order"
-        turns = stored_turns(tmp_path / "kindred.db", chat_id)
+        turns = stored_turns(tmp_path, chat_id)
         assert turns == [turn for text in sent for turn in (("user", text), ("assistant", f"re: {text}"))]
     assert api.texts(copied) == ["re: asked twice"]
     flood_replies = api.texts(flooder)
@@ -165,11 +103,10 @@ async def test_two_replicas_answer_every_message_once_in_order_and_limit_a_perso
 
 
 async def test_a_replica_killed_mid_reply_leaves_the_update_to_the_other_which_answers_it_once(
-    api: FakeTelegramBotApi, start_replica: StartReplica, tmp_path: Path
+    replica_api: FakeTelegramBotApi, start_replica: StartReplica, tmp_path: Path
 ) -> None:
-    lease_s = 2.0
-    doomed = await start_replica(reply_delay_s=1.5, lease_s=lease_s)
-    survivor = await start_replica(reply_delay_s=1.5, lease_s=lease_s)
+    api = replica_api
+    doomed, survivor = [await start_replica(**settings(reply_delay_s=1.5, lease_s=2.0)) for _ in range(2)]
     someone = person(api, 1)
     async with (
         RoundRobinFront([doomed.port, survivor.port]) as front,
@@ -179,9 +116,7 @@ async def test_a_replica_killed_mid_reply_leaves_the_update_to_the_other_which_a
     ):
         update = api.private_message(someone, "are you there?")
         delivery = asyncio.create_task(telegram.deliver(update))  # the front sends the first to `doomed`
-        await api.wait_until(
-            lambda: stored_turns(tmp_path / "kindred.db", someone), 10, what="the turn stored"
-        )
+        await api.wait_until(lambda: stored_turns(tmp_path, someone), 10, what="the turn stored")
         doomed.kill()  # mid-reply: its post is never answered
         taken = await asyncio.wait_for(delivery, 30)
         assert taken.statuses[0] == 502 and taken.statuses[-1] == 200, taken.statuses  # the front: 502
@@ -189,7 +124,7 @@ async def test_a_replica_killed_mid_reply_leaves_the_update_to_the_other_which_a
         await api.wait_until(lambda: api.texts(someone), 10, what="the reply")
         await asyncio.sleep(0.5)
         assert api.texts(someone) == ["re: are you there?"], "answered once, by the survivor"
-        assert [role for role, _ in stored_turns(tmp_path / "kindred.db", someone)] == ["user", "assistant"]
+        assert [role for role, _ in stored_turns(tmp_path, someone)] == ["user", "assistant"]
 
         # A graceful stop finishes what it accepted, and refuses what comes after with a 503.
         later = api.private_message(someone, "still there?")
