@@ -207,8 +207,8 @@ class RedisIntake:
                 turn = 0
             if turn == 2:
                 log.warning(
-                    "shared state: chat %s went on past tickets below %d: their replica stopped "
-                    "renewing its hold for %.0f s",
+                    "shared state: chat %s went on past tickets below %d that no live replica "
+                    "holds (given back, or not renewed for %.0f s: their replica died)",
                     chat, admission.ticket, self.lease_s,
                 )  # fmt: skip
             if turn:
@@ -219,7 +219,7 @@ class RedisIntake:
             poll = min(poll * 2, MAX_POLL_S)
 
     async def finish(self, admission: Admission) -> None:
-        self._held.pop(admission.update_key, None)
+        # Still held (and renewed) while Redis is asked: nobody takes it over meanwhile.
         for attempt in range(20):
             try:
                 await self._finish(keys=self._keys(admission), args=[admission.ticket, self._remember_ms])
@@ -233,6 +233,7 @@ class RedisIntake:
                     )  # fmt: skip
                     break
                 await asyncio.sleep(min(0.1 * 2**attempt, 2.0))
+        self._held.pop(admission.update_key, None)
         if admission.chat_key is not None:
             wakeup = self._wakeups.pop(admission.chat_key, None)
             if wakeup is not None:
