@@ -17,6 +17,7 @@ from bot.core.access import Access
 from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.intake import LocalIntake
 from bot.core.ports import Inference, Intake
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
@@ -102,7 +103,7 @@ async def running_bot(
         training=training(store) if training is not None else None,
         apps=apps(store) if apps is not None else None,
         proactive=ProactiveCommands(store.proactive),
-        **({"intake": intake} if intake is not None else {}),
+        intake=intake or LocalIntake(),
     )
     config = TelegramConfig(
         token=token or api.token,
