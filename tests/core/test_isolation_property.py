@@ -84,10 +84,9 @@ class World:
         # A platform prefix, as every real person id has: beat finds the messenger by it.
         return f"{PLATFORM}:p{index}-{self.run}"
 
-    def index_of(self, user_id: str) -> int:
+    def index_of(self, user_id: str) -> int | None:
         found = re.fullmatch(rf"{PLATFORM}:p(\d+)-{self.run}", user_id)
-        assert found is not None, user_id
-        return int(found.group(1))
+        return None if found is None else int(found.group(1))
 
     def secret(self, index: int) -> str:
         self.count += 1
@@ -205,6 +204,8 @@ async def _dataset(world: World, who: int) -> None:
     event(f"the training set has examples: {bool(owners)}")
     for one in dataset.train + dataset.heldout:
         owner = world.index_of(owners[one.turn_id])
+        if owner is None:
+            continue  # an earlier example's person: checked in its own world
         text = "\n".join(message.content for message in one.prompt) + one.completion
         world.check(owner, text, "training example")
 
@@ -248,6 +249,8 @@ async def check_beat(world: World) -> None:
     await beat.run(T0 + timedelta(hours=10))
     for user_id, texts in recipients.sent.items():
         who = world.index_of(user_id)
+        if who is None:
+            continue  # an earlier example's person, in the same database: its world checks it
         for text in texts:
             world.check(who, text, "proactive message")
     for who, secrets in world.reminded.items():
