@@ -30,7 +30,7 @@ SCANNED = ("bot", "workers", "schema")
 # Upper-case keywords, as this code base writes SQL; prose and log lines do not read as SQL.
 SQL = re.compile(
     r"\b(?:SELECT|INSERT\s+INTO|UPDATE|DELETE\s+FROM|WHERE|VALUES|PRAGMA|VACUUM|CREATE|ALTER|DROP|JOIN"
-    r"|ORDER\s+BY|GROUP\s+BY|LIMIT|NOT\s+IN|RETURNING|ON\s+CONFLICT)\b"
+    r"|ORDER\s+BY|GROUP\s+BY|LIMIT|NOT\s+IN|RETURNING|ON\s+CONFLICT|AND|OR|SET|IN\s*\()(?:\b|(?<=\())"
 )
 SINKS = frozenset(
     "execute executemany executescript execute_fetchall fetch fetchrow fetchval fetchone fetchall fetchmany"
@@ -53,6 +53,11 @@ ALLOWED = {
     "replaced by kind",
     ("bot/store/sqlite_db.py", "migrate", "step.sql"): "a migration: the text of a file in "
     "schema/sqlite/, shipped with the code, never input",
+    # fts_match writes an FTS5 query, not SQL: it is bound to `MATCH ?` as a parameter.
+    ("bot/store/sqlite_memories.py", "fts_match", "user_tag(user_id)"): "the person's FTS5 tag, "
+    "a hex digest of their id",
+    ("bot/store/sqlite_memories.py", "fts_match", "either"): "the search words, each an FTS5 "
+    'phrase in double quotes with its quotes doubled (query_terms gives \\w+ words only)',
 }
 
 
@@ -118,6 +123,15 @@ class Scanner(ast.NodeVisitor):
         self.bound = before
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp  # type: ignore[assignment]
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        """`sql += piece`: the piece is put into SQL when what it is added to reads as SQL."""
+        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            earlier = [v for v in self.locals.get(node.target.id, []) if v is not None]
+            grows_sql = any(reads_as_sql(value, self.strings) for value in earlier)
+            if grows_sql and not isinstance(node.value, ast.Constant | ast.JoinedStr):
+                self.require(node.value)
+        self.generic_visit(node)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
         if reads_as_sql(node, self.strings):
@@ -314,6 +328,8 @@ BAD = {
     "+ reaching a sink": 'def f(db, table):\n    return db.execute("SELECT count(*) FROM " + table)',
     "an f-string into a sink": 'async def f(db, column):\n    await db.read(f"{column}", ())',
     "a local from input": 'def f(text):\n    where = text.strip()\n    return f"SELECT 1 FROM t WHERE {where}"',  # noqa: E501
+    "+= of a value": 'def f(db, x):\n    sql = "SELECT 1 FROM t WHERE a = 1"\n    sql += x\n    db.execute(sql)',  # noqa: E501
+    "an f-string condition": 'def f(x):\n    return f" AND kind = \'{x}\'"',
     "a join of input": "def f(names):\n    return f\"SELECT {', '.join(names)} FROM t\"",
 }
 GOOD = {
