@@ -19,9 +19,12 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from bot.core.models import ChatMessage
+from bot.core.text import storable
 
 # Invisible, never a token boundary a template writes, and no normalizer removes it (NFC, NFKC).
 WORD_JOINER = "\u2060"
+# Line breaks that JSON leaves unescaped but str.splitlines (and a reader) would break a line at.
+_LINE_BREAKS = {ord(char): f"\\u{ord(char):04x}" for char in "\x85\u2028\u2029"}
 # ChatML and Llama 3 (`<|im_start|>`, `<|eot_id|>`), Llama 2 (`[INST]`, `<<SYS>>`, `<s>`),
 # Gemma (`<start_of_turn>`), Mistral's `[SYSTEM_PROMPT]`: the shapes of templates' own markers.
 CHAT_MARKERS = re.compile(
@@ -52,11 +55,14 @@ def markers_of(added_tokens: Iterable[str]) -> re.Pattern[str]:
 def template_messages(
     messages: Sequence[ChatMessage], markers: re.Pattern[str] = CHAT_MARKERS
 ) -> list[dict[str, str]]:
-    """The messages as a chat template takes them, every text with its markers broken."""
-    return [{"role": m.role, "content": break_markers(m.content, markers)} for m in messages]
+    """The messages as a chat template takes them, every text with its markers broken (and valid
+    UTF-8: a tokenizer refuses a lone surrogate, which no cleaned text holds, but a caller might)."""
+    return [{"role": m.role, "content": break_markers(storable(m.content), markers)} for m in messages]
 
 
 def quote(text: str, delimiters: Sequence[str] = ()) -> str:
     """`text` as one quoted JSON string on one line, with markers and `delimiters` broken."""
-    # ensure_ascii=False: the model reads the person's own letters, not \u escapes.
-    return json.dumps(break_markers(text, _pattern(tuple(delimiters))), ensure_ascii=False)
+    # ensure_ascii=False: the model reads the person's own letters, not \u escapes; the line
+    # breaks JSON leaves as they are are escaped too: one memory, one line.
+    quoted = json.dumps(break_markers(text, _pattern(tuple(delimiters))), ensure_ascii=False)
+    return quoted.translate(_LINE_BREAKS)
