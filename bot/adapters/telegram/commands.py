@@ -16,6 +16,7 @@ from bot.adapters.telegram.ids import PLATFORM, chat_key, place_key, user_key
 from bot.adapters.telegram.messenger import NEVER_PREFIX
 from bot.core.access import NOT_ALLOWED
 from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
+from bot.core.errors import InvalidInput
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
 
@@ -172,7 +173,11 @@ class Commands:
         if message.chat.type != ChatType.PRIVATE:
             await message.reply_text(PRIVATE_ONLY)
             return
-        data = await self.controls.export_jsonl(user_key(person.id), chat_id=chat_key(message.chat.id))
+        try:
+            data = await self.controls.export_jsonl(user_key(person.id), chat_id=chat_key(message.chat.id))
+        except InvalidInput as too_big:
+            await message.reply_text(str(too_big))
+            return
         if not data:
             await message.reply_text("I don't keep anything about you yet, so there is nothing to export.")
             return

@@ -112,6 +112,16 @@ async def test_export_sends_a_jsonl_file_that_import_reads(api: FakeTelegramBotA
         assert {"id", "kind", "text", "speaker", "timestamp", "meta"} <= rows[0].keys()
 
 
+async def test_an_export_too_big_to_send_is_refused_in_words(api: FakeTelegramBotApi, tmp_path: Path) -> None:
+    async with running_bot(api, tmp_path) as bot:
+        await remember(bot.store, 30)
+        bot.adapter.services.controls.max_export_bytes = 2048
+        api.private_message(ANN, "/export")
+        await api.wait_until(lambda: len(api.texts(ANN)) == 1)
+        assert "more than 2 KiB, too much to send as one file here" in api.texts(ANN)[0]
+        assert api.documents == []
+
+
 async def test_the_simple_commands_answer(api: FakeTelegramBotApi, tmp_path: Path) -> None:
     async with running_bot(api, tmp_path):
         for command in ("/start", "/help", "/persona", "/privacy", "/app", "/stats"):
