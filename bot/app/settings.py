@@ -197,10 +197,14 @@ class InferenceSettings(BaseSettings):
     # Unset: the engine's own default.
     temperature: float | None = Field(default=None, ge=0, le=2)
     # "local": transformers in this process (KINDRED_MODEL); "openai": an OpenAI-compatible server;
-    # "celery": GPU workers (`kindred worker --queues gpu`) over Redis (REDIS_URL).
-    backend: Literal["local", "openai", "celery"] = Field(
-        default="local", validation_alias=_env("KINDRED_INFERENCE_BACKEND")
+    # "celery": GPU workers (`kindred worker --queues gpu`) over Redis (REDIS_URL); "auto": GPU
+    # workers while one consumes the gpu queue, else the local engine (local alone without REDIS_URL).
+    backend: Literal["auto", "local", "openai", "celery"] = Field(
+        default="auto", validation_alias=_env("KINDRED_INFERENCE_BACKEND")
     )
+    # auto: how old (seconds) the answer to "does a worker consume the gpu queue?" may be before a
+    # reply asks again.
+    recheck_s: float = Field(default=10.0, gt=0, validation_alias=_env("KINDRED_INFERENCE_RECHECK_S"))
     # celery: seconds to wait for a GPU worker to take a request before saying none answered.
     wait_s: float = Field(default=60.0, gt=0, validation_alias=_env("KINDRED_INFERENCE_WAIT_S"))
     # Rows the local engine runs together in one generate.

@@ -1,0 +1,144 @@
+"""KINDRED_INFERENCE_BACKEND=auto: the bot's replies follow the GPU worker. Real parts: a private
+redis-server, real GPU-queue worker processes (CPU torch, the tiny model) that join and are
+SIGKILLed, and the local engine on the same tiny model, all built by `load_inference`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app.backends import load_inference
+from bot.app.settings import InferenceSettings, Settings, WorkerSettings
+from bot.core.errors import InferenceTimeout
+from bot.core.models import ChatMessage
+from bot.inference.auto import AutoInference
+from tests.jobs.workerproc import RedisServer, Worker, free_port
+from tests.support.tiny_model import build_tiny_model
+from tests.support.waiting import wait_until
+from tests.workers.remote_support import chat_settings, gpu_worker, reply_streams
+
+HELLO = [ChatMessage("user", "Hello there, how are you?")]
+RECHECK_S = 0.5
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RedisServer]:
+    started = RedisServer(tmp_path / "redis").start()
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def auto_settings(url: str, folder: Path, model: Path, *, wait_s: float = 60.0) -> Settings:
+    settings = chat_settings(url, folder, model, wait_s=wait_s)
+    inference = settings.inference.model_copy(update={"backend": "auto", "recheck_s": RECHECK_S})
+    return settings.model_copy(update={"inference": inference})
+
+
+async def reply(inference: AutoInference, max_tokens: int = 6) -> str:
+    return "".join([chunk async for chunk in inference.stream(HELLO, max_tokens=max_tokens)])
+
+
+async def test_replies_move_to_a_gpu_worker_that_joins_and_back_to_the_local_engine_when_it_dies(
+    server: RedisServer, tiny: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    inference = load_inference(auto_settings(server.url, tmp_path, tiny, wait_s=3.0))
+    assert isinstance(inference, AutoInference)
+    worker: Worker | None = None
+    try:
+        assert inference.chosen == "local"
+        assert "no GPU worker: replies from the local engine" in caplog.text
+        assert "local inference model loaded" not in caplog.text  # nothing loaded before a reply needs it
+        assert await reply(inference)
+        assert reply_streams(server.url) == []  # answered here, not through Redis
+
+        worker = gpu_worker(server.url, tmp_path / "gpu", tiny).wait_ready()
+
+        async def moved() -> bool:
+            await reply(inference)
+            return bool(reply_streams(server.url))
+
+        await wait_until(moved, 60, what="a reply written by the GPU worker")
+        assert inference.chosen == "celery"
+        assert "replies go to it (celery)" in caplog.text
+        served = len(reply_streams(server.url))
+        assert await reply(inference) and len(reply_streams(server.url)) == served + 1
+
+        worker.kill()
+        worker = None
+
+        async def back() -> bool:
+            try:
+                await reply(inference)
+            except InferenceTimeout as exc:  # a reply sent before the news: nobody takes it
+                assert "no inference worker answered" in str(exc)
+            return inference.chosen == "local"
+
+        await wait_until(back, 60, what="the local engine chosen again")
+        before = len(reply_streams(server.url))
+        assert await reply(inference)
+        assert len(reply_streams(server.url)) == before
+        assert caplog.text.count("local inference model loaded") == 1  # one load, kept across switches
+    finally:
+        if worker is not None:
+            worker.kill()
+        await inference.close()
+
+
+async def test_a_reply_in_flight_on_the_local_engine_ends_there_when_a_worker_joins(
+    server: RedisServer, tiny: Path, tmp_path: Path
+) -> None:
+    inference = load_inference(auto_settings(server.url, tmp_path, tiny))
+    assert isinstance(inference, AutoInference)
+    worker = gpu_worker(server.url, tmp_path / "gpu", tiny)
+    try:
+        long_reply = inference.stream(HELLO, max_tokens=40)
+        first = await anext(long_reply)  # the local engine is loaded and streaming
+        worker.wait_ready()
+        await asyncio.to_thread(inference.refresh)
+        assert inference.chosen == "celery"
+        assert await reply(inference) and len(reply_streams(server.url)) == 1  # the next one: the worker
+        rest = [chunk async for chunk in long_reply]
+        assert first + "".join(rest)  # the first one ended, where it began
+        assert len(reply_streams(server.url)) == 1
+    finally:
+        worker.kill()
+        await inference.close()
+
+
+async def test_with_redis_unreachable_auto_answers_from_the_local_engine(
+    tiny: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    inference = load_inference(auto_settings(url, tmp_path, tiny))
+    assert isinstance(inference, AutoInference)
+    try:
+        assert inference.chosen == "local"
+        assert "cannot ask the workers (Redis does not answer" in caplog.text
+        assert await reply(inference)
+    finally:
+        await inference.close()
+
+
+def test_auto_is_the_default_and_means_the_local_engine_without_redis(tiny: Path, tmp_path: Path) -> None:
+    assert InferenceSettings().backend == "auto"
+    settings = auto_settings("redis://unused", tmp_path, tiny)
+    local = settings.model_copy(update={"workers": WorkerSettings(REDIS_URL=None)})
+    engine = load_inference(local)
+    try:
+        assert not isinstance(engine, AutoInference)
+        assert type(engine).__name__ == "LocalInference"
+    finally:
+        asyncio.run(engine.close())  # type: ignore[attr-defined]
