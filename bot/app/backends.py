@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 GPU_QUEUE = "gpu"  # where kindred.inference.* jobs go (bot/core/jobs.py routes them)
 # Celery's inspect waits this long for the workers' replies: what `auto` pays to ask.
 PROBE_TIMEOUT_S = 1.0
+# Before replies leave the GPU workers: a worker busy with a batch gets longer to answer.
+CONFIRM_TIMEOUT_S = 3.0
 
 
 async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
@@ -133,13 +135,14 @@ def _auto_inference(settings: Settings, redis_url: str) -> Inference:
     from bot.inference.auto import AutoInference
     from bot.jobs.celery_probe import consumers
 
-    def present() -> bool:
-        return bool(consumers(redis_url, GPU_QUEUE, PROBE_TIMEOUT_S))
+    def present(timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+        return bool(consumers(redis_url, GPU_QUEUE, timeout_s))
 
     return AutoInference(
         _remote_inference(settings),
         LoadOnce(lambda: load_local_inference(settings), what="local inference model"),
         present,
+        confirm=lambda: present(CONFIRM_TIMEOUT_S),
         recheck_s=settings.inference.recheck_s,
     )
 
