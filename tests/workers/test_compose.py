@@ -62,7 +62,10 @@ def test_the_gpu_profile_adds_the_gpu_worker_and_the_bot_finds_it_unasked(projec
     plain = resolved(project)["services"]
     profiled = resolved(project, *PROFILE)["services"]
     assert profiled["worker-gpu"]["profiles"] == ["gpu"]
-    assert [name for name, service in profiled.items() if "profiles" in service] == ["worker-gpu"]
+    assert [name for name, service in profiled.items() if "gpu" in service.get("profiles", ())] == [
+        "worker-gpu"
+    ]
+    assert "profiles" not in profiled["bot"] and "profiles" not in profiled["worker-cpu"]
     # The profile only adds a service: the bot is the same with it or without.
     assert profiled["bot"] == plain["bot"] == resolved(project, *GPU)["services"]["bot"]
     # The bot's settings as compose gives them: `auto` with Redis, so a reply goes to a worker on
