@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.adapters.telegram.unreadable import readable_updates
-from tests.adapters.telegram.conftest import ANN, replies_done, running_bot
+from tests.adapters.telegram.conftest import ANN, GROUP, replies_done, running_bot
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.telegram_updates import message_json, private_chat_json, user_json
 
@@ -97,3 +97,15 @@ def test_the_answer_is_checked_update_by_update_and_otherwise_left_as_it_came() 
     mixed = [{"update_id": 6, "message": bad_message(date=None)}, "not an update", {"message": {}}, good]
     checked = json.loads(readable_updates(json.dumps({"ok": True, "result": mixed}).encode()))
     assert checked == {"ok": True, "result": [{"update_id": 6}, good]}
+
+
+async def test_a_mention_that_ends_inside_a_surrogate_pair_is_no_mention_and_raises_nothing(
+    api: FakeTelegramBotApi, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by test_update_fuzz.py: PTB's parse_entities raised UnicodeDecodeError on it."""
+    async with running_bot(api, tmp_path):
+        odd = api.group_message(GROUP, ANN, "😀😀 hi")
+        odd["message"]["entities"] = [{"type": "mention", "offset": 0, "length": 1}]
+        api.group_message(GROUP, ANN, "hello", mention=True)
+        assert await replies_done(api, GROUP, 1) == ["Lovely to hear from you."]
+    assert "handling an update failed" not in caplog.text
