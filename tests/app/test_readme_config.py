@@ -181,7 +181,7 @@ async def test_the_hugging_face_line_runs_the_local_engine(
 ) -> None:
     as_written = settings_from(monkeypatch, line.env)
     hub_id = line.env["KINDRED_MODEL"]
-    assert as_written.inference.backend == "auto" and as_written.inference.model == hub_id
+    assert as_written.inference.backend == "local" and as_written.inference.model == hub_id
     # Taken as a Hub id for transformers to fetch, not refused as a missing folder.
     assert prepare_model(hub_id, tmp_path) == Path(hub_id)
     # Greedy, so that the random-weight model's reply cannot end at its first token by chance.

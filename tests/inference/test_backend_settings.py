@@ -32,9 +32,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("KINDRED_DATA_DIR", str(tmp_path))
 
 
-def test_defaults_are_auto_which_is_the_local_engine_without_redis(tmp_path: Path) -> None:
+def test_defaults_are_the_local_engine(tmp_path: Path) -> None:
     settings = load_settings(env_file=None)
-    assert settings.inference.backend == "auto"  # tests/workers/test_auto_inference.py: with Redis
+    assert settings.inference.backend == "local"  # with REDIS_URL: auto (tests/workers/test_auto_*)
     assert settings.inference.batch_size == 16
     assert settings.adapters_path == tmp_path / "adapters"
     assert settings.inference.load_lora is False

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.app.backends import load_inference
-from bot.app.settings import InferenceSettings, Settings, WorkerSettings
+from bot.app.settings import Settings, WorkerSettings, load_settings
 from bot.core.models import ChatMessage
 from bot.inference.auto import AutoInference
 from tests.jobs.workerproc import RedisServer, Worker, free_port
@@ -168,8 +168,20 @@ async def test_with_redis_unreachable_auto_answers_from_the_local_engine(
         await inference.close()
 
 
-def test_auto_is_the_default_and_means_the_local_engine_without_redis(tiny: Path, tmp_path: Path) -> None:
-    assert InferenceSettings().backend == "auto"
+def test_auto_is_the_default_with_redis_and_local_without(
+    monkeypatch: pytest.MonkeyPatch, tiny: Path, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("KINDRED_INFERENCE_BACKEND", raising=False)
+    monkeypatch.setenv("KINDRED_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
+    assert load_settings(env_file=None).inference.backend == "auto"
+    assert Settings(workers=WorkerSettings(REDIS_URL="redis://h")).inference.backend == "auto"
+    monkeypatch.setenv("KINDRED_INFERENCE_BACKEND", "local")  # said: kept, Redis or not
+    assert load_settings(env_file=None).inference.backend == "local"
+    monkeypatch.delenv("KINDRED_INFERENCE_BACKEND")
+    monkeypatch.delenv("REDIS_URL")
+    assert load_settings(env_file=None).inference.backend == "local"
+    # `auto` said without Redis: the local engine, nothing asked of anyone.
     settings = auto_settings("redis://unused", tmp_path, tiny)
     local = settings.model_copy(update={"workers": WorkerSettings(REDIS_URL=None)})
     engine = load_inference(local)
