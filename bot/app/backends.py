@@ -147,6 +147,18 @@ def _auto_inference(settings: Settings, redis_url: str) -> Inference:
     )
 
 
+def replies_place(backend: str, inference: Inference) -> str:
+    """Where replies are generated now, in words, for /admin: `auto` says which it chose."""
+    from bot.inference.auto import AutoInference
+
+    if isinstance(inference, AutoInference):
+        chosen = "GPU workers (celery)" if inference.chosen == "celery" else "this process (local)"
+        return f"auto: {chosen} for now"
+    return {"celery": "GPU workers (celery)", "openai": "an OpenAI-compatible server"}.get(
+        backend, "this process (local)"
+    )
+
+
 def _openai_inference(inference: InferenceSettings, settings: Settings) -> Inference:
     from bot.inference.openai_compat import OpenAICompatInference, local_token_counter
 
