@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+GPU_QUEUE = "gpu"  # where kindred.inference.* jobs go (bot/core/jobs.py routes them)
+# Celery's inspect waits this long for the workers' replies: what `auto` pays to ask.
+PROBE_TIMEOUT_S = 1.0
+# Before replies leave the GPU workers: a worker busy with a batch gets longer to answer.
+CONFIRM_TIMEOUT_S = 3.0
+
 
 async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
     """The configured store, migrated to the current schema unless `migrate` is False."""
@@ -93,27 +99,64 @@ def model_dir(name: str, data_dir: Path) -> Path:
 
 def load_inference(settings: Settings) -> Inference:
     """The configured backend: the local engine (loads the model; blocks), an OpenAI-compatible
-    server, or GPU workers over Celery (`celery`: loads only the tokenizer)."""
+    server, GPU workers over Celery (`celery`: loads only the tokenizer), or `auto`: GPU workers
+    while one is there, else the local engine (the local engine alone without REDIS_URL)."""
     quiet_model_loading()
     inference = settings.inference
     if inference.backend == "openai":
         return _openai_inference(inference, settings)
     if inference.backend == "celery":
-        from bot.app.jobs import load_jobs  # jobs.py builds on the loaders in this module
-        from bot.inference.remote import RemoteInference
-
-        if not settings.workers.redis_url:
-            raise ConfigError(
-                "invalid configuration: REDIS_URL: is required when KINDRED_INFERENCE_BACKEND=celery"
-            )
-        return RemoteInference.connect(
-            load_jobs(settings),
-            settings.workers.redis_url,
-            model_dir(inference.model, settings.data_dir),
-            wait_s=inference.wait_s,
-            timeout_s=inference.generation_timeout_s,
-        )
+        return _remote_inference(settings)
+    if inference.backend == "auto" and settings.workers.redis_url:
+        return _auto_inference(settings, settings.workers.redis_url)
     return load_local_inference(settings)
+
+
+def _remote_inference(settings: Settings) -> Inference:
+    from bot.app.jobs import load_jobs  # jobs.py builds on the loaders in this module
+    from bot.inference.remote import RemoteInference
+
+    if not settings.workers.redis_url:
+        raise ConfigError(
+            "invalid configuration: REDIS_URL: is required when KINDRED_INFERENCE_BACKEND=celery"
+        )
+    return RemoteInference.connect(
+        load_jobs(settings),
+        settings.workers.redis_url,
+        model_dir(settings.inference.model, settings.data_dir),
+        wait_s=settings.inference.wait_s,
+        timeout_s=settings.inference.generation_timeout_s,
+    )
+
+
+def _auto_inference(settings: Settings, redis_url: str) -> Inference:
+    """GPU workers while one consumes the gpu queue, else the local engine, loaded on first need."""
+    from bot.core.loading import LoadOnce
+    from bot.inference.auto import AutoInference
+    from bot.jobs.celery_probe import consumers
+
+    def present(timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+        return bool(consumers(redis_url, GPU_QUEUE, timeout_s))
+
+    return AutoInference(
+        _remote_inference(settings),
+        LoadOnce(lambda: load_local_inference(settings), what="local inference model"),
+        present,
+        confirm=lambda: present(CONFIRM_TIMEOUT_S),
+        recheck_s=settings.inference.recheck_s,
+    )
+
+
+def replies_place(backend: str, inference: Inference) -> str:
+    """Where replies are generated now, in words, for /admin: `auto` says which it chose."""
+    from bot.inference.auto import AutoInference
+
+    if isinstance(inference, AutoInference):
+        chosen = "GPU workers (celery)" if inference.chosen == "celery" else "this process (local)"
+        return f"auto: {chosen} for now"
+    return {"celery": "GPU workers (celery)", "openai": "an OpenAI-compatible server"}.get(
+        backend, "this process (local)"
+    )
 
 
 def _openai_inference(inference: InferenceSettings, settings: Settings) -> Inference:

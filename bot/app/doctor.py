@@ -155,7 +155,23 @@ async def check_inference(settings: Settings) -> Check:
     if inference.backend == "celery":
         return Check("inference", "ok", f"celery (GPU workers, see workers): tokenizer of {found}")
     _need_torch()
+    if inference.backend == "auto" and settings.workers.redis_url:
+        return Check("inference", "ok", f"auto: {await _auto_choice(settings.workers.redis_url)}: {found}")
     return Check("inference", "ok", f"local: {found}")
+
+
+async def _auto_choice(redis_url: str) -> str:
+    """Where `auto` sends a reply now, as the backend asks it (bot/inference/auto.py)."""
+    from bot.app.backends import GPU_QUEUE
+    from bot.jobs.celery_probe import consumers
+
+    try:
+        found = await asyncio.to_thread(consumers, redis_url, GPU_QUEUE, WORKER_REPLY_S)
+    except KindredError as exc:
+        return f"local for now (cannot ask the workers: {one_line(str(exc))})"
+    if found:
+        return f"celery for now ({', '.join(found)} consumes {GPU_QUEUE}; tokenizer here)"
+    return f"local for now (no worker consumes {GPU_QUEUE}; the model loads on the first reply)"
 
 
 def _need_torch() -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.adapters.base import PlatformAdapter, Services
+from bot.app.backends import replies_place
 from bot.app.kindred import Kindred, services
 from bot.app.settings import DiscordSettings, Settings, TelegramSettings, WorkerSettings
 from bot.core.errors import ConfigError
@@ -113,6 +114,7 @@ def web_server(
             password,
             settings.workers.flower_url,
             proactive=kindred.store.proactive,
+            replies=lambda: replies_place(settings.inference.backend, kindred.conversation.inference),
         )
     token = settings.telegram.bot_token
     options = AppHostingOptions(

@@ -23,6 +23,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -214,10 +215,15 @@ class InferenceSettings(BaseSettings):
     # Unset: the engine's own default.
     temperature: float | None = Field(default=None, ge=0, le=2)
     # "local": transformers in this process (KINDRED_MODEL); "openai": an OpenAI-compatible server;
-    # "celery": GPU workers (`kindred worker --queues gpu`) over Redis (REDIS_URL).
-    backend: Literal["local", "openai", "celery"] = Field(
+    # "celery": GPU workers (`kindred worker --queues gpu`) over Redis (REDIS_URL); "auto": GPU
+    # workers while one consumes the gpu queue, else the local engine. Unset: "auto" with
+    # REDIS_URL (Settings sees to it), else "local".
+    backend: Literal["auto", "local", "openai", "celery"] = Field(
         default="local", validation_alias=_env("KINDRED_INFERENCE_BACKEND")
     )
+    # auto: how old (seconds) the answer to "does a worker consume the gpu queue?" may be before a
+    # reply asks again.
+    recheck_s: float = Field(default=10.0, gt=0, validation_alias=_env("KINDRED_INFERENCE_RECHECK_S"))
     # celery: seconds to wait for a GPU worker to take a request before saying none answered.
     wait_s: float = Field(default=60.0, gt=0, validation_alias=_env("KINDRED_INFERENCE_WAIT_S"))
     # Rows the local engine runs together in one generate.
@@ -412,6 +418,20 @@ class Settings(BaseModel):
         if configured == "local":
             return None
         return configured or self.workers.redis_url
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auto_inference_with_redis(cls, data: object) -> object:
+        """KINDRED_INFERENCE_BACKEND unset and REDIS_URL set: `auto` (GPU workers when one is there)."""
+        if not isinstance(data, dict):
+            return data
+        inference = data.get("inference") or InferenceSettings()
+        workers = data.get("workers") or WorkerSettings()
+        if not isinstance(inference, InferenceSettings) or not isinstance(workers, WorkerSettings):
+            return data  # plain dicts: validated as given
+        if workers.redis_url and "backend" not in inference.model_fields_set:
+            inference = inference.model_copy(update={"backend": "auto"})
+        return {**data, "inference": inference, "workers": workers}
 
     @property
     def data_dir(self) -> Path:

@@ -19,6 +19,7 @@ from bot.cli import train as cli_train
 from bot.cli import workers as cli_workers
 from bot.cli.logs import setup_logging
 from bot.core.errors import KindredError
+from bot.core.memory_file import MAX_FILE_BYTES
 
 EXIT_USAGE = 2
 
@@ -72,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="telegram: import the other people's messages too, under their names",
     )
+    imp.add_argument(
+        "--max-mib", type=float, default=MAX_FILE_BYTES / 2**20,
+        help="refuse a JSONL file larger than this, before anything is stored",
+    )  # fmt: skip
     imp.add_argument("file", type=Path)
     find = verbs.add_parser("search", help="search one user's memories")
     find.add_argument("--user", required=True, type=user_name)
@@ -92,8 +97,13 @@ def _parser() -> argparse.ArgumentParser:
     forget = verbs.add_parser("forget", help="delete one memory by id")
     forget.add_argument("--user", required=True, type=user_name)
     forget.add_argument("id", type=int)
-    export = verbs.add_parser("export", help="write one user's memories as JSONL to stdout")
+    export = verbs.add_parser("export", help="write one user's memories as JSONL to stdout or a file")
     export.add_argument("--user", required=True, type=user_name)
+    export.add_argument("--output", type=Path, help="write here (whole, or not at all) instead of stdout")
+    export.add_argument(
+        "--max-mib", type=float, default=MAX_FILE_BYTES / 2**20,
+        help="refuse an export larger than this (default: the most an import reads)",
+    )  # fmt: skip
     cli_workers.add_commands(commands)
     cli_train.add_commands(commands)
     cli_doctor.add_command(commands)

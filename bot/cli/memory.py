@@ -5,16 +5,28 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any, TextIO
 
 from bot.app.settings import Settings
 from bot.core import memory_ops, telegram_export
 from bot.core.errors import InvalidInput, KindredError
 from bot.core.kinds import UNLISTED
-from bot.core.memory_file import ImportItem, export_record, listing_record, parse_lines
+from bot.core.memory_file import (
+    MAX_FILE_BYTES,
+    ImportItem,
+    bounded_lines,
+    export_record,
+    listing_record,
+    parse_lines,
+    size_words,
+)
 from bot.core.recall import Recalled
 from bot.core.reward import reply_reward
 
@@ -34,26 +46,32 @@ async def import_file(settings: Settings, args: argparse.Namespace) -> int:
             return 1
         items, skipped = parsed
     store = await open_store(settings)
-    embedder = load_embedder(settings)
-    progress = ImportProgress.on_terminal(sys.stderr)
     try:
-        ids = await memory_ops.import_items(store, embedder, args.user, items, on_progress=progress)
-    except KindredError:
-        progress.finish()
-        print(f"kindred: the import stopped after {progress.done} of {len(items)}; "
-              "those stay imported", file=sys.stderr)  # fmt: skip
-        raise
+        # Batches commit one by one: what an earlier run of this import stored is not stored twice.
+        fresh = await memory_ops.not_yet_imported(store, args.user, items)
+        held = f", {len(items) - len(fresh)} already imported" if len(fresh) < len(items) else ""
+        progress = ImportProgress.on_terminal(sys.stderr)
+        try:
+            ids = []
+            if fresh:
+                embedder = load_embedder(settings)
+                ids = await memory_ops.import_items(store, embedder, args.user, fresh, on_progress=progress)
+        except KindredError:
+            progress.finish()
+            print(f"kindred: the import stopped after {progress.done} of {len(fresh)}; those stay imported, "
+                  "and the same command imports the rest", file=sys.stderr)  # fmt: skip
+            raise
     finally:
         await store.close()
     progress.finish()
-    print(f"imported {len(ids)} memories for {args.user}{skipped}", file=sys.stderr)
+    print(f"imported {len(ids)} memories for {args.user}{skipped}{held}", file=sys.stderr)
     return 0
 
 
 def _jsonl_items(args: argparse.Namespace) -> tuple[list[ImportItem], str] | None:
     try:
         with args.file.open("rb") as handle:
-            parsed = parse_lines(handle)
+            parsed = parse_lines(bounded_lines(handle, str(args.file), int(args.max_mib * 2**20)))
     except OSError as exc:
         raise InvalidInput(f"cannot read {args.file}: {exc.strerror}") from None
     for error in parsed.errors:
@@ -248,15 +266,55 @@ async def forget(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def export(settings: Settings, args: argparse.Namespace) -> int:
+    """The export is written whole to a temporary file beside its target, then renamed (or copied
+    to stdout): one past the size limit, or a store that fails part way, leaves no partial file
+    and prints nothing."""
     from bot.app.backends import open_store
 
-    store = await open_store(settings)
+    limit = int(args.max_mib * 2**20)
+    target = args.output.resolve() if args.output is not None else None
+    partial = _partial_file(target)
     try:
-        async for memory in memory_ops.all_memories(store, args.user):
-            _print_json(export_record(memory))
+        store = await open_store(settings)
+        try:
+            with partial.open("wb") as out:
+                size = 0
+                async for memory in memory_ops.all_memories(store, args.user):
+                    line = (json.dumps(export_record(memory), ensure_ascii=False) + "\n").encode("utf-8")
+                    size += len(line)
+                    if size > limit:
+                        raise InvalidInput(_export_too_big(args.user, limit))
+                    out.write(line)
+        finally:
+            await store.close()
+        _publish(partial, target)
     finally:
-        await store.close()
+        partial.unlink(missing_ok=True)
     return 0
+
+
+def _partial_file(target: Path | None) -> Path:
+    folder = target.parent if target is not None else None
+    with tempfile.NamedTemporaryFile("wb", dir=folder, prefix=".kindred-export-", delete=False) as handle:
+        return Path(handle.name)
+
+
+def _publish(partial: Path, target: Path | None) -> None:
+    """The whole export where it was asked for: renamed over the target, or copied to stdout."""
+    if target is not None:
+        os.replace(partial, target)
+        return
+    sys.stdout.flush()
+    with partial.open("rb") as written:
+        shutil.copyfileobj(written, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+
+
+def _export_too_big(user: str, limit: int) -> str:
+    return (
+        f"the export of {user} is larger than {size_words(limit)}; nothing was written "
+        f"(--max-mib raises the limit; an import reads at most {size_words(MAX_FILE_BYTES)})"
+    )
 
 
 HANDLERS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]] = {

@@ -5,12 +5,12 @@ goes wrong here (a timeout, an error, prose instead of HTML) costs the page, nev
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from bot.core.app_model import DATA_NOTE, request_message
 from bot.core.models import ChatMessage
 from bot.core.ports import Inference
 
@@ -37,12 +37,7 @@ RULES = (
 
 
 def _prompt(kind: str, request: str, spec: Mapping[str, Any]) -> list[ChatMessage]:
-    return [
-        ChatMessage("system", RULES),
-        ChatMessage(
-            "user", f"The person asked for: {request}\nApp kind: {kind}\nK.spec:\n{json.dumps(spec)}"
-        ),
-    ]
+    return [ChatMessage("system", f"{RULES} {DATA_NOTE}"), request_message(kind, request, spec, "K.spec")]
 
 
 def page_in(text: str) -> str | None:

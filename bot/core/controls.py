@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from bot.core import curation, memory_ops, signals
 from bot.core.errors import InvalidInput, StoreUnavailable
 from bot.core.kinds import UNLISTED
-from bot.core.memory_file import listing_record
+from bot.core.memory_file import listing_record, size_words
 from bot.core.models import Memory, Revision
 from bot.core.ports import Embedder, Store
 from bot.core.reward import RewardWeights
@@ -29,6 +29,13 @@ FOOTER = "Forget one with /forget ID, confirm it with /confirm ID, fix it with /
 SESSION_GAP = RewardWeights().session_gap
 # A memory line in a chat list: enough to recognise it, short enough for a phone screen.
 LINE_CHARS = 160
+# /export sends one file: Telegram takes a bot's upload up to 50 MB, and past that the upload
+# fails after the whole file was built. Refused before, in words that say what else works.
+MAX_CHAT_EXPORT_BYTES = 45 * 2**20
+EXPORT_TOO_BIG = (
+    "Everything I keep about you is more than {size}, too much to send as one file here. "
+    "My admin can write it whole with `kindred memory export --user …`."
+)
 
 PRIVACY = (
     "What I keep: the messages you send me, as memories that only your conversations with me can "
@@ -186,8 +193,10 @@ class Controls:
         embedder: Embedder | None = None,
         default_training_consent: bool = True,
         session_gap: timedelta = SESSION_GAP,
+        max_export_bytes: int = MAX_CHAT_EXPORT_BYTES,
     ) -> None:
         self.store = store
+        self.max_export_bytes = max_export_bytes
         self.embedder = embedder
         self.persona = persona
         self.page_size = page_size
@@ -266,13 +275,17 @@ class Controls:
         return f"{done} {OPT_OUT_FORGOTTEN}" if opted_out else done
 
     async def export_jsonl(self, user_id: str, *, chat_id: str | None = None) -> bytes:
-        """Every memory as the JSONL that `kindred memory import` reads back."""
+        """Every memory as the JSONL that `kindred memory import` reads back. Raises InvalidInput,
+        with words for the person, as soon as it grows past `max_export_bytes`: nothing is sent."""
         await self._used("export", user_id, chat_id)
-        lines = [
-            json.dumps(listing_record(memory), ensure_ascii=False)
-            async for memory in memory_ops.all_memories(self.store, user_id)
-        ]
-        return ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
+        lines: list[bytes] = []
+        size = 0
+        async for memory in memory_ops.all_memories(self.store, user_id):
+            lines.append(json.dumps(listing_record(memory), ensure_ascii=False).encode("utf-8") + b"\n")
+            size += len(lines[-1])
+            if size > self.max_export_bytes:
+                raise InvalidInput(EXPORT_TOO_BIG.format(size=size_words(self.max_export_bytes)))
+        return b"".join(lines)
 
     async def privacy(self, user_id: str, argument: str = "") -> str:
         """/privacy [training on|off]: what Kindred keeps and this person's training setting, or

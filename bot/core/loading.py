@@ -28,3 +28,12 @@ class LoadOnce(Generic[T]):
                 self._value = self._load()
                 log.info("%s loaded in %.1f s", self._what, time.monotonic() - started)
             return self._value
+
+    @property
+    def loaded(self) -> bool:
+        """Whether `get()` has built the value (it then returns at once)."""
+        return self._value is not None
+
+    def peek(self) -> T | None:
+        """The value if built, else None: never builds it."""
+        return self._value

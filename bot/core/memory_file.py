@@ -7,16 +7,19 @@ One JSON object per line: `text` (required), `speaker`, `timestamp` (ISO 8601) a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 from bot.core.errors import InvalidInput
 from bot.core.models import JSONObject, Memory
 from bot.core.text import clean_message, storable
 
 MAX_TEXT_CHARS = 100_000
+# The most an import reads and an export writes (Telegram Desktop's exports have the same bound,
+# telegram_export.MAX_EXPORT_BYTES): what `kindred memory export` wrote imports back.
+MAX_FILE_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,30 @@ def parse_lines(lines: Iterable[bytes]) -> ParsedFile:
         except InvalidInput as exc:
             errors.append(LineError(number, str(exc)))
     return ParsedFile(items, errors, blank)
+
+
+def bounded_lines(handle: BinaryIO, name: str, max_bytes: int = MAX_FILE_BYTES) -> Iterator[bytes]:
+    """The lines of a file, or InvalidInput once more than `max_bytes` were read: a file (or pipe)
+    that is too big is refused while it is read, before anything is stored. One line is never read
+    past the bound either, so a file with no newline cannot fill the memory."""
+    read = 0
+    while line := handle.readline(max_bytes - read + 1):
+        read += len(line)
+        if read > max_bytes:
+            raise InvalidInput(too_big(name, max_bytes))
+        yield line
+
+
+def too_big(name: str, max_bytes: int) -> str:
+    return f"{name} is larger than {size_words(max_bytes)}, the most one import reads; split it in parts"
+
+
+def size_words(size: int) -> str:
+    """A size as people read it: "256 MiB", "16 KiB", "900 bytes"."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale:
+            return f"{size / scale:,.3g} {unit}"
+    return f"{size} bytes"
 
 
 def parse_line(number: int, text: str) -> ImportItem:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -90,6 +91,36 @@ def _imported(
         meta=item.meta,
         context=found.context,
     )
+
+
+# What an import stores (imported_kind): a line without a time is matched against these alone.
+IMPORTED_KINDS = frozenset({"imported", QUESTION, REPLY})
+
+
+def _import_key(text: str, speaker: str | None, at: datetime | None) -> tuple[str, str | None, float | None]:
+    # Milliseconds: SQLite keeps a time as a float of seconds, which may round the microseconds.
+    return (text, speaker, None if at is None else round(at.timestamp(), 3))
+
+
+async def not_yet_imported(index: MemoryIndex, user_id: str, items: Sequence[ImportItem]) -> list[ImportItem]:
+    """`items` less those the person's memories already hold, so that an import run again after it
+    stopped part way (it commits batch by batch) stores the rest once, and a file imported twice
+    adds nothing. A line is held when a memory has its text, speaker and time (to the millisecond);
+    a line without a time, by an imported memory with its text and speaker. Repeats count: a file
+    with a line twice against a store with it once imports it once more."""
+    held: Counter[tuple[str, str | None, float | None]] = Counter()
+    async for memory in all_memories(index, user_id):
+        held[_import_key(memory.text, memory.speaker, memory.created_at)] += 1
+        if memory.kind in IMPORTED_KINDS:
+            held[_import_key(memory.text, memory.speaker, None)] += 1
+    fresh = []
+    for item in items:
+        key = _import_key(item.text, item.speaker, item.timestamp)
+        if held[key] > 0:
+            held[key] -= 1
+        else:
+            fresh.append(item)
+    return fresh
 
 
 def imported_kind(item: ImportItem) -> str:

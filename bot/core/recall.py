@@ -12,6 +12,7 @@ from typing import Literal
 from bot.core.lifts import Lift, lift_for
 from bot.core.models import Memory, MemoryHit, Vector
 from bot.core.ports import MemoryIndex, RecallIndex, RewardLog
+from bot.core.quoting import quote
 from bot.core.scoring import SHIPPED, Scoring, Why, explain, score
 from bot.core.text import query_terms
 
@@ -53,6 +54,8 @@ SPEAKER_WEIGHT = 2.0
 MIN_DENSE_SPREAD = 0.05
 Fusion = Literal["score", "rrf"]
 MAX_MEMORY_CHARS = 400
+# Where a prompt's memory block starts and ends (core/prompt.py); broken inside a memory's text.
+MEMORY_DELIMITERS = ("<memories>", "</memories>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +213,8 @@ def memory_line(memory: Memory) -> str:
     who = {"user": "they said", "assistant": "you said"}.get(memory.speaker or "", "noted")
     if memory.status == "past":
         who += " (this has passed)"
-    return f"- {memory.created_at:%Y-%m-%d}, {who}: {text}"
+    # Quoted: a memory's newline, quote mark or marker cannot start a line or leave the block.
+    return f"- {memory.created_at:%Y-%m-%d}, {who}: {quote(text, MEMORY_DELIMITERS)}"
 
 
 def fit_budget(

@@ -66,6 +66,10 @@ class ChatTokenizer:
     def __len__(self) -> int:
         return int(self._tokenizer.get_vocab_size(with_added_tokens=True))
 
+    def get_added_vocab(self) -> dict[str, int]:
+        """Every added token (the special ones too) and its id, as transformers' tokenizers say."""
+        return {token.content: int(i) for i, token in self._tokenizer.get_added_tokens_decoder().items()}
+
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         return list(self._tokenizer.encode(text, add_special_tokens=add_special_tokens).ids)
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage
+from bot.core.quoting import break_markers, markers_of, template_messages
 from bot.inference.batching import Batcher, Request
 from bot.inference.lora import AdapterSet, AdapterSlots, PeftSlots, find_adapter
 
@@ -79,6 +80,8 @@ class LocalInference:
             raise ConfigError("KINDRED_MODEL: the model's tokenizer has no chat template")
         self._model = model
         self._tokenizer = tokenizer
+        # A message that spells one of these must not become the token (core/quoting.py).
+        self._markers = markers_of(tokenizer.get_added_vocab())
         self._device = device
         self.timeout_s = timeout_s
         self.sampling = sampling or Sampling()
@@ -163,12 +166,12 @@ class LocalInference:
 
     def count_tokens(self, text: str) -> int:
         """Tokens `text` takes in the prompt, not counting the chat template's markers."""
-        return len(self._tokenizer.encode(text, add_special_tokens=False))
+        return len(self._tokenizer.encode(break_markers(text, self._markers), add_special_tokens=False))
 
     def render_prompt(self, messages: Sequence[ChatMessage]) -> str:
         """The exact prompt text the model sees, ending with the assistant's turn opening."""
         rendered = self._tokenizer.apply_chat_template(
-            _as_dicts(messages), add_generation_prompt=True, tokenize=False
+            template_messages(messages, self._markers), add_generation_prompt=True, tokenize=False
         )
         return str(rendered)
 
@@ -194,7 +197,7 @@ class LocalInference:
         if adapter is not None:
             find_adapter(self._adapters.root, adapter)  # fail now, not after waiting in line
         request = Request(
-            prompt=_as_dicts(messages),
+            prompt=template_messages(messages, self._markers),
             max_tokens=max_tokens,
             adapter=adapter,
             deadline=time.monotonic() + self.timeout_s,
@@ -375,10 +378,6 @@ def _plain_slots(model: Any) -> AdapterSlots:
     from bot.inference.llama_generate import TensorSlots
 
     return TensorSlots(model)
-
-
-def _as_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
-    return [{"role": m.role, "content": m.content} for m in messages]
 
 
 def limit_torch_threads(threads: int | None = None) -> int:

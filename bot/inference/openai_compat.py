@@ -28,6 +28,7 @@ import httpx
 
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage
+from bot.core.quoting import template_messages
 from bot.inference.lora import find_adapter
 
 log = logging.getLogger(__name__)
@@ -180,7 +181,9 @@ class OpenAICompatInference:
     def _body(self, messages: Sequence[ChatMessage], max_tokens: int, model: str) -> dict[str, Any]:
         return {
             "model": model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            # The server renders its own template: its markers are unknown here, so the shapes
+            # templates give them are broken in every message (core/quoting.py).
+            "messages": template_messages(messages),
             "max_tokens": max_tokens,
             "stream": True,
             "temperature": self.sampling.temperature,

@@ -35,3 +35,10 @@ def worker_queues(url: str, timeout_s: float) -> dict[str, list[str]]:
     finally:
         app.close()
     return {worker: sorted(str(q["name"]) for q in queues) for worker, queues in replies.items()}
+
+
+def consumers(url: str, queue: str, timeout_s: float) -> list[str]:
+    """The workers that consume `queue` and answered within `timeout_s` (Redis asked first, so
+    that an unreachable one fails fast). Raises JobError when Redis or the workers cannot be asked."""
+    ping_redis(url, timeout_s)
+    return sorted(worker for worker, queues in worker_queues(url, timeout_s).items() if queue in queues)

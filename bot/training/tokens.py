@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.models import ChatMessage
+from bot.core.quoting import markers_of, template_messages
 
 # When prompt and completion do not fit in max_length, the completion keeps at least this share
 # of it and the prompt loses its beginning (the persona and the oldest turns), never its end.
@@ -33,8 +34,10 @@ class Tokenized:
 
 def render_prompt(tokenizer: Any, messages: Sequence[ChatMessage]) -> str:
     """The prompt text the local engine generates from, ending with the assistant's turn opening."""
+    # Markers a message spells are broken as the engine breaks them (core/quoting.py).
+    markers = markers_of(tokenizer.get_added_vocab())
     rendered = tokenizer.apply_chat_template(
-        [{"role": m.role, "content": m.content} for m in messages], add_generation_prompt=True, tokenize=False
+        template_messages(messages, markers), add_generation_prompt=True, tokenize=False
     )
     return str(rendered)
 

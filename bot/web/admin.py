@@ -59,6 +59,8 @@ class AdminPage:
     runs: int = 10
     # The proactive ledger's counts; None where check-ins are not wired.
     proactive: TriggerRates | None = None
+    # Where replies are generated now, in words (the auto backend changes its mind); None: not said.
+    replies: Callable[[], str] | None = None
 
     async def handle(self, request: web.Request) -> web.Response:
         if not self.authorised(request.headers.get("Authorization", "")):
@@ -76,7 +78,8 @@ class AdminPage:
         learning = learning_section(runs, rates)
         if self.proactive is not None:
             learning += proactive_section(await self.proactive.trigger_rates(since), self.days)
-        page = render(stats, days, depths, self.flower_url, learning)
+        replies = None if self.replies is None else self.replies()
+        page = render(stats, days, depths, self.flower_url, learning, replies)
         return web.Response(text=page, content_type="text/html", headers=_NO_STORE)
 
     def authorised(self, header: str) -> bool:
@@ -106,6 +109,7 @@ def render(
     depths: Mapping[str, int] | None,
     flower: str | None,
     learning: str = "",
+    replies: str | None = None,
 ) -> str:
     totals = "".join(
         f"<div class=card><b>{value:,}</b><span>{label}</span></div>"
@@ -150,6 +154,7 @@ td.message{{text-align:left;max-width:28rem}} ul.gate{{margin:0;padding:0;list-s
 <h2>Queues</h2>
 {queues}
 {flower_link}
+{"" if replies is None else f"<p>Replies: {escape(replies)}</p>"}
 {learning}
 <h2>Per day (UTC)</h2>
 <table><tr><th>day</th><th>users</th><th>turns</th><th>memories</th><th>reactions</th><th>reward</th></tr>

@@ -73,6 +73,25 @@ async def test_a_queue_no_worker_consumes_is_a_failure(env: pytest.MonkeyPatch, 
     assert found.detail.endswith("none consumes train, gpu")
 
 
+async def test_auto_says_where_a_reply_goes_now(env: pytest.MonkeyPatch, worker: str, tmp_path: Path) -> None:
+    """KINDRED_INFERENCE_BACKEND=auto (the default) with Redis: local while no worker consumes
+    `gpu`, celery once one does; the gpu queue is then not required of the workers."""
+    env.setenv("REDIS_URL", worker)
+    found = await doctor.check_inference(settings())
+    assert found.status == "ok"
+    local = "auto: local for now (no worker consumes gpu; the model loads on the first reply): bundled"
+    assert found.detail.startswith(local)
+    gpu = Worker(worker, tmp_path / "gpu-worker", queues="gpu")
+    try:
+        gpu.wait_ready()
+        found = await doctor.check_inference(settings())
+        celery = f"auto: celery for now ({gpu.name} consumes gpu; tokenizer here): bundled"
+        assert found.detail.startswith(celery)
+    finally:
+        gpu.kill()
+    assert "gpu" not in doctor.needed_queues(settings())
+
+
 async def test_redis_without_workers_says_none_answered(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from tests.jobs.workerproc import RedisServer
 

@@ -68,6 +68,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_GENERATION_TIMEOUT_S", "9", lambda s: s.inference.generation_timeout_s, 9.0),
     ("KINDRED_INFERENCE_BACKEND", "celery", lambda s: s.inference.backend, "celery"),
     ("KINDRED_INFERENCE_WAIT_S", "8", lambda s: s.inference.wait_s, 8.0),
+    ("KINDRED_INFERENCE_RECHECK_S", "2.5", lambda s: s.inference.recheck_s, 2.5),
     ("KINDRED_INFERENCE_BATCH_SIZE", "2", lambda s: s.inference.batch_size, 2),
     ("KINDRED_TORCH_THREADS", "2", lambda s: s.inference.torch_threads, 2),
     ("KINDRED_ADAPTERS_DIR", "/tmp/ad", lambda s: s.adapters_path, Path("/tmp/ad")),

@@ -67,6 +67,7 @@ async def test_admin_health_exports_and_app_pages_hold_no_secret(
             stop.set()
             assert await asyncio.wait_for(served, 60) == 0
     assert "I like tea" in pages["/export"] and "<html" in pages["/admin"].lower()
+    assert "<p>Replies: this process (local)</p>" in pages["/admin"]  # kindred run wires the line in
     assert "sandbox" in pages["/a/"]  # the app's CSP header
     for name, page in pages.items():
         assert not [s for s in shown_secrets(api.token) if s in page], name

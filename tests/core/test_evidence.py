@@ -15,7 +15,7 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.models import Turn
 from bot.core.ports import Store
-from bot.core.prompt import MEMORY_HEADER
+from bot.core.prompt import memory_lines
 from bot.core.recall import Recalled, hybrid_search
 from bot.core.remember import remember_turn
 from bot.core.reward import DEFAULT_REACTIONS
@@ -112,7 +112,7 @@ class Chat:
     def recalled_lines(self) -> list[str]:
         """The memory block of the last prompt, best first."""
         system = self.model.prompts[-1][0].content
-        return system.split(MEMORY_HEADER, 1)[1].strip().splitlines() if MEMORY_HEADER in system else []
+        return memory_lines(system)
 
 
 async def chat_about_facts(store: Store, embedder: SentenceTransformerEmbedder) -> Chat:

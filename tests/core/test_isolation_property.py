@@ -1,18 +1,20 @@
 """One person's memories never reach another person: a property test over random interleaved
 operations by several people (say, in a DM or a shared group; remember; react, also to someone
-else's reply; extract; consolidate; build an app; build the night's training set; export; forget;
-forget all), on SQLite and on PostgreSQL + pgvector.
+else's reply; extract; consolidate; build an app; schedule a reminder and list them; build the
+night's training set; export; forget; forget all), on SQLite and on PostgreSQL + pgvector.
 
 Every statement carries a secret word of its teller, and every person's messages share the other
 words, so a search that leaked across people would find the others' statements. Whenever something
 is returned (a prompt, an export, an app, a training example) and after each program: it holds no
 other person's secret, nor a secret its owner had forgotten (apps aside: a single /forget leaves an
 app that quoted the memory, forget all takes the apps), and searches return only the searcher's own
-memories."""
+memories. After each program a proactive beat runs, late enough for every reminder to be due, and
+each message it sends holds only its recipient's secrets, none that forget all took away."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -31,6 +33,9 @@ from bot.core.kinds import NOT_EVIDENCE
 from bot.core.memory_file import ImportItem
 from bot.core.memory_ops import import_items
 from bot.core.ports import Store
+from bot.core.proactive.beat import ProactiveBeat
+from bot.core.proactive.commands import ProactiveCommands
+from bot.core.proactive.models import ProactiveSettings
 from bot.core.recall import hybrid_search
 from bot.core.remember import remember_turn
 from bot.core.reward import DEFAULT_REACTIONS, RewardWeights
@@ -39,6 +44,7 @@ from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place
 
 PEOPLE = 3
+PLATFORM = "sim"
 T0 = datetime(2026, 8, 1, tzinfo=UTC)
 SHARED = "my favourite colour and secret code word is"
 SAID = ("turn", "imported", "question")  # memories of what was said, not derived from it
@@ -48,11 +54,14 @@ remember = st.tuples(st.just("remember"), st.integers(0, PEOPLE - 1), st.just(Fa
 react = st.tuples(st.just("react"), st.integers(0, PEOPLE - 1), st.integers(0, PEOPLE - 1))
 forget = st.tuples(st.just("forget"), st.integers(0, PEOPLE - 1), st.integers(0, 50))
 forget_all = st.tuples(st.just("forget_all"), st.integers(0, PEOPLE - 1), st.just(0))
+remind = st.tuples(st.just("remind"), st.integers(0, PEOPLE - 1), st.booleans())
 # What the workers and commands do with a person's memories, each returning something to check.
-derived = st.tuples(st.sampled_from(["extract", "consolidate", "app", "dataset", "export"]),
+derived = st.tuples(st.sampled_from(["extract", "consolidate", "app", "dataset", "export", "reminders"]),
                     st.integers(0, PEOPLE - 1), st.just(0))  # fmt: skip
 programs = st.lists(
-    st.one_of(say, say, remember, react, forget, forget_all, derived, derived), min_size=1, max_size=25
+    st.one_of(say, say, remember, react, remind, forget, forget_all, derived, derived),
+    min_size=1,
+    max_size=25,
 )
 
 
@@ -68,9 +77,16 @@ class World:
     forgotten: dict[int, set[str]] = field(default_factory=dict)
     # Who spoke each prompt, and the secrets they had forgotten by then, in prompt order.
     prompts: list[tuple[int, frozenset[str]]] = field(default_factory=list)
+    # The secrets in each person's reminders; forget all cancels them with everything else.
+    reminded: dict[int, set[str]] = field(default_factory=dict)
 
     def person(self, index: int) -> str:
-        return f"p{index}-{self.run}"
+        # A platform prefix, as every real person id has: beat finds the messenger by it.
+        return f"{PLATFORM}:p{index}-{self.run}"
+
+    def index_of(self, user_id: str) -> int | None:
+        found = re.fullmatch(rf"{PLATFORM}:p(\d+)-{self.run}", user_id)
+        return None if found is None else int(found.group(1))
 
     def secret(self, index: int) -> str:
         self.count += 1
@@ -126,11 +142,27 @@ async def play(world: World, program: list[tuple[str, int, object]]) -> None:
                 # statement, a summary) leaves what was said, so its words are not gone.
                 if gone.kind in SAID:
                     world.forgotten.setdefault(who, set()).update(world.secrets_in(gone.text))
+        elif op == "remind":
+            await _remind(world, who, in_group=bool(arg))
         elif op == "forget_all":
             for memory in await world.store.list_memories(user, 1000):
                 world.forgotten.setdefault(who, set()).update(world.secrets_in(memory.text))
+            world.forgotten.setdefault(who, set()).update(world.reminded.pop(who, set()))
             await world.store.forget_all(user)
             world.last_reply.pop(who, None)
+
+
+async def _remind(world: World, who: int, *, in_group: bool) -> None:
+    """ "remind me in 2 hours to …" with a secret of the person's own, as a chat message asks it."""
+    user = world.person(who)
+    await world.store.proactive.save_proactive_settings(user, ProactiveSettings(timezone="UTC"), world.when())
+    secret = world.secret(who)
+    chat = "group" if in_group else f"dm-{who}"
+    answer = await ProactiveCommands(world.store.proactive, clock=world.when).remind(
+        user, chat, f"remind me in 2 hours to call {secret}"
+    )
+    assert f"call {secret}" in answer, answer
+    world.reminded.setdefault(who, set()).add(secret)
 
 
 async def _extract(world: World, who: int) -> None:
@@ -171,7 +203,9 @@ async def _dataset(world: World, who: int) -> None:
     owners = {snapshot.turn_id: snapshot.user_id for snapshot in dataset.snapshots}
     event(f"the training set has examples: {bool(owners)}")
     for one in dataset.train + dataset.heldout:
-        owner = int(owners[one.turn_id].split("-")[0].removeprefix("p"))
+        owner = world.index_of(owners[one.turn_id])
+        if owner is None:
+            continue  # an earlier example's person: checked in its own world
         text = "\n".join(message.content for message in one.prompt) + one.completion
         world.check(owner, text, "training example")
 
@@ -181,8 +215,47 @@ async def _export(world: World, who: int) -> None:
     world.check(who, exported.decode(), "export")
 
 
+async def _reminders(world: World, who: int) -> None:
+    listed = await ProactiveCommands(world.store.proactive, clock=world.when).reminders(world.person(who), "")
+    world.check(who, listed, "/reminders")
+
+
 DERIVED = {"extract": _extract, "consolidate": _consolidate, "app": _app, "dataset": _dataset,
-           "export": _export}  # fmt: skip
+           "export": _export, "reminders": _reminders}  # fmt: skip
+
+
+@dataclass
+class Recipients:
+    """A Messenger that writes nowhere: it keeps each message under the person it was for."""
+
+    platform: str = PLATFORM
+    sent: dict[str, list[str]] = field(default_factory=dict)
+
+    async def private_chat(self, user_id: str) -> str:
+        return user_id
+
+    async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
+        self.sent.setdefault(chat_id, []).append(text)
+        return str(sum(map(len, self.sent.values())))
+
+    async def close(self) -> None:
+        pass
+
+
+async def check_beat(world: World) -> None:
+    """Every reminder is due by 10:00 (two hours on, held past the night's quiet hours)."""
+    recipients = Recipients()
+    beat = ProactiveBeat(world.store, {PLATFORM: recipients}, HashEmbedder)
+    await beat.run(T0 + timedelta(hours=10))
+    for user_id, texts in recipients.sent.items():
+        who = world.index_of(user_id)
+        if who is None:
+            continue  # an earlier example's person, in the same database: its world checks it
+        for text in texts:
+            world.check(who, text, "proactive message")
+    for who, secrets in world.reminded.items():
+        texts = " ".join(recipients.sent.get(world.person(who), []))
+        assert secrets <= world.secrets_in(texts), f"p{who}'s reminders did not all ring"
 
 
 def check_prompts(world: World) -> None:
@@ -217,6 +290,7 @@ async def run_program(store: Store, program: list[tuple[str, int, object]]) -> N
     await play(world, program)
     check_prompts(world)
     await check_searches(world)
+    await check_beat(world)
     for who in range(PEOPLE):
         user = world.person(who)
         for item in await store.list_memories(user, 1000):
@@ -232,8 +306,10 @@ async def run_program(store: Store, program: list[tuple[str, int, object]]) -> N
 @example(program=[("remember", 0, False), ("remember", 1, False), ("say", 0, False), ("react", 0, 0),
                   ("say", 1, True), ("react", 1, 1), ("say", 0, True),
                   ("react", 1, 0), ("extract", 0, 0), ("consolidate", 0, 0), ("app", 1, 0), ("app", 0, 0),
-                  ("dataset", 0, 0), ("export", 0, 0), ("forget", 0, 0), ("dataset", 0, 0), ("export", 1, 0),
-                  ("forget_all", 1, 0), ("dataset", 0, 0)])  # fmt: skip
+                  ("dataset", 0, 0), ("export", 0, 0), ("remind", 0, False), ("remind", 1, True),
+                  ("reminders", 0, 0), ("forget", 0, 0), ("dataset", 0, 0), ("export", 1, 0),
+                  ("remind", 2, False), ("forget_all", 1, 0), ("dataset", 0, 0),
+                  ("reminders", 1, 0)])  # fmt: skip
 def test_no_person_ever_sees_another_persons_memories(
     place: str, program: list[tuple[str, int, object]]
 ) -> None:

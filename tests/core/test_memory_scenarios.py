@@ -16,7 +16,7 @@ from bot.core.memory_file import ImportItem
 from bot.core.memory_ops import import_items
 from bot.core.models import Turn
 from bot.core.ports import Store
-from bot.core.prompt import MEMORY_HEADER
+from bot.core.prompt import memory_lines
 from bot.core.recall import Recalled, hybrid_search
 from bot.core.remember import remember_turn
 from bot.core.reward import DEFAULT_REACTIONS
@@ -63,9 +63,7 @@ class Person:
     def recalled_lines(self) -> list[str]:
         """The memory lines of the last prompt, in the order recall ranked them."""
         system = self.model.prompts[-1][0].content
-        if MEMORY_HEADER not in system:
-            return []
-        return system.split(MEMORY_HEADER, 1)[1].strip().splitlines()
+        return memory_lines(system)
 
     async def search(self, query: str, k: int, at: datetime) -> list[Recalled]:
         [vector] = await self.embedder.embed([query])

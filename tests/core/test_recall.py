@@ -60,7 +60,7 @@ def test_the_memory_budget_keeps_the_best_that_fit() -> None:
     items = fuse([[hit(1, "a" * 401), hit(2, "short"), hit(3, "also short")]], 3)
     chosen = fit_budget(items, 30, lambda text: len(text) // 4)
     assert [r.memory.id for r in chosen] == [2, 3]
-    assert memory_line(items[0].memory).endswith("…")
+    assert memory_line(items[0].memory).endswith('…"')  # cut, then quoted
 
 
 async def add(store: SqliteStore, *texts: str) -> list[int]:

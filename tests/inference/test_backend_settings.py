@@ -34,7 +34,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_defaults_are_the_local_engine(tmp_path: Path) -> None:
     settings = load_settings(env_file=None)
-    assert settings.inference.backend == "local"
+    assert settings.inference.backend == "local"  # with REDIS_URL: auto (tests/workers/test_auto_*)
     assert settings.inference.batch_size == 16
     assert settings.adapters_path == tmp_path / "adapters"
     assert settings.inference.load_lora is False
@@ -45,7 +45,7 @@ def test_defaults_are_the_local_engine(tmp_path: Path) -> None:
     [
         (
             {"KINDRED_INFERENCE_BACKEND": "vllm"},
-            "KINDRED_INFERENCE_BACKEND: Input should be 'local', 'openai' or 'celery'",
+            "KINDRED_INFERENCE_BACKEND: Input should be 'auto', 'local', 'openai' or 'celery'",
         ),
         (
             {"KINDRED_INFERENCE_BACKEND": "openai", "KINDRED_OPENAI_MODEL": "m"},

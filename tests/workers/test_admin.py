@@ -9,14 +9,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from bot.app.backends import replies_place
 from bot.core.errors import QueueUnavailable
 from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
 from bot.core.proactive.records import Claim, Delivery
+from bot.inference.auto import AutoInference
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.app import build_web_app
-from tests.support.fakes import HashEmbedder
+from tests.support.fakes import HashEmbedder, ScriptedInference
 
 PASSWORD = "s3cret-admin-pw"
 EMB = HashEmbedder()
@@ -180,3 +183,22 @@ async def test_admin_shows_each_proactive_triggers_success_rate(store: SqliteSto
         await client.close()
     assert "Proactive check-ins (last 30 days)" in html
     assert "<tr><td>habit</td><td>4</td><td>2</td><td>1</td><td>50%</td></tr>" in html
+
+
+async def test_admin_says_where_replies_come_from_now(store: SqliteStore) -> None:
+    """The auto backend's choice, read on every request. Its question to Celery is a flag here;
+    tests/workers/test_auto_inference.py asks real workers."""
+    worker_there = False
+    auto = AutoInference(ScriptedInference(), LoadOnce(ScriptedInference), lambda: worker_there, recheck_s=60)
+    client = await client_for(AdminPage(store, depths, PASSWORD, replies=lambda: replies_place("auto", auto)))
+    try:
+        before = await (await client.get("/admin", headers=basic("admin", PASSWORD))).text()
+        worker_there = True
+        auto.refresh()
+        after = await (await client.get("/admin", headers=basic("admin", PASSWORD))).text()
+    finally:
+        await client.close()
+    assert "<p>Replies: auto: this process (local) for now</p>" in before
+    assert "<p>Replies: auto: GPU workers (celery) for now</p>" in after
+    assert replies_place("celery", ScriptedInference()) == "GPU workers (celery)"
+    assert replies_place("local", ScriptedInference()) == "this process (local)"

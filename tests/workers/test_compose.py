@@ -1,5 +1,5 @@
-"""docker-compose.yml and its GPU override, checked by docker-compose itself (1.29 works offline,
-with no engine)."""
+"""docker-compose.yml (its gpu profile included) and the GPU-training override, checked by
+docker-compose itself (1.29 works offline, with no engine)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,16 @@ import yaml  # PyYAML comes with transformers
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings
 
-from bot.app.settings import Settings
+from bot.app.backends import GPU_QUEUE
+from bot.app.settings import InferenceSettings, Settings, WorkerSettings
+from bot.core.jobs import queue_for
+from bot.inference.reply_stream import GENERATE_JOB
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose")
 REQUIRED = {"POSTGRES_PASSWORD": "x", "KINDRED_FLOWER_USER": "admin", "KINDRED_FLOWER_PASSWORD": "pw"}
-GPU = ("-f", "docker-compose.yml", "-f", "docker-compose.gpu.yml")
+PROFILE = ("--profile", "gpu")  # replies on the GPU worker
+GPU = (*PROFILE, "-f", "docker-compose.yml", "-f", "docker-compose.gpu.yml")  # and training on the GPU
 GPU_FILE = "docker-compose.gpu.yml"
 MISSING = "docker-compose is not installed: `apt-get install -y docker-compose` (.ci/run does it)"
 
@@ -49,23 +53,38 @@ def resolved(project: Path, *files: str) -> dict[str, Any]:
 
 
 def test_the_file_is_valid(project: Path) -> None:
-    done = compose(project, "config", "-q")
-    assert done.returncode == 0, done.stderr
-    with_gpu = compose(project, *GPU, "config", "-q")
-    assert with_gpu.returncode == 0, with_gpu.stderr
+    for files in ((), PROFILE, GPU):
+        done = compose(project, *files, "config", "-q")
+        assert done.returncode == 0, (files, done.stderr)
 
 
-def test_without_a_gpu_the_bot_answers_itself_and_with_one_the_gpu_worker_does(project: Path) -> None:
+def test_the_gpu_profile_adds_the_gpu_worker_and_the_bot_finds_it_unasked(project: Path) -> None:
     plain = resolved(project)["services"]
-    assert "worker-gpu" not in plain
-    assert "KINDRED_INFERENCE_BACKEND" not in plain["bot"]["environment"]  # the local engine
-    gpu = resolved(project, *GPU)["services"]
-    assert gpu["bot"]["environment"]["KINDRED_INFERENCE_BACKEND"] == "celery"
-    # The override adds to the bot's environment; it replaces nothing the base file set.
-    assert {k: v for k, v in gpu["bot"]["environment"].items() if k != "KINDRED_INFERENCE_BACKEND"} == (
-        plain["bot"]["environment"]
+    profiled = resolved(project, *PROFILE)["services"]
+    assert profiled["worker-gpu"]["profiles"] == ["gpu"]
+    assert [name for name, service in profiled.items() if "gpu" in service.get("profiles", ())] == [
+        "worker-gpu"
+    ]
+    assert "profiles" not in profiled["bot"] and "profiles" not in profiled["worker-cpu"]
+    # The profile only adds a service: the bot is the same with it or without.
+    assert profiled["bot"] == plain["bot"] == resolved(project, *GPU)["services"]["bot"]
+    # The bot's settings as compose gives them: `auto` with Redis, so a reply goes to a worker on
+    # the queue that worker-gpu consumes while one is there (tests/workers/test_auto_inference.py).
+    bot = {k: str(v) for k, v in profiled["bot"]["environment"].items()}
+    settings = Settings(workers=WorkerSettings(**bot), inference=InferenceSettings(**bot))  # type: ignore[arg-type]
+    assert settings.inference.backend == "auto" and settings.workers.redis_url == "redis://redis:6379/0"
+    gpu = profiled["worker-gpu"]
+    assert gpu["command"][gpu["command"].index("--queues") + 1] == GPU_QUEUE == queue_for(GENERATE_JOB)
+    assert gpu["environment"]["KINDRED_DEVICE"] == "cuda"
+    assert gpu["environment"]["REDIS_URL"] == bot["REDIS_URL"]
+
+
+def test_a_backend_chosen_in_env_is_kept(project: Path) -> None:
+    (project / ".env").write_text(
+        "".join(f"{k}={v}\n" for k, v in {**REQUIRED, "KINDRED_INFERENCE_BACKEND": "celery"}.items())
     )
-    assert gpu["worker-gpu"]["environment"]["KINDRED_DEVICE"] == "cuda"
+    bot = resolved(project, *PROFILE)["services"]["bot"]
+    assert bot["environment"]["KINDRED_INFERENCE_BACKEND"] == "celery"
 
 
 def test_every_process_is_a_service_with_a_healthcheck(project: Path) -> None:
@@ -106,6 +125,9 @@ def test_replicas_are_an_opt_in_profile_behind_one_front(project: Path) -> None:
     assert "profiles" not in services["bot"], "`docker compose up` alone runs one bot, as before"
     assert replica["command"] == services["bot"]["command"] == ["run"]
     assert replica["environment"]["KINDRED_RUN_PLATFORMS"] == "telegram"
+    same = ("KINDRED_INFERENCE_BACKEND", "REDIS_URL", "DATABASE_URL", "KINDRED_WEB_PORT")
+    mine, bots = replica["environment"], services["bot"]["environment"]
+    assert {k: mine[k] for k in same} == {k: bots[k] for k in same}, "a replica replies as the bot does"
     assert "ports" not in replica, "replicas are reached through front only, so they can be scaled"
     assert front["ports"] == ["127.0.0.1:8081:8080/tcp"], "the replicas' one address, on this host only"
     config = " ".join(front["command"])
@@ -178,7 +200,7 @@ def test_each_service_is_given_only_the_secrets_it_needs(project: Path) -> None:
     assert set(secrets) == set().union(*NEEDS.values())  # a new secret must be placed in the table
     env = {**REQUIRED, **secrets}
     (project / ".env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
-    for files in ((), GPU):
+    for files in ((), PROFILE, GPU):
         services = resolved(project, *files)["services"]
         for name, service in services.items():
             shown = json.dumps(service)

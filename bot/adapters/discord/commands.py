@@ -27,6 +27,7 @@ from bot.adapters.discord.surfaces import InteractionSurface
 from bot.adapters.streaming import split_text
 from bot.core.access import NOT_ALLOWED
 from bot.core.controls import COMMANDS, FORGET_ALL_ASK
+from bot.core.errors import InvalidInput
 from bot.core.events import UserMessage
 from bot.core.ratelimit import slow_down
 from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED
@@ -141,7 +142,11 @@ async def correct(interaction: Interaction, memory: str, text: str) -> None:
 async def export(interaction: Interaction) -> None:
     await interaction.response.defer(ephemeral=True, thinking=True)
     controls = kindred_of(interaction.client).services.controls
-    data = await controls.export_jsonl(user_key(interaction.user.id), chat_id=chat_of(interaction))
+    try:
+        data = await controls.export_jsonl(user_key(interaction.user.id), chat_id=chat_of(interaction))
+    except InvalidInput as too_big:
+        await interaction.followup.send(str(too_big), ephemeral=True)
+        return
     if not data:
         await interaction.followup.send(NOTHING_TO_EXPORT, ephemeral=True)
         return

@@ -128,7 +128,7 @@ class TelegramAdapter:
         # Kept, so that a start that fails half-way can still close their sessions (below).
         self._requests = (
             AiohttpRequest(HTTP_CONNECTIONS),
-            AiohttpRequest(1, read_timeout=5.0 + self.config.poll_timeout_s),
+            AiohttpRequest(1, read_timeout=5.0 + self.config.poll_timeout_s, skip_unreadable_updates=True),
         )
         builder = (
             ApplicationBuilder()

@@ -64,9 +64,11 @@ def is_addressed(message: Message, bot_id: int, bot_username: str, mode: GroupMo
 
 
 def _mentions(message: Message, bot_id: int, bot_username: str) -> bool:
-    for entity, text in message.parse_entities(
-        [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
-    ).items():
+    try:
+        found = message.parse_entities([MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION])
+    except UnicodeDecodeError:  # an entity that ends inside a surrogate pair: no client sends one
+        return False
+    for entity, text in found.items():
         if entity.type == MessageEntityType.TEXT_MENTION and entity.user and entity.user.id == bot_id:
             return True
         if text.lower() == f"@{bot_username}".lower():

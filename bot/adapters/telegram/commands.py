@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
 from telegram import BotCommand, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, Message, Update
-from telegram.constants import ChatType
-from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, ContextTypes
+from telegram.constants import ChatType, MessageEntityType
+from telegram.ext import (
+    BaseHandler,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
 
 from bot.adapters.base import Services
 from bot.adapters.telegram.apps import RETRY_PREFIX, build_app, retry_app
@@ -16,6 +24,7 @@ from bot.adapters.telegram.ids import PLATFORM, chat_key, place_key, user_key
 from bot.adapters.telegram.messenger import NEVER_PREFIX
 from bot.core.access import NOT_ALLOWED
 from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
+from bot.core.errors import InvalidInput
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
 
@@ -23,6 +32,29 @@ Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, Non
 PRIVATE_ONLY = "For your privacy I only show that in our private chat. Write to me directly."
 PAGE_PREFIX = "mem:"
 FORGET_PREFIX = "forget:"
+# What Telegram allows in a command's name; anything else is not echoed back.
+COMMAND_NAME = re.compile(r"[A-Za-z0-9_]{1,32}")
+
+
+def unknown_command_text(name: str | None) -> str:
+    shown = f"/{name}" if name is not None and COMMAND_NAME.fullmatch(name) else "that command"
+    return f"I don't know {shown}; try /help."
+
+
+def addressed_command(message: Message) -> tuple[str, str | None] | None:
+    """(name, the bot it names after @, or None) of the command that starts `message`, if any;
+    a name that cannot be cut out as the entity says is "" (shown as "that command")."""
+    entity = next(iter(message.entities), None)
+    if message.text is None or entity is None or entity.type != MessageEntityType.BOT_COMMAND:
+        return None
+    if entity.offset != 0:
+        return None
+    try:
+        command = message.parse_entity(entity)  # offsets count UTF-16 units
+    except UnicodeDecodeError:  # an entity that ends inside a surrogate pair
+        return "", None
+    name, _, bot = command.removeprefix("/").partition("@")
+    return name, bot or None
 
 
 def bot_commands() -> list[BotCommand]:
@@ -77,6 +109,8 @@ class Commands:
         found: list[BaseHandler[Update, ContextTypes.DEFAULT_TYPE, None]] = [
             CommandHandler(name, self._guarded(callback)) for name, callback in simple.items()
         ]
+        # After every known command, in the same group: only a command none of them took gets here.
+        found.append(MessageHandler(filters.COMMAND, self._guarded(self.unknown)))
         found.append(CallbackQueryHandler(self.turn_page, pattern=f"^{PAGE_PREFIX}"))
         found.append(CallbackQueryHandler(self.confirm_forget, pattern=f"^{FORGET_PREFIX}"))
         found.append(CallbackQueryHandler(self.never_again, pattern=f"^{NEVER_PREFIX}"))
@@ -103,6 +137,22 @@ class Commands:
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.effective_message
         await update.effective_message.reply_text(help_text())
+
+    async def unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A /command Kindred does not have: answered in a private chat, and in a group only when
+        it names this bot (`/x@kindred_bot`); a bare one there may be another bot's."""
+        message = update.effective_message
+        assert message
+        command = addressed_command(message)
+        if command is None:
+            return
+        name, bot = command
+        ours = context.bot.username
+        if bot is not None and bot.lower() != (ours or "").lower():
+            return  # another bot's command
+        if bot is None and message.chat.type != ChatType.PRIVATE:
+            return
+        await message.reply_text(unknown_command_text(name))
 
     async def memories(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user
@@ -172,7 +222,11 @@ class Commands:
         if message.chat.type != ChatType.PRIVATE:
             await message.reply_text(PRIVATE_ONLY)
             return
-        data = await self.controls.export_jsonl(user_key(person.id), chat_id=chat_key(message.chat.id))
+        try:
+            data = await self.controls.export_jsonl(user_key(person.id), chat_id=chat_key(message.chat.id))
+        except InvalidInput as too_big:
+            await message.reply_text(str(too_big))
+            return
         if not data:
             await message.reply_text("I don't keep anything about you yet, so there is nothing to export.")
             return

@@ -15,6 +15,8 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+from bot.adapters.telegram.unreadable import readable_updates
+
 # Uploads (/export) get longer to write than a text message.
 MEDIA_WRITE_TIMEOUT_S = 20.0
 
@@ -27,8 +29,12 @@ class AiohttpRequest(BaseRequest):
         read_timeout: float | None = 5.0,
         connect_timeout: float | None = 5.0,
         pool_timeout: float | None = 1.0,
+        skip_unreadable_updates: bool = False,
     ) -> None:
+        """`skip_unreadable_updates`: for the long poll, getUpdates answers lose the updates PTB
+        cannot read (unreadable.py), which would otherwise stop polling for good."""
         self._connections = connections
+        self._skip_unreadable = skip_unreadable_updates
         self._read_timeout = read_timeout
         self._connect_timeout = connect_timeout
         self._pool_timeout = pool_timeout
@@ -75,11 +81,14 @@ class AiohttpRequest(BaseRequest):
             async with self._session.request(
                 method, url, data=_body(request_data, files), timeout=timeout
             ) as response:
-                return response.status, await response.read()
+                body = await response.read()
         except TimeoutError as err:
             raise TimedOut from err
         except aiohttp.ClientError as err:
             raise NetworkError(f"aiohttp.{type(err).__name__}: {err}") from err
+        if self._skip_unreadable and response.status == 200 and url.endswith("/getUpdates"):
+            body = readable_updates(body)
+        return response.status, body
 
 
 def _given(value: ODVInput[float], default: float | None) -> float | None:

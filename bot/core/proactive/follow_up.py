@@ -42,15 +42,18 @@ _NOT_EVENTS = {"day", "week", "weekend", "favourite day"}  # "my day is on Frida
 def dated_event(fact: RememberedFact, tz: ZoneInfo) -> tuple[str, date] | None:
     """The event a memory names and its local date, resolved against when it was said."""
     said = fact.created_at.astimezone(tz).date()
+    lowered = fact.text.lower()
+    # "İ" lowers to two characters: offsets into `lowered` then no longer point into the text.
+    as_written = fact.text if len(lowered) == len(fact.text) else lowered
     for rule in _RULES:
-        found = rule.search(fact.text.lower())
+        found = rule.search(lowered)
         if found is None:
             continue
         event, weekday, day, month, month2, day2 = found.groups()
         if event in _NOT_EVENTS:
             return None
         when = _resolve(said, found.group(0), weekday, day or day2, month or month2)
-        named = fact.text[found.start(1) : found.end(1)]  # as they wrote it: "flight to Rome"
+        named = as_written[found.start(1) : found.end(1)]  # as they wrote it: "flight to Rome"
         return (named, when) if when is not None and when >= said else None
     return None
 

@@ -176,6 +176,22 @@ async def test_export_sends_every_memory_as_an_ephemeral_file(fake: FakeDiscord,
     assert "my cat is called Miso" in [record["text"] for record in records]
 
 
+async def test_an_export_too_big_to_send_is_refused_in_words(fake: FakeDiscord, store: SqliteStore) -> None:
+    served = services(store)
+    served.controls.max_export_bytes = 100
+    async with running(served):
+        message = await fake.dm(ANN, "my cat is called Miso, and my dog is called Pepper, and they get along")
+        await wait_until(lambda: len(fake.replies_to(message)) == 1)
+        token = await fake.slash(ANN, "export")
+
+        def refused() -> bool:
+            return any("too much to send" in (shown.content or "") for shown in fake.answers(token))
+
+        await wait_until(refused, what="the refusal")
+    assert not any(shown.files for shown in fake.answers(token))
+    assert all(shown.ephemeral for shown in fake.answers(token))
+
+
 async def test_short_answers_are_ephemeral(fake: FakeDiscord, store: SqliteStore) -> None:
     expected = {
         "persona": f"This is who I am, as my admin set me up:\n\n{PERSONA}",

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bot.adapters.telegram.commands import unknown_command_text
 from bot.core.models import NewMemory
 from bot.store.sqlite import SqliteStore
 from tests.adapters.telegram.conftest import ANN, GROUP, PERSONA, running_bot
@@ -112,6 +113,16 @@ async def test_export_sends_a_jsonl_file_that_import_reads(api: FakeTelegramBotA
         assert {"id", "kind", "text", "speaker", "timestamp", "meta"} <= rows[0].keys()
 
 
+async def test_an_export_too_big_to_send_is_refused_in_words(api: FakeTelegramBotApi, tmp_path: Path) -> None:
+    async with running_bot(api, tmp_path) as bot:
+        await remember(bot.store, 30)
+        bot.adapter.services.controls.max_export_bytes = 2048
+        api.private_message(ANN, "/export")
+        await api.wait_until(lambda: len(api.texts(ANN)) == 1)
+        assert "more than 2 KiB, too much to send as one file here" in api.texts(ANN)[0]
+        assert api.documents == []
+
+
 async def test_the_simple_commands_answer(api: FakeTelegramBotApi, tmp_path: Path) -> None:
     async with running_bot(api, tmp_path):
         for command in ("/start", "/help", "/persona", "/privacy", "/app", "/stats"):
@@ -124,3 +135,32 @@ async def test_the_simple_commands_answer(api: FakeTelegramBotApi, tmp_path: Pat
         assert "/export" in privacy
         assert "coming soon" in app
         assert "admins" in stats, "not an admin: /stats is refused"
+
+
+async def test_an_unknown_command_is_answered_unless_it_is_another_bots(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    async with running_bot(api, tmp_path) as bot:
+        api.private_message(ANN, "/weather tomorrow")
+        api.private_message(ANN, "/Help")  # a known one, in any case, is still itself
+        api.private_message(ANN, "/export@some_other_bot")  # another bot's: not answered
+        api.group_message(GROUP, ANN, "/weather")  # in a group, bare: maybe another bot's
+        api.group_message(GROUP, ANN, "/weather@kindred_test_bot")
+        # An entity that ends inside a surrogate pair, as no real client sends: still words back.
+        update = api.private_message(ANN, "/😀")
+        update["message"]["entities"] = [{"type": "bot_command", "offset": 0, "length": 2}]
+        api.private_message(ANN, "hello")
+        await api.wait_until(lambda: len(api.texts(ANN)) == 4 and len(api.texts(GROUP)) == 1)
+        turns = await bot.turns(ANN_KEY, ANN_KEY)
+    unknown, helped, odd, chatted = api.texts(ANN)
+    assert unknown == "I don't know /weather; try /help."
+    assert odd == "I don't know that command; try /help."
+    assert helped.startswith("I'm Kindred") and chatted == "Lovely to hear from you."
+    assert api.texts(GROUP) == ["I don't know /weather; try /help."]
+    assert [text for role, text in turns if role == "user"] == ["hello"]  # a command is not a turn
+
+
+def test_an_unknown_commands_name_is_echoed_only_when_telegram_could_have_sent_it() -> None:
+    assert unknown_command_text("weather") == "I don't know /weather; try /help."
+    for odd in ("we\x00ther", "שלום", "x" * 33, "", None):
+        assert unknown_command_text(odd) == "I don't know that command; try /help."

@@ -37,9 +37,9 @@ async def test_hostile_updates_get_words_and_lose_nothing(api: FakeTelegramBotAp
         # Polling reads it with PTB's parser, which skips what it does not know.
         api.enqueue({"update_id": next(api._update_ids), "something_new_in_bot_api_99": {"x": [1]}})
         api.private_message(ANN, "and now?")
-        # Every command gets words, but one addressed to another bot and one Kindred does not have
-        # (neither is answered today); then the two messages.
-        answered = before + len(COMMANDS) - 2 + 2
+        # Every command gets words (one Kindred does not have: "I don't know that command"), but
+        # the one addressed to another bot; then the two messages.
+        answered = before + len(COMMANDS) - 1 + 2
 
         def done() -> bool:
             return len(api.texts(ANN)) >= answered and api.texts(ANN)[-1] == "Lovely to hear from you."

@@ -19,7 +19,13 @@ from bot.adapters.telegram.feedback import reaction_event
 from bot.core.errors import InvalidInput
 from bot.core.text import clean_message
 from tests.support.hostile import commands, hostile_texts, json_values
-from tests.support.telegram_updates import BOT_USERNAME, group_chat_json, private_chat_json, user_json
+from tests.support.telegram_updates import (
+    BOT_USERNAME,
+    group_chat_json,
+    private_chat_json,
+    private_message_update,
+    user_json,
+)
 
 BOT = Bot("123456:TEST-fuzz-token-not-real")
 BOT_ID = 123456
@@ -121,3 +127,26 @@ def test_any_update_is_translated_or_refused_never_raises(update: dict[str, Any]
 def test_any_webhook_body_is_read_or_refused(body: bytes) -> None:
     parsed = read_update(body, BOT)
     assert parsed is None or isinstance(parsed.update_id, int)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=hostile_texts,
+    bad=st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80"]),
+    at=st.integers(0, 40),
+)
+def test_an_update_with_invalid_utf8_inside_its_text_is_refused(text: str, bad: bytes, at: int) -> None:
+    """A well-formed update whose text holds bytes that are not UTF-8 (a broken proxy, a bit flip):
+    refused as a whole and never raising; only an encoded surrogate half, which `json` reads as a
+    lone surrogate, comes through, and cleaning makes it storable."""
+    update = private_message_update(7, 42, "hello there, friend")
+    body = json.dumps(update).encode()
+    start = body.index(b"hello there, friend")
+    spliced = body[: start + at % 19] + bad + body[start + at % 19 :]
+    parsed = read_update(spliced, BOT)
+    if parsed is not None:
+        assert bad == b"\xed\xa0\x80" and parsed.message is not None and parsed.message.text is not None
+        clean_message(parsed.message.text, MAX_CHARS).encode("utf-8")
+    # The same update with only the hostile text (valid UTF-8) is read.
+    update["message"]["text"] = text
+    assert read_update(json.dumps(update).encode(), BOT) is not None
