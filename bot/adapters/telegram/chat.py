@@ -66,8 +66,8 @@ def is_addressed(message: Message, bot_id: int, bot_username: str, mode: GroupMo
 def _mentions(message: Message, bot_id: int, bot_username: str) -> bool:
     try:
         found = message.parse_entities([MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION])
-    except UnicodeDecodeError:  # an entity that ends inside a surrogate pair: no client sends one
-        return False
+    except UnicodeError:  # an entity ending inside a surrogate pair, or a lone surrogate in the
+        return False  # text (JSON's "\ud800"): no client sends either
     for entity, text in found.items():
         if entity.type == MessageEntityType.TEXT_MENTION and entity.user and entity.user.id == bot_id:
             return True
