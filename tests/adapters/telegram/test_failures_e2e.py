@@ -28,6 +28,20 @@ async def test_flood_control_is_waited_out(api: FakeTelegramBotApi, tmp_path: Pa
         await api.wait_until(lambda: len(bot.feedback()) == 1)
 
 
+async def test_a_bad_spell_of_server_errors_is_waited_out_and_the_reply_comes_once(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    """bench/soak.py: Telegram answering 500 for a few seconds lost every reply sent meanwhile."""
+    async with running_bot(api, tmp_path) as bot:
+        api.outage("server_error", 3.0)
+        api.private_message(ANN, "hello")
+        assert await replies_done(api, ANN, 1, wait_s=20) == ["Lovely to hear from you."]
+        assert any(call.failed == "server_error" for call in api.calls_of("sendMessage"))
+        assert len(api.bot_messages(ANN)) == 1
+        api.reaction(ANN, api.bot_messages(ANN)[0].data["message_id"], ANN, old=[], new=["👍"])
+        await api.wait_until(lambda: len(bot.feedback()) == 1)
+
+
 async def test_not_modified_is_not_an_error(api: FakeTelegramBotApi, tmp_path: Path) -> None:
     reply = " ".join(f"w{n}" for n in range(30))
     policy = replace(ChatPolicy(), edit_interval_s=0.1)
