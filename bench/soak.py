@@ -20,6 +20,7 @@ import asyncio
 import bisect
 import json
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -30,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from bench import soak_checks as checks
-from bench.common import exit_cleanly_on_sigterm, fresh_database, log, machine, now_iso, postgres_server
+from bench.common import fresh_database, log, machine, now_iso, postgres_server
 from bench.soak_faults import SCHEDULE, Faults, run_faults
 from bench.soak_front import RoundRobinFront
-from bench.soak_kinds import RING
+from bench.soak_kinds import RING, kind_of
 from bench.soak_people import Person, bot_kinds, live
 from bench.soak_procs import System
 from tests.support.pg import as_url
@@ -45,6 +46,12 @@ DRAIN_S = 180.0  # after the load: for the last answers and the reminders' ring 
 RSS_EVERY_S = 2.0
 WARM_UP = 0.2  # of the load's time, before RSS counts towards the slope
 SHOWS_TEXT = ("sendMessageDraft", "sendMessage")
+
+
+async def supervise(system: System) -> None:
+    while True:
+        await asyncio.to_thread(system.restart_crashed)
+        await asyncio.sleep(1.0)
 
 
 async def sample_rss(system: System, samples: list[tuple[float, int, float]], started: float) -> None:
@@ -140,7 +147,10 @@ async def under_load(
     args: argparse.Namespace, api: FakeTelegramBotApi, pusher: WebhookPusher, system: System, dsn: str
 ) -> dict[str, Any]:
     rng = random.Random(args.seed)
-    people = [Person(FIRST_USER + n, random.Random(rng.random())) for n in range(args.people)]
+    people = [
+        Person(FIRST_USER + n, random.Random(rng.random()), remind_in=args.remind_in)
+        for n in range(args.people)
+    ]
     canaries: list[Person] = []
     faults = Faults(api, system, dsn, canaries, outage_s=min(8.0, max(3.0, args.seconds * 0.05)))
     started = time.monotonic()
@@ -148,6 +158,7 @@ async def under_load(
     think_s = args.people / args.rate
     rss: list[tuple[float, int, float]] = []
     sampler = asyncio.create_task(sample_rss(system, rss, started))
+    supervisor = asyncio.create_task(supervise(system))
     log(
         f"load: {args.people} people for {args.seconds} s (about {args.rate:g} actions/s), "
         f"faults {args.faults}"
@@ -162,9 +173,30 @@ async def under_load(
     log(f"load done in {load_s:.0f} s; draining")
     drained_s = await drain(api, pusher, everyone)
     sampler.cancel()
+    supervisor.cancel()
     alive = {p.name: p.pid is not None for p in (system.worker, system.beat, *system.bots)}
-    return report(args, api, pusher, everyone, fault_results, await checks.stored(dsn, everyone),
-                  load_s, drained_s, rss, alive)  # fmt: skip
+    if args.logs is not None:
+        dump_chats(api, everyone, started, args.logs / "chats.json")
+    result = report(args, api, pusher, everyone, fault_results, await checks.stored(dsn, everyone),
+                    load_s, drained_s, rss, alive)  # fmt: skip
+    # Parts that exited on their own and were started again, as the deployment's restart policy does.
+    result["crashed_and_restarted"] = dict(system.crashes)
+    return result
+
+
+def dump_chats(api: FakeTelegramBotApi, people: Sequence[Person], started: float, path: Path) -> None:
+    """Every chat, what was owed (with when, in seconds of the load) and what shows: for a look later."""
+    chats = [
+        {
+            "person": p.user,
+            "owed": [[kind, round(at - started, 1)] for kind, at in zip(p.sequence, p.asked_at, strict=True)],
+            "shown": [
+                [m.data["message_id"], kind_of(m.text), (m.text or "")[:80]] for m in api.bot_messages(p.user)
+            ],
+        }
+        for p in people
+    ]
+    path.write_text(json.dumps(chats, indent=1, ensure_ascii=False))
 
 
 def report(
@@ -219,12 +251,14 @@ def report(
             "messages_sent": messages,
             "reactions_and_presses": stored["reactions_sent"],
             "reminders": args.reminders,
+            "remind_in": args.remind_in,
             "mode": "webhook (the fake Bot API pushes, per chat in order, retrying non-2xx)",
             "generator": "load fixture: deterministic, instant (not a model)",
             "embedder": "load fixture: hash vectors (not a model)",
             "app_builds": "rules only (KINDRED_APP_MODEL_PASS=false)",
             "store": "PostgreSQL + pgvector (embedded server, fsync on)",
             "redis": "redis-server of the soak's own: appendonly yes, appendfsync always",
+            "visibility_timeout_s": 60,
             "throughput": "offered load (closed loop with think time), not a saturation figure",
             "latency": "chat message queued at the Bot API → first text shown (draft or message)",
         },
@@ -240,6 +274,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--people", type=int, default=300)
     parser.add_argument("--rate", type=float, default=20.0, help="actions a second, all people together")
     parser.add_argument("--reminders", type=int, default=10, help="people who ask for a reminder in 1 minute")
+    parser.add_argument(
+        "--remind-in", default="1 minute", help="when the reminders are due (beat runs each minute)"
+    )
     parser.add_argument("--replicas", type=int, default=1)
     parser.add_argument(
         "--faults", default=",".join(SCHEDULE), help=f"comma-separated, of {', '.join(SCHEDULE)}"
@@ -257,14 +294,22 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+async def stopped_by_sigterm(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """The soak, cancelled by SIGTERM (a test's timeout) so that every process it started is stopped."""
+    task = asyncio.current_task()
+    assert task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    return await soak(args, folder)
+
+
 def main() -> None:
     args = parse()
-    exit_cleanly_on_sigterm()
     if args.logs is not None:
-        result = asyncio.run(soak(args, args.logs))
+        args.logs.mkdir(parents=True, exist_ok=True)
+        result = asyncio.run(stopped_by_sigterm(args, args.logs))
     else:
         with tempfile.TemporaryDirectory(prefix="kindred-soak-") as folder:
-            result = asyncio.run(soak(args, Path(folder)))
+            result = asyncio.run(stopped_by_sigterm(args, Path(folder)))
     log(f"lost {result['lost']}, duplicated {result['duplicated']}, recovered {result['all_recovered']}")
     print(json.dumps(result, indent=2, ensure_ascii=False))
     sys.stdout.flush()

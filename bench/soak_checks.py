@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from bench.soak_kinds import APP, ERROR, RING, has_notice, kind_of
+from bench.soak_kinds import APP, ERROR, NOT_ANSWERS, RING, STEP, has_notice, kind_of
 from bench.soak_people import Person
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.telegram_push import WebhookPusher
@@ -33,7 +33,7 @@ def answers(api: FakeTelegramBotApi, people: Sequence[Person]) -> dict[str, Any]
     for person in people:
         shown = texts(api, person.user)
         kinds = [kind_of(text) for text in shown]
-        answered = [kind for kind in kinds if kind not in (RING, ERROR)]
+        answered = [kind for kind in kinds if kind not in NOT_ANSWERS]
         got = Counter(answered)
         for kind in set(got) | set(person.expected):
             missing = max(0, person.expected[kind] - got[kind])
@@ -42,7 +42,9 @@ def answers(api: FakeTelegramBotApi, people: Sequence[Person]) -> dict[str, Any]
             by_kind[f"{kind}_lost"] += missing
             by_kind[f"{kind}_duplicated"] += extra
         notices += sum(1 for text in shown if has_notice(text))
-        failures += [f"{person.user}: {t[:100]}" for t, k in zip(shown, kinds, strict=True) if k == ERROR]
+        failures += [
+            f"{person.user}: {t[:100]}" for t, k in zip(shown, kinds, strict=True) if k in (ERROR, STEP)
+        ]
         if answered != person.sequence:
             shown_kinds = [f"{k}: {t[:50]}" for k, t in zip(kinds, shown, strict=True)]
             disorder.append({"person": person.user, "owed": person.sequence, "shown": shown_kinds})

@@ -68,10 +68,14 @@ class Faults:
                 **await self.answered(_chat)}  # fmt: skip
 
     async def worker_kill(self) -> dict[str, Any]:
-        await asyncio.to_thread(self.system.worker.kill)
-        await asyncio.sleep(DOWN_S)
-        self.system.worker.start()
-        ready_s = await asyncio.to_thread(self.system.worker.wait_ready)
+        self.system.held.add("worker")
+        try:
+            await asyncio.to_thread(self.system.worker.kill)
+            await asyncio.sleep(DOWN_S)
+            self.system.worker.start()
+            ready_s = await asyncio.to_thread(self.system.worker.wait_ready)
+        finally:
+            self.system.held.discard("worker")
         return {"detail": f"SIGKILL to the worker's process group; restarted, ready in {ready_s:.1f} s",
                 **await self.answered(build)}  # fmt: skip
 
@@ -80,9 +84,8 @@ class Faults:
         await asyncio.sleep(DOWN_S)
         await asyncio.to_thread(self.system.redis.start)
         result = await self.answered(build)
-        beat_alive = self.system.beat.pid is not None
         return {"detail": "SIGKILL to redis-server (appendonly, fsync always), started again on its port",
-                "beat_alive": beat_alive, **result, "ok_extra": beat_alive}  # fmt: skip
+                **result}  # fmt: skip
 
     async def postgres_terminate(self) -> dict[str, Any]:
         name = str(conninfo_to_dict(self.dsn)["dbname"])
@@ -100,9 +103,13 @@ class Faults:
     async def bot_restart(self) -> dict[str, Any]:
         codes = []
         for bot in self.system.bots:
-            codes.append(await asyncio.to_thread(bot.terminate))
-            bot.start()
-            await asyncio.to_thread(bot.wait_ready)
+            self.system.held.add(bot.name)
+            try:
+                codes.append(await asyncio.to_thread(bot.terminate))
+                bot.start()
+                await asyncio.to_thread(bot.wait_ready)
+            finally:
+                self.system.held.discard(bot.name)
         clean = all(code == 0 for code in codes)
         return {"detail": f"SIGTERM to each bot replica (exit codes {codes}), then a new one",
                 "clean_exit": clean, "ok_extra": clean, **await self.answered(_chat)}  # fmt: skip

@@ -4,12 +4,15 @@ simulated people wait on and the checks count in."""
 from __future__ import annotations
 
 from bench.telegram_fixtures import REPLY_WORDS
+from bot.core.app_build import STEPS
 from bot.core.controls import PRIVACY
 
 REPLY_TEXT = " ".join(f"w{n}" for n in range(REPLY_WORDS))  # the load fixture's every reply
-REPLY, APP, REMINDER_OK, RING, PRIVACY_KIND, REMINDERS, MEMORIES, SETTING, ERROR = (
-    "reply", "app", "reminder_ok", "ring", "privacy", "reminders", "memories", "setting", "error",
+REPLY, APP, REMINDER_OK, RING, PRIVACY_KIND, REMINDERS, MEMORIES, SETTING, ERROR, STEP = (
+    "reply", "app", "reminder_ok", "ring", "privacy", "reminders", "memories", "setting", "error", "app_step",
 )  # fmt: skip
+# Not answers: a failure notice, or an app build's progress that never became its link.
+NOT_ANSWERS = frozenset({RING, ERROR, STEP})
 # The notices a failure shows in place of an answer (delivery.SORRY, the app build's, the store's).
 _FAILURE_WORDS = ("went wrong", "right now", "try again", "couldn't", "can't start", "unavailable")
 
@@ -25,6 +28,8 @@ def kind_of(text: str | None) -> str:
         return REPLY
     if "/a/" in text and ("is ready" in text or "already have" in text or "is updated" in text):
         return APP
+    if text in STEPS.values():
+        return STEP
     if text.startswith("Reminder: "):
         return RING
     if text.startswith("Okay: ") and "I'll remind you" in text:

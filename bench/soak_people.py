@@ -29,6 +29,7 @@ class Person:
     rng: random.Random
     expected: Counter[str] = field(default_factory=Counter)  # kinds of bot message owed
     sequence: list[str] = field(default_factory=list)  # the same, in order
+    asked_at: list[float] = field(default_factory=list)  # when each was asked (time.monotonic)
     reactions: int = 0  # message_reaction updates sent, each on another reply
     presses: int = 0  # 👍/👎 button presses, each on another reply
     reminders: list[str] = field(default_factory=list)  # each reminder's task, to ring once
@@ -37,6 +38,7 @@ class Person:
     builds: int = 0
     # Past this moment (the load's end) nobody waits for an answer any more: the drain does.
     patience_until: float = float("inf")
+    remind_in: str = "1 minute"
     _reacted: set[int] = field(default_factory=set)
     _pressed: set[int] = field(default_factory=set)
 
@@ -44,6 +46,7 @@ class Person:
 def owe(person: Person, kind: str) -> None:
     person.expected[kind] += 1
     person.sequence.append(kind)
+    person.asked_at.append(time.monotonic())
 
 
 def bot_kinds(api: FakeTelegramBotApi, user: int) -> list[tuple[int, str]]:
@@ -111,7 +114,7 @@ async def build(api: FakeTelegramBotApi, person: Person) -> None:
 
 
 async def remind(api: FakeTelegramBotApi, person: Person) -> None:
-    """A zone and no quiet hours first (a reminder waits for both), then "remind me in 1 minute"."""
+    """A zone and no quiet hours first (a reminder waits for both), then "remind me in 1 minute to …"."""
     for setting in ("/proactive timezone Europe/Berlin", "/proactive quiet 0-0"):
         owe(person, SETTING)
         api.private_message(person.user, setting)
@@ -119,7 +122,7 @@ async def remind(api: FakeTelegramBotApi, person: Person) -> None:
     task = f"water the plants r{person.user}"
     person.reminders.append(task)
     owe(person, REMINDER_OK)
-    api.private_message(person.user, f"remind me in 1 minute to {task}")
+    api.private_message(person.user, f"remind me in {person.remind_in} to {task}")
     await wait_for(api, person, REMINDER_OK)
 
 

@@ -117,6 +117,10 @@ def base_env(data: Path, database_url: str, redis_url: str, token: str, api_base
             "KINDRED_APPS_URL": APPS_URL,
             # Simulated people write faster than the per-person limit allows real ones to.
             "KINDRED_USER_MESSAGES_PER_MINUTE": "0",
+            # A killed worker's job is handed to the next after this long (acks late). The default
+            # outlasts nightly training (an hour); the soak runs no job longer than seconds, and an
+            # app build waits at most 180 s for its result.
+            "KINDRED_VISIBILITY_TIMEOUT_S": "60",
             # The loopback Bot API has no flood limit; Telegram's 30/s would be the cap.
             "KINDRED_TELEGRAM_SENDS_PER_SECOND": "1000",
         }
@@ -137,6 +141,10 @@ class System:
     worker: Process = field(init=False)
     beat: Process = field(init=False)
     bots: list[Process] = field(init=False)
+    # Parts a fault is stopping and starting itself, which the supervisor leaves alone meanwhile.
+    held: set[str] = field(default_factory=set)
+    # Restarts by the supervisor (as docker compose's `restart: unless-stopped` does), by part.
+    crashes: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Persistence (appendonly, fsync always): a killed Redis keeps every queued task it acknowledged.
@@ -180,7 +188,18 @@ class System:
         for process in (self.worker, self.beat, *self.bots):
             log(f"{process.name} ready in {process.wait_ready():.1f} s")
 
+    def restart_crashed(self) -> None:
+        """What the deployment's supervisor does: a part that exited on its own is started again."""
+        for process in (self.worker, self.beat, *self.bots):
+            if process.name in self.held or process.proc is None or process.proc.poll() is None:
+                continue
+            log(f"supervisor: {process.name} exited ({process.proc.returncode}); starting it again")
+            self.crashes[process.name] = self.crashes.get(process.name, 0) + 1
+            process.start()
+            process.wait_ready()
+
     def stop(self) -> None:
+        self.held.update(p.name for p in (self.worker, self.beat, *self.bots))
         for bot in self.bots:
             if bot.proc is not None:
                 bot.terminate()
