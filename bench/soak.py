@@ -46,6 +46,7 @@ DRAIN_S = 180.0  # after the load: for the last answers and the reminders' ring 
 RSS_EVERY_S = 2.0
 WARM_UP = 0.2  # of the load's time, before RSS counts towards the slope
 SHOWS_TEXT = ("sendMessageDraft", "sendMessage")
+SETTLE_S = 10.0  # after a fault's canary is answered, before latency counts as "outside faults"
 
 
 async def supervise(system: System) -> None:
@@ -81,8 +82,14 @@ def rss_slope(samples: Sequence[tuple[float, int, float]], after_s: float, befor
     return round(float((x * y).sum() / (x * x).sum()), 3) if len(x) and (x * x).sum() > 0 else None
 
 
-def latencies_ms(api: FakeTelegramBotApi, people: Sequence[Person]) -> list[float]:
-    """From a chat message queued at the Bot API to the first text the bot shows for it."""
+def latencies_ms(
+    api: FakeTelegramBotApi,
+    people: Sequence[Person],
+    started: float,
+    away: Sequence[tuple[float, float]] = (),
+) -> list[float]:
+    """From a chat message queued at the Bot API to the first text the bot shows for it; none of
+    those sent within `away` (seconds of the load: the faults and a settling time after each)."""
     shown: dict[int, list[float]] = {}
     for call in api.calls:
         if call.method in SHOWS_TEXT and not call.failed:
@@ -91,6 +98,8 @@ def latencies_ms(api: FakeTelegramBotApi, people: Sequence[Person]) -> list[floa
     for person in people:
         moments = shown.get(person.user, [])
         for at in person.chat_sent:
+            if any(start <= at - started <= end for start, end in away):
+                continue
             i = bisect.bisect_left(moments, at)
             if i < len(moments):
                 out.append((moments[i] - at) * 1000.0)
@@ -178,7 +187,7 @@ async def under_load(
     if args.logs is not None:
         dump_chats(api, everyone, started, args.logs / "chats.json")
     result = report(args, api, pusher, everyone, fault_results, await checks.stored(dsn, everyone),
-                    load_s, drained_s, rss, alive)  # fmt: skip
+                    load_s, drained_s, rss, alive, started)  # fmt: skip
     # Parts that exited on their own and were started again, as the deployment's restart policy does.
     result["crashed_and_restarted"] = dict(system.crashes)
     return result
@@ -199,6 +208,10 @@ def dump_chats(api: FakeTelegramBotApi, people: Sequence[Person], started: float
     path.write_text(json.dumps(chats, indent=1, ensure_ascii=False))
 
 
+def percentile(values: Sequence[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 1) if values else None
+
+
 def report(
     args: argparse.Namespace,
     api: FakeTelegramBotApi,
@@ -210,6 +223,7 @@ def report(
     drained_s: float,
     rss: list[tuple[float, int, float]],
     alive: dict[str, bool],
+    started: float,
 ) -> dict[str, Any]:
     answers, rings = checks.answers(api, people), checks.rings(api, people)
     links, accepted = checks.app_links(api, people), checks.deliveries(pusher)
@@ -217,7 +231,11 @@ def report(
             + accepted["not_accepted"])  # fmt: skip
     duplicated = (answers["duplicated"] + rings["duplicated"] + links["duplicated"]
                   + stored["feedback_duplicated"] + stored["user_turns_stored_twice"])  # fmt: skip
-    waits = latencies_ms(api, people)
+    waits = latencies_ms(api, people, started)
+    # Outside the faults: from each fault's start to SETTLE_S after its canary was answered.
+    calm = latencies_ms(
+        api, people, started, [(f["at_s"], f["at_s"] + f["took_s"] + SETTLE_S) for f in faults]
+    )
     messages = sum(len(p.sequence) for p in people)
     return {
         "benchmark": "soak",
@@ -229,9 +247,15 @@ def report(
         "faults": faults,
         "all_recovered": all(f["recovered"] for f in faults),
         "throughput_msgs_per_s": round(messages / load_s, 2),
-        "p95_ms": round(float(np.percentile(waits, 95)), 1) if waits else None,
-        "p99_ms": round(float(np.percentile(waits, 99)), 1) if waits else None,
-        "p50_ms": round(float(np.percentile(waits, 50)), 1) if waits else None,
+        "p95_ms": percentile(waits, 95),
+        "p99_ms": percentile(waits, 99),
+        "p50_ms": percentile(waits, 50),
+        "outside_faults": {
+            "p50_ms": percentile(calm, 50),
+            "p95_ms": percentile(calm, 95),
+            "p99_ms": percentile(calm, 99),
+            "n": len(calm),
+        },
         "rss_slope_mb_per_min": rss_slope(rss, WARM_UP * load_s, load_s),
         "rss_mb": {"first": rss[0][2] if rss else None, "last": rss[-1][2] if rss else None},
         "checks": {

@@ -132,5 +132,8 @@ async def run_faults(faults: Faults, names: list[str], started: float, load_s: f
             result = {"detail": f"{type(exc).__name__}: {exc}", "canary_answered": False}
         recovered = bool(result.pop("canary_answered")) and bool(result.pop("ok_extra", True))
         log(f"fault: {name} {'recovered' if recovered else 'NOT RECOVERED'} ({result.get('detail')})")
-        results.append({"fault": name, "at_s": round(at, 1), "recovered": recovered, **result})
+        took = time.monotonic() - started - at
+        results.append(
+            {"fault": name, "at_s": round(at, 1), "took_s": round(took, 1), "recovered": recovered, **result}
+        )
     return results
