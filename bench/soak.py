@@ -225,7 +225,7 @@ def report(
     alive: dict[str, bool],
     started: float,
 ) -> dict[str, Any]:
-    answers, rings = checks.answers(api, people), checks.rings(api, people)
+    answers, rings, order = checks.answers(api, people), checks.rings(api, people), checks.order(api, people)
     links, accepted = checks.app_links(api, people), checks.deliveries(pusher)
     lost = (answers["lost"] + rings["lost"] + stored["feedback_lost"] + stored["user_turns_missing"]
             + accepted["not_accepted"])  # fmt: skip
@@ -244,6 +244,7 @@ def report(
         "replicas": args.replicas,
         "lost": lost,
         "duplicated": duplicated,
+        "chats_out_of_order": order["chats_out_of_order"],
         "faults": faults,
         "all_recovered": all(f["recovered"] for f in faults),
         "throughput_msgs_per_s": round(messages / load_s, 2),
@@ -259,6 +260,7 @@ def report(
         "rss_slope_mb_per_min": rss_slope(rss, WARM_UP * load_s, load_s),
         "rss_mb": {"first": rss[0][2] if rss else None, "last": rss[-1][2] if rss else None},
         "checks": {
+            "order": order,
             "answers": answers,
             "reminders": rings,
             "app_links": links,

@@ -9,17 +9,37 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
+from collections.abc import AsyncIterator, Sequence
 
 from bench.telegram_fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
 from bot.app.kindred import build
 from bot.app.settings import Settings, load_settings, secret_values
 from bot.cli.logs import setup_logging
 from bot.cli.run import serve
+from bot.core.models import ChatMessage
 from bot.core.ports import Embedder, Inference
+
+TAG = re.compile(r"\[r\d+\]")
+
+
+class TaggingFixtureGenerator(LoadFixtureGenerator):
+    """The load fixture's reply, ending with the tag ("[r7]") of the message it answers, so that
+    the soak can tell which message each reply belongs to and in what order they came."""
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+    ) -> AsyncIterator[str]:
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+            yield chunk
+        asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        tags = TAG.findall(asked)
+        if tags:
+            yield tags[-1]
 
 
 async def load_fixtures(settings: Settings, started: float) -> tuple[Embedder, Inference]:
-    return LoadFixtureEmbedder(), LoadFixtureGenerator()
+    return LoadFixtureEmbedder(), TaggingFixtureGenerator()
 
 
 def main() -> None:

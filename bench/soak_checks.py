@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from bench.soak_kinds import APP, ERROR, NOT_ANSWERS, RING, STEP, has_notice, kind_of
+from bench.soak_kinds import APP, ERROR, NOT_ANSWERS, RING, STEP, has_notice, kind_of, reply_tag
 from bench.soak_people import Person
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.telegram_push import WebhookPusher
@@ -59,6 +59,17 @@ def answers(api: FakeTelegramBotApi, people: Sequence[Person]) -> dict[str, Any]
         "chats_out_of_order_or_incomplete": len(disorder),
         "disorder_samples": disorder[:SAMPLES],
     }
+
+
+def order(api: FakeTelegramBotApi, people: Sequence[Person]) -> dict[str, Any]:
+    """Each reply names the message it answers: in every chat, the replies answer the messages
+    once each and in the order they were sent."""
+    wrong: list[dict[str, Any]] = []
+    for person in people:
+        shown = [tag for tag in map(reply_tag, texts(api, person.user)) if tag is not None]
+        if shown != person.tags:
+            wrong.append({"person": person.user, "sent": person.tags, "answered": shown})
+    return {"chats_out_of_order": len(wrong), "samples": wrong[:SAMPLES]}
 
 
 def texts(api: FakeTelegramBotApi, user: int) -> list[str]:

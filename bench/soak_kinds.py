@@ -3,6 +3,8 @@ simulated people wait on and the checks count in."""
 
 from __future__ import annotations
 
+import re
+
 from bench.telegram_fixtures import REPLY_WORDS
 from bot.core.app_build import STEPS
 from bot.core.controls import PRIVACY
@@ -17,14 +19,26 @@ NOT_ANSWERS = frozenset({RING, ERROR, STEP})
 _FAILURE_WORDS = ("went wrong", "right now", "try again", "couldn't", "can't start", "unavailable")
 
 
+TAG = re.compile(r"^ ?(\[r\d+\])")  # the message a reply answers (bench/soak_bot.py)
+
+
 def has_notice(text: str | None) -> bool:
     """A reply's words followed by a notice (the store was unavailable: the turn is kept for later)."""
-    return (text or "").startswith(REPLY_TEXT + "\n\n")
+    return (text or "").startswith(REPLY_TEXT) and "\n\n" in (text or "")
+
+
+def reply_tag(text: str | None) -> str | None:
+    """The tag of the message a reply answers, or None (not a reply, or no tag)."""
+    text = text or ""
+    if not text.startswith(REPLY_TEXT):
+        return None
+    found = TAG.match(text[len(REPLY_TEXT) :])
+    return found.group(1) if found else None
 
 
 def kind_of(text: str | None) -> str:
     text = (text or "").strip()
-    if text == REPLY_TEXT or has_notice(text):
+    if text.startswith(REPLY_TEXT):
         return REPLY
     if "/a/" in text and ("is ready" in text or "already have" in text or "is updated" in text):
         return APP

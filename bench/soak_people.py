@@ -19,7 +19,7 @@ ANSWER_WAIT_S = 90.0
 POLL_S = 0.25
 COMMANDS = {"/memories": MEMORIES, "/privacy": PRIVACY_KIND, "/reminders": REMINDERS}
 # What a person does next, and how often (the rest of 1.0 is chat).
-REACT, PRESS, COMMAND, BUILD = 0.12, 0.06, 0.12, 0.04
+REACT, PRESS, COMMAND, BUILD, BURST = 0.12, 0.06, 0.12, 0.04, 0.08
 BUILDS_EACH = 1  # an app build is slow work on the worker: one per person is plenty of them
 
 
@@ -34,6 +34,7 @@ class Person:
     presses: int = 0  # 👍/👎 button presses, each on another reply
     reminders: list[str] = field(default_factory=list)  # each reminder's task, to ring once
     chat_sent: list[float] = field(default_factory=list)  # when each chat message was queued
+    tags: list[str] = field(default_factory=list)  # each chat message's tag, in the order sent
     timeouts: int = 0
     builds: int = 0
     # Past this moment (the load's end) nobody waits for an answer any more: the drain does.
@@ -70,10 +71,19 @@ def replies(api: FakeTelegramBotApi, person: Person) -> list[int]:
     return [message_id for message_id, kind in bot_kinds(api, person.user) if kind == REPLY]
 
 
-async def chat(api: FakeTelegramBotApi, person: Person, text: str) -> None:
+def say(api: FakeTelegramBotApi, person: Person, text: str) -> None:
+    """A chat message, tagged so that its reply can be told apart (bench/soak_bot.py)."""
+    tag = f"[r{len(person.tags)}]"
+    person.tags.append(tag)
     owe(person, REPLY)
     person.chat_sent.append(time.monotonic())
-    api.private_message(person.user, text)
+    api.private_message(person.user, f"{text} {tag}")
+
+
+async def chat(api: FakeTelegramBotApi, person: Person, text: str, *, burst: int = 1) -> None:
+    """`burst` messages one after the other without waiting, as people often write; then their replies."""
+    for n in range(burst):
+        say(api, person, text if n == 0 else f"{text}, and one more thing")
     await wait_for(api, person, REPLY)
 
 
@@ -150,5 +160,7 @@ async def live(api: FakeTelegramBotApi, person: Person, until: float, think_s: f
             await command(api, person)
         elif roll < COMMAND + BUILD and person.builds < BUILDS_EACH:
             await build(api, person)
+        elif roll < COMMAND + BUILD + BURST:
+            await chat(api, person, f"message {n} from {person.user}: two things at once", burst=2)
         else:
             await chat(api, person, f"message {n} from {person.user}: today I walked by the river")
