@@ -32,6 +32,8 @@ def test_a_minute_of_load_and_every_fault_loses_nothing_and_duplicates_nothing(t
     assert [f["fault"] for f in report["faults"]] == list(SCHEDULE)
     assert all(f["recovered"] for f in report["faults"]), (report["faults"], done.stderr[-3000:])
     assert (report["lost"], report["duplicated"]) == (0, 0), (checks, done.stderr[-3000:])
+    # Each reply names its message: every chat's replies answer its messages once each, in order.
+    assert report["chats_out_of_order"] == 0, checks["order"]
     # The load really ran through every part: replies, commands, feedback, app links, reminders.
     assert checks["webhook"]["accepted"] == checks["webhook"]["updates"] > 100
     assert checks["store"]["feedback_rows"] == checks["store"]["reactions_sent"] > 0
