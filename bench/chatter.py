@@ -10,10 +10,31 @@ import re
 from collections.abc import Mapping, Sequence
 
 SMALL_TALK: Sequence[str] = (
-    "hey", "morning!", "hi again", "lol", "haha true", "ok thanks", "good night", "I'm back",
-    "ugh", "what do you think?", "yeah", "not much, you?", "sorry, got distracted", "anyway",
-    "that's fair", "hmm, maybe", "so tired today", "happy Friday!", "ugh, Mondays", "brb",
-    "thanks, that helps", "you're the best", "I guess so", "long day", "guess what",
+    "hey",
+    "morning!",
+    "hi again",
+    "lol",
+    "haha true",
+    "ok thanks",
+    "good night",
+    "I'm back",
+    "ugh",
+    "what do you think?",
+    "yeah",
+    "not much, you?",
+    "sorry, got distracted",
+    "anyway",
+    "that's fair",
+    "hmm, maybe",
+    "so tired today",
+    "happy Friday!",
+    "ugh, Mondays",
+    "brb",
+    "thanks, that helps",
+    "you're the best",
+    "I guess so",
+    "long day",
+    "guess what",
 )
 
 CHATTER: Sequence[str] = (
@@ -60,11 +81,21 @@ CHATTER: Sequence[str] = (
 )
 
 CHATTER_SLOTS: Mapping[str, Sequence[str]] = {
-    "show": ("that new detective series", "a cooking competition", "the nature documentary",
-             "an old sitcom rerun", "the baking show"),
+    "show": (
+        "that new detective series",
+        "a cooking competition",
+        "the nature documentary",
+        "an old sitcom rerun",
+        "the baking show",
+    ),
     "mood": ("exhausting", "pretty chill", "chaotic", "fine I guess", "a nightmare"),
-    "work_event": ("three meetings back to back", "the client changed everything again",
-                   "we shipped the release", "my inbox exploded", "nobody could find the budget file"),
+    "work_event": (
+        "three meetings back to back",
+        "the client changed everything again",
+        "we shipped the release",
+        "my inbox exploded",
+        "nobody could find the budget file",
+    ),
     "dish": ("lentil soup", "stir fry", "lasagna", "banana bread", "shakshuka", "curry"),
     "result": ("great", "kind of burnt", "way too salty", "better than expected"),
     "room": ("bedroom", "kitchen", "living room", "hallway", "bathroom"),
@@ -72,8 +103,14 @@ CHATTER_SLOTS: Mapping[str, Sequence[str]] = {
     "sport": ("football", "hockey", "baseball", "basketball"),
     "news": ("the heatwave", "the election", "that bridge closure", "the train strike"),
     "friend": ("Sam", "Alex", "Jordan", "Riley", "Casey", "Morgan", "Jamie"),
-    "topic": ("weekend plans", "their kids", "the housing market", "a show we both like",
-              "quitting their job", "gardening"),
+    "topic": (
+        "weekend plans",
+        "their kids",
+        "the housing market",
+        "a show we both like",
+        "quitting their job",
+        "gardening",
+    ),
     "appliance": ("fridge", "washing machine", "dishwasher", "dryer", "oven"),
     "water": ("river", "lake", "harbour", "canal"),
     "weekday": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday"),
@@ -84,26 +121,62 @@ CHATTER_SLOTS: Mapping[str, Sequence[str]] = {
 }
 
 ASSISTANT: Sequence[str] = (
-    "That sounds lovely!", "Oh no, I'm sorry to hear that.", "Haha, I love that.",
-    "How did that make you feel?", "Want to talk about it?", "That's a big step, congrats!",
-    "Good for you.", "Tell me more!", "I'm here if you need to vent.", "That makes sense.",
-    "Hope tomorrow is better.", "Sounds like a busy day.", "Fingers crossed for you!",
-    "Interesting, what made you decide that?", "Noted! I'll keep that in mind.",
-    "Get some rest tonight.", "Hey! Good to hear from you.", "That's a lot to juggle.",
-    "I'd go with whatever feels least stressful.", "Ha, classic.", "You deserve a break.",
-    "What's the plan for the rest of the day?", "Honestly, that sounds like a win.",
-    "Ooh, how exciting!", "That's rough. Anything I can do to help?",
+    "That sounds lovely!",
+    "Oh no, I'm sorry to hear that.",
+    "Haha, I love that.",
+    "How did that make you feel?",
+    "Want to talk about it?",
+    "That's a big step, congrats!",
+    "Good for you.",
+    "Tell me more!",
+    "I'm here if you need to vent.",
+    "That makes sense.",
+    "Hope tomorrow is better.",
+    "Sounds like a busy day.",
+    "Fingers crossed for you!",
+    "Interesting, what made you decide that?",
+    "Noted! I'll keep that in mind.",
+    "Get some rest tonight.",
+    "Hey! Good to hear from you.",
+    "That's a lot to juggle.",
+    "I'd go with whatever feels least stressful.",
+    "Ha, classic.",
+    "You deserve a break.",
+    "What's the plan for the rest of the day?",
+    "Honestly, that sounds like a win.",
+    "Ooh, how exciting!",
+    "That's rough. Anything I can do to help?",
 )
 
 OPENERS: Sequence[str] = ("", "", "Oh!", "Ah.", "Hmm.", "Aw.", "Ha!", "Okay.", "Hey.")
 FOLLOW_UPS: Sequence[str] = (
-    "", "", "", "What are you up to tonight?", "How are you feeling about it?", "What's next?",
-    "Did you get any sleep?", "Anything fun planned for the weekend?", "How's the rest of your week?",
+    "",
+    "",
+    "",
+    "What are you up to tonight?",
+    "How are you feeling about it?",
+    "What's next?",
+    "Did you get any sleep?",
+    "Anything fun planned for the weekend?",
+    "How's the rest of your week?",
 )
 
 # People rarely type the same sentence twice: lead-ins, tails and second sentences vary the chatter.
-LEAD_INS: Sequence[str] = ("", "", "", "", "Ugh.", "So", "Honestly,", "Okay so", "Btw", "Random thought:",
-                           "Update:", "Also,", "Anyway,")
+LEAD_INS: Sequence[str] = (
+    "",
+    "",
+    "",
+    "",
+    "Ugh.",
+    "So",
+    "Honestly,",
+    "Okay so",
+    "Btw",
+    "Random thought:",
+    "Update:",
+    "Also,",
+    "Anyway,",
+)
 TAILS: Sequence[str] = ("", "", "", "", " lol", " haha", "!!", " :)", " ugh", " 😅", " anyway")
 SECOND_SENTENCE_CHANCE = 0.3
 

@@ -103,8 +103,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {"benchmark": "consolidation_recall", "date": now_iso(), "machine": machine()}
     began = time.perf_counter()
     try:
-        async with server_for([args.backend], args.database_url) as server, \
-                open_store(args.backend, server) as opened:
+        async with (
+            server_for([args.backend], args.database_url) as server,
+            open_store(args.backend, server) as opened,
+        ):
             store = opened.store
             turn_of = await load(store, embedder, data)
             vectors = await embedder.embed([q.text for q in data.questions])

@@ -58,7 +58,7 @@ POOL_SIZE = 8192
 BULK_VECTORS = {
     "random": "random unit vectors",
     "pooled": f"real embeddings of {POOL_SIZE:,} chat-like texts, each reused with Gaussian noise "
-              f"(sigma {phases.POOL_NOISE} per dimension)",
+    f"(sigma {phases.POOL_NOISE} per dimension)",
 }
 # Issue 11's targets, p95 on the 2-core machine. Per store where they differ.
 TARGETS: dict[str, Any] = {
@@ -74,8 +74,10 @@ TARGETS: dict[str, Any] = {
 IMPORT_TURNS, QUICK_IMPORT_TURNS = 5882, 1500
 EMBED_CALLS, QUICK_EMBED_CALLS = 300, 100
 MODEL_TURNS, QUICK_MODEL_TURNS = 12, 3  # user turns extracted with the model: ~4 s each on 2 cores
-OFF_REPLY_PATH = ("remember_turn runs as the kindred.memory.extract job after the reply is stored: "
-                  "not on the reply's path, not part of write")
+OFF_REPLY_PATH = (
+    "remember_turn runs as the kindred.memory.extract job after the reply is stored: "
+    "not on the reply's path, not part of write"
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -84,23 +86,45 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sizes", help="memories in the table, comma-separated (default 10000,100000)")
     parser.add_argument("--users", type=int, default=1000, help="users the memories are spread over")
     parser.add_argument("--queries", type=int, help="timed searches and writes per size (default 200)")
-    parser.add_argument("--heavy-user", type=int,
-                        help=f"real-embedded memories of one heavy user (default {HEAVY_MEMORIES:,})")
-    parser.add_argument("--bulk-vectors", choices=("random", "pooled"), default="random",
-                        help="random: fast; pooled: realistic neighbourhoods for the index recall")
+    parser.add_argument(
+        "--heavy-user",
+        type=int,
+        help=f"real-embedded memories of one heavy user (default {HEAVY_MEMORIES:,})",
+    )
+    parser.add_argument(
+        "--bulk-vectors",
+        choices=("random", "pooled"),
+        default="random",
+        help="random: fast; pooled: realistic neighbourhoods for the index recall",
+    )
     parser.add_argument("--quick", action="store_true", help="10k only, fewer queries: under 2 minutes")
-    parser.add_argument("--extraction-model", default="bundled",
-                        help="model for the extraction timing: bundled (SmolLM2-135M), a model directory, "
-                             "or none to time the rules alone")
-    parser.add_argument("--model-turns", type=int, help="user turns extracted with the model "
-                        f"(default {MODEL_TURNS}, quick {QUICK_MODEL_TURNS})")
-    parser.add_argument("--data-dir", type=Path,
-                        help="where the bundled models are converted and exported (default: a temp dir)")
-    parser.add_argument("--embedding-runtime", choices=("auto", "onnx", "torch"), default="auto",
-                        help="the product's embedder, as KINDRED_EMBEDDING_RUNTIME")
-    parser.add_argument("--import-turns", type=int,
-                        help=f"turns imported per store (default {IMPORT_TURNS:,}, "
-                             f"quick {QUICK_IMPORT_TURNS:,})")
+    parser.add_argument(
+        "--extraction-model",
+        default="bundled",
+        help="model for the extraction timing: bundled (SmolLM2-135M), a model directory, "
+        "or none to time the rules alone",
+    )
+    parser.add_argument(
+        "--model-turns",
+        type=int,
+        help=f"user turns extracted with the model (default {MODEL_TURNS}, quick {QUICK_MODEL_TURNS})",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="where the bundled models are converted and exported (default: a temp dir)",
+    )
+    parser.add_argument(
+        "--embedding-runtime",
+        choices=("auto", "onnx", "torch"),
+        default="auto",
+        help="the product's embedder, as KINDRED_EMBEDDING_RUNTIME",
+    )
+    parser.add_argument(
+        "--import-turns",
+        type=int,
+        help=f"turns imported per store (default {IMPORT_TURNS:,}, quick {QUICK_IMPORT_TURNS:,})",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--database-url", help="PostgreSQL server (else $BENCH_DATABASE_URL, else embedded)")
     return parser.parse_args(argv)
@@ -109,10 +133,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def plan_from(args: argparse.Namespace) -> Plan:
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
     if args.quick:
-        return Plan(sizes=sizes or QUICK_SIZES, users=args.users, queries=args.queries or QUICK_QUERIES,
-                    heavy_user=args.heavy_user or QUICK_HEAVY_MEMORIES, repeated=3, seed=args.seed)
-    return Plan(sizes=sizes or DEFAULT_SIZES, users=args.users, queries=args.queries or 200,
-                heavy_user=args.heavy_user or HEAVY_MEMORIES, seed=args.seed)
+        return Plan(
+            sizes=sizes or QUICK_SIZES,
+            users=args.users,
+            queries=args.queries or QUICK_QUERIES,
+            heavy_user=args.heavy_user or QUICK_HEAVY_MEMORIES,
+            repeated=3,
+            seed=args.seed,
+        )
+    return Plan(
+        sizes=sizes or DEFAULT_SIZES,
+        users=args.users,
+        queries=args.queries or 200,
+        heavy_user=args.heavy_user or HEAVY_MEMORIES,
+        seed=args.seed,
+    )
 
 
 def _check(
@@ -130,26 +165,48 @@ def checks(result: dict[str, Any], backend: str, pooled: bool) -> dict[str, Any]
     """
     found: dict[str, Any] = {}
     heavy = result["heavy_user"]
-    _check(found, "search_store_p95_ms", result["search_store"]["p95_ms"],
-           TARGETS["search_store_p95_ms"], True)
-    _check(found, "search_end_to_end_p95_ms", result["search_end_to_end"]["p95_ms"],
-           TARGETS["search_end_to_end_p95_ms"][backend], True)
+    _check(
+        found, "search_store_p95_ms", result["search_store"]["p95_ms"], TARGETS["search_store_p95_ms"], True
+    )
+    _check(
+        found,
+        "search_end_to_end_p95_ms",
+        result["search_end_to_end"]["p95_ms"],
+        TARGETS["search_end_to_end_p95_ms"][backend],
+        True,
+    )
     _check(found, "write_p95_ms", result["write"]["p95_ms"], TARGETS["write_p95_ms"][backend], True)
     _check(found, "full_results_ratio", min(result["full_results_ratio"].values()), 1.0, False)
-    _check(found, "heavy_user_search_store_p95_ms", heavy["search_store"]["p95_ms"],
-           TARGETS["heavy_user_search_p95_ms"], True)
-    _check(found, "heavy_user_search_end_to_end_p95_ms", heavy["search_end_to_end"]["p95_ms"],
-           TARGETS["heavy_user_search_p95_ms"], True)
+    _check(
+        found,
+        "heavy_user_search_store_p95_ms",
+        heavy["search_store"]["p95_ms"],
+        TARGETS["heavy_user_search_p95_ms"],
+        True,
+    )
+    _check(
+        found,
+        "heavy_user_search_end_to_end_p95_ms",
+        heavy["search_end_to_end"]["p95_ms"],
+        TARGETS["heavy_user_search_p95_ms"],
+        True,
+    )
     _check(found, "heavy_user_full_results_ratio", min(heavy["full_results_ratio"].values()), 1.0, False)
     _check(found, "import_turns_per_s", result["import"]["turns_per_s"], TARGETS["import_turns_per_s"], False)
     recall = result.get("index_recall")
     if recall:
-        _check(found, "index_recall_at_10", recall["recall_at_10"], TARGETS["index_recall_at_10"],
-               False, pooled)
+        _check(
+            found, "index_recall_at_10", recall["recall_at_10"], TARGETS["index_recall_at_10"], False, pooled
+        )
     heavy_recall = heavy.get("index_recall")
     if heavy_recall:
-        _check(found, "heavy_user_index_recall_at_10", heavy_recall["recall_at_10"],
-               TARGETS["index_recall_at_10"], False)
+        _check(
+            found,
+            "heavy_user_index_recall_at_10",
+            heavy_recall["recall_at_10"],
+            TARGETS["index_recall_at_10"],
+            False,
+        )
         # The issue's case is `pooled`: everyone else's vectors crowd the heavy person's neighbourhoods.
         found["heavy_user_index_recall_at_10"]["others_vectors"] = "pooled" if pooled else "random"
     return found
@@ -159,14 +216,25 @@ def embedding_checks(embedding: dict[str, Any]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     _check(found, "embed_one_p95_ms", embedding["product"]["p95_ms"], TARGETS["embed_one_p95_ms"], True)
     if "p95_ratio" in embedding:
-        _check(found, "embed_vs_sentence_transformers_p95", embedding["p95_ratio"],
-               TARGETS["embed_vs_sentence_transformers_p95"], True)
+        _check(
+            found,
+            "embed_vs_sentence_transformers_p95",
+            embedding["p95_ratio"],
+            TARGETS["embed_vs_sentence_transformers_p95"],
+            True,
+        )
     return found
 
 
 async def one_size(
-    backend: str, server: str | None, size: int, plan: Plan, embedder: Embedder,
-    heavy: phases.Rows, pool: phases.Rows | None, import_turns: int,
+    backend: str,
+    server: str | None,
+    size: int,
+    plan: Plan,
+    embedder: Embedder,
+    heavy: phases.Rows,
+    pool: phases.Rows | None,
+    import_turns: int,
 ) -> dict[str, Any]:
     rng = random.Random(plan.seed * 1_000_003 + size)
     async with open_store(backend, server) as opened:
@@ -218,8 +286,13 @@ async def with_model(
                 found = await phases.extraction(opened.store, embedder, rng, turns, owners, engine)
         finally:
             await engine.close()
-    return {"model": model, "device": "cpu", "load_seconds": round(loaded, 1), **found,
-            "note": OFF_REPLY_PATH}
+    return {
+        "model": model,
+        "device": "cpu",
+        "load_seconds": round(loaded, 1),
+        **found,
+        "note": OFF_REPLY_PATH,
+    }
 
 
 def load_embedders(runtime: str, data_dir: Path) -> tuple[Embedder, Embedder | None]:
@@ -251,9 +324,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "date": now_iso(),
         "machine": machine(),
         "settings": {
-            "k": phases.K, "users": plan.users, "sizes": list(plan.sizes), "queries": plan.queries,
-            "repeated_queries": plan.repeated, "repeats_each": phases.REPEATS, "writes": plan.queries,
-            "heavy_user_memories": plan.heavy_user, "quick": args.quick,
+            "k": phases.K,
+            "users": plan.users,
+            "sizes": list(plan.sizes),
+            "queries": plan.queries,
+            "repeated_queries": plan.repeated,
+            "repeats_each": phases.REPEATS,
+            "writes": plan.queries,
+            "heavy_user_memories": plan.heavy_user,
+            "quick": args.quick,
             "bulk_vectors": BULK_VECTORS[args.bulk_vectors],
             "heavy_user_vectors": "real all-MiniLM-L6-v2 embeddings",
             "timed_vectors": "real all-MiniLM-L6-v2 embeddings of the query or turn",

@@ -38,8 +38,13 @@ YEAR_S = 365 * 24 * 3600
 HEAVY_QUERIES = 40
 TIE_EPSILON = 1e-5
 # What people say that makes older memories untrue: these take extraction's contradiction path.
-CHANGES = ("I moved to {city} last month.", "I'm not vegetarian any more.", "I no longer work at Acme.",
-           "{first}'s closed down, such a shame.", "I don't play the piano any more.")
+CHANGES = (
+    "I moved to {city} last month.",
+    "I'm not vegetarian any more.",
+    "I no longer work at Acme.",
+    "{first}'s closed down, such a shame.",
+    "I don't play the piano any more.",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +142,19 @@ async def load_rows(
         else:
             texts = rows.texts[start : start + LOAD_BATCH]
             vectors, model = rows.vectors[start : start + LOAD_BATCH], REAL_MODEL
-        await store.add_memories([
-            NewMemory(user_id=owner, text=text, speaker=rng.choice(("user", "assistant")),
-                      created_at=now - timedelta(seconds=rng.randrange(YEAR_S)), embedding=vector,
-                      embedding_model=model)
-            for owner, text, vector in zip(batch, texts, vectors, strict=True)
-        ])
+        await store.add_memories(
+            [
+                NewMemory(
+                    user_id=owner,
+                    text=text,
+                    speaker=rng.choice(("user", "assistant")),
+                    created_at=now - timedelta(seconds=rng.randrange(YEAR_S)),
+                    embedding=vector,
+                    embedding_model=model,
+                )
+                for owner, text, vector in zip(batch, texts, vectors, strict=True)
+            ]
+        )
         counts.update(batch)
         if (start // LOAD_BATCH) % 10 == 9:
             log(f"  loaded {start + len(batch):,} of {len(owners):,}")
@@ -204,7 +216,10 @@ async def warm_up(
 
 
 async def searches(
-    store: Store, embedder: Embedder, queries: Sequence[Query], vectors: Sequence[Vector],
+    store: Store,
+    embedder: Embedder,
+    queries: Sequence[Query],
+    vectors: Sequence[Vector],
     counts: Counter[str],
 ) -> dict[str, Any]:
     store_s: list[float] = []
@@ -240,7 +255,8 @@ async def searches(
         "search_store": millis(store_s),
         "search_end_to_end": millis(total_s),
         "search_end_to_end_parts": {
-            "embed_query": millis(embed_s), "hybrid_search": millis(hybrid_s),
+            "embed_query": millis(embed_s),
+            "hybrid_search": millis(hybrid_s),
             "lexical_search_alone": millis(lexical_s),
         },
         "full_results_ratio": {
@@ -312,11 +328,18 @@ async def writes(
         began = time.perf_counter()
         [vector] = await embedder.embed([text])
         embedded = time.perf_counter()
-        await store.add_turn(NewTurn(
-            user_id=rng.choice(owners), chat_id="bench", role="user" if number % 2 else "assistant",
-            text=text, embedding=vector, embedding_model=embedder.model_name, created_at=datetime.now(UTC),
-            idempotency_key=f"bench-{rng.getrandbits(64):016x}",
-        ))
+        await store.add_turn(
+            NewTurn(
+                user_id=rng.choice(owners),
+                chat_id="bench",
+                role="user" if number % 2 else "assistant",
+                text=text,
+                embedding=vector,
+                embedding_model=embedder.model_name,
+                created_at=datetime.now(UTC),
+                idempotency_key=f"bench-{rng.getrandbits(64):016x}",
+            )
+        )
         ended = time.perf_counter()
         total_s.append(ended - began)
         store_s.append(ended - embedded)
@@ -332,8 +355,11 @@ async def heavy_user(
     counts: Counter[str] = Counter()
     seconds = await load_rows(store, rng, [HEAVY_USER] * size, counts, rows)
     log(f"  heavy user: {size:,} rows in {seconds:.1f}s")
-    found: dict[str, Any] = {"memories": size, "vectors": "real all-MiniLM-L6-v2 embeddings",
-                             "load_seconds": round(seconds, 1)}
+    found: dict[str, Any] = {
+        "memories": size,
+        "vectors": "real all-MiniLM-L6-v2 embeddings",
+        "load_seconds": round(seconds, 1),
+    }
     if dsn:
         from bot.store import pg_search
 
@@ -361,7 +387,11 @@ def user_text(rng: random.Random) -> str:
 
 
 async def extraction(
-    store: Store, embedder: Embedder, rng: random.Random, count: int, owners: Sequence[str],
+    store: Store,
+    embedder: Embedder,
+    rng: random.Random,
+    count: int,
+    owners: Sequence[str],
     inference: Inference | None = None,
 ) -> dict[str, Any]:
     """`remember_turn` timed on its own for each of `count` stored user turns: the extraction job's
@@ -373,11 +403,20 @@ async def extraction(
         text, owner = user_text(rng), rng.choice(owners)
         [vector] = await embedder.embed([text])
         at = datetime.now(UTC)
-        turn = await store.add_turn(NewTurn(
-            user_id=owner, chat_id="bench", role="user", text=text, embedding=vector,
-            embedding_model=embedder.model_name, created_at=at, meta={"chat_id": "bench"},
-            memory_kind=classify(text), idempotency_key=f"bench-x-{rng.getrandbits(64):016x}",
-        ))
+        turn = await store.add_turn(
+            NewTurn(
+                user_id=owner,
+                chat_id="bench",
+                role="user",
+                text=text,
+                embedding=vector,
+                embedding_model=embedder.model_name,
+                created_at=at,
+                meta={"chat_id": "bench"},
+                memory_kind=classify(text),
+                idempotency_key=f"bench-x-{rng.getrandbits(64):016x}",
+            )
+        )
         began = time.perf_counter()
         done = await remember_turn(store, embedder, owner, turn.memory_id, at, inference=inference)
         spent.append(time.perf_counter() - began)

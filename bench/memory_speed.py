@@ -43,8 +43,10 @@ async def embed_one(product: Embedder, torch: Embedder | None, count: int) -> di
     if torch is not None:
         found["sentence_transformers"] = millis(spent["torch"])
         found["p95_ratio"] = round(found["product"]["p95_ms"] / found["sentence_transformers"]["p95_ms"], 3)
-    log(f"embed one text: p95 {found['product']['p95_ms']} ms ({found['runtime']})"
-        + (f", sentence-transformers {found['sentence_transformers']['p95_ms']} ms" if torch else ""))
+    log(
+        f"embed one text: p95 {found['product']['p95_ms']} ms ({found['runtime']})"
+        + (f", sentence-transformers {found['sentence_transformers']['p95_ms']} ms" if torch else "")
+    )
     return found
 
 

@@ -67,21 +67,36 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--quick", action="store_true", help="a small set: about a minute on 2 cores")
-    parser.add_argument("--locomo", type=Path, metavar="DIR",
-                        help="a local copy of LoCoMo's locomo10 conversations (*.json); without it, "
-                             "only the generated set is measured")
-    parser.add_argument("--conversations", type=int,
-                        help=f"LoCoMo conversations to use (default all, quick {QUICK_CONVERSATIONS})")
-    parser.add_argument("--ablate", action="store_true",
-                        help="LoCoMo again without each indexing rule (speakers, previous turn)")
+    parser.add_argument(
+        "--locomo",
+        type=Path,
+        metavar="DIR",
+        help="a local copy of LoCoMo's locomo10 conversations (*.json); without it, "
+        "only the generated set is measured",
+    )
+    parser.add_argument(
+        "--conversations",
+        type=int,
+        help=f"LoCoMo conversations to use (default all, quick {QUICK_CONVERSATIONS})",
+    )
+    parser.add_argument(
+        "--ablate",
+        action="store_true",
+        help="LoCoMo again without each indexing rule (speakers, previous turn)",
+    )
     parser.add_argument("--users", type=int, help="people (default 8, quick 3)")
     parser.add_argument("--sessions", type=int, help="sessions per person (default 40, quick 12)")
     parser.add_argument("--facts", type=int, help=f"facts per person, at most {len(FAMILIES)}")
     parser.add_argument("--repeats", type=int, help="second facts of a kind per person (default 8, quick 4)")
     parser.add_argument("--seed", type=int)
     parser.add_argument("--database-url", help="PostgreSQL server (else $BENCH_DATABASE_URL, else embedded)")
-    parser.add_argument("--show-misses", type=int, default=0, metavar="N",
-                        help="print N questions hybrid search missed at k=10 to stderr")
+    parser.add_argument(
+        "--show-misses",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print N questions hybrid search missed at k=10 to stderr",
+    )
     return parser.parse_args(argv)
 
 
@@ -108,8 +123,7 @@ async def load(store: Store, embedder: Embedder, data: Dataset) -> dict[str, int
 
 def generated_cases(data: Dataset, memory_of: dict[str, int]) -> list[Case]:
     return [
-        Case(q.user_id, q.text, frozenset(memory_of[gold] for gold in q.gold), q.kind)
-        for q in data.questions
+        Case(q.user_id, q.text, frozenset(memory_of[gold] for gold in q.gold), q.kind) for q in data.questions
     ]
 
 
@@ -191,8 +205,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     timings: dict[str, float] = {"generate_and_load_model": time.perf_counter() - started}
     real: dict[str, Any] | None = None
     try:
-        async with server_for([args.backend], args.database_url) as server, \
-                open_store(args.backend, server) as opened:
+        async with (
+            server_for([args.backend], args.database_url) as server,
+            open_store(args.backend, server) as opened,
+        ):
             store, store_facts = opened.store, opened.facts
             began = time.perf_counter()
             memory_of = await load(store, embedder, data)
@@ -218,7 +234,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     delta = round(float(generated["hybrid"]["recall_at_10"]) - float(generated["dense"]["recall_at_10"]), 4)
     targets: dict[str, Any] = {
         "generated_hybrid_minus_dense_recall_at_10": {
-            "at_least": MIN_DELTA_AT_10, "value": delta, "pass": delta >= MIN_DELTA_AT_10,
+            "at_least": MIN_DELTA_AT_10,
+            "value": delta,
+            "pass": delta >= MIN_DELTA_AT_10,
         },
     }
     if real is not None:
@@ -229,10 +247,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             value = float(real_test["hybrid"]["recall_at_10"])
             margin = round(value - float(real_test["dense"]["recall_at_10"]), 4)
             targets["locomo_test_hybrid_recall_at_10"] = {
-                "at_least": REAL_RECALL_AT_10, "value": value, "pass": value >= REAL_RECALL_AT_10,
+                "at_least": REAL_RECALL_AT_10,
+                "value": value,
+                "pass": value >= REAL_RECALL_AT_10,
             }
             targets["locomo_test_hybrid_minus_dense_recall_at_10"] = {
-                "at_least": REAL_MARGIN_OVER_DENSE, "value": margin, "pass": margin >= REAL_MARGIN_OVER_DENSE,
+                "at_least": REAL_MARGIN_OVER_DENSE,
+                "value": margin,
+                "pass": margin >= REAL_MARGIN_OVER_DENSE,
             }
         real["conversations"] = splits["conversations"]
         real["questions"] = "categories 1-4; category 5 (adversarial) only in adversarial_all"
@@ -242,7 +264,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "store": store_facts,
         "embedding_model": embedder.model_name,
         "metric": "recall_at_10: share of a question's evidence turns in the top 10, averaged over "
-                  "questions; all_found_at_10: share of questions with all their evidence there",
+        "questions; all_found_at_10: share of questions with all their evidence there",
         "generated": {
             "seed": shape.seed,
             "users": shape.users,
@@ -261,7 +283,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "people": shape.users,
             "user_turns": len(people.said),
             "path": "add_turn (rules' kind), reply, remember_turn (rules only); "
-                    "upkeep (checks, consolidation) the night after each session and at question time",
+            "upkeep (checks, consolidation) the night after each session and at question time",
             "contradictions": found["contradictions"],
             "aged_events": found["aged_events"],
             "upkeep": found["upkeep"],

@@ -64,46 +64,98 @@ class Change:
     slots: dict[str, tuple[str, ...]]
 
 
-PLACES = ("Luigi's", "Casa Pepe", "The Golden Wok", "Bella Napoli", "Kaito Sushi", "Le Petit Zinc",
-          "Taqueria Lupe", "Dishoom", "The Blue Lantern")
+PLACES = (
+    "Luigi's",
+    "Casa Pepe",
+    "The Golden Wok",
+    "Bella Napoli",
+    "Kaito Sushi",
+    "Le Petit Zinc",
+    "Taqueria Lupe",
+    "Dishoom",
+    "The Blue Lantern",
+)
 CITIES = ("Glasgow", "Lisbon", "Denver", "Osaka", "Montreal", "Krakow", "Bergen", "Valencia", "Halifax")
 CHANGES: tuple[Change, ...] = (
-    Change("closed",
-           ("My favourite restaurant is {place}, the {dish} there is amazing.",
-            "We always go to {place} on Fridays, I love their {dish}."),
-           ("{place} closed down last month, such a shame.", "Bad news, {place} has shut for good.",
-            "Sadly {place} went out of business."),
-           "Is {place} still a good place for dinner?", "Where should we go out to eat on Friday?",
-           {"place": PLACES, "dish": ("pasta", "paella", "dumplings", "pizza", "sushi", "curry")}),
-    Change("moved",
-           ("I live in {city}, in a small flat near the station.", "I live in {city} with my partner.",
-            "I've lived in {city} for six years."),
-           ("I moved to {city2} last week for a new job.",
-            "I've just relocated to {city2}, still unpacking.", "We just moved to {city2}!"),
-           "Do I still live in {city}?", "Which city do I live in?",
-           {"city": CITIES, "city2": CITIES}),
-    Change("no_longer",
-           ("I'm vegetarian and I love cooking lentils.", "I'm vegetarian, mostly beans and tofu.",
-            "I'm vegetarian, I don't eat meat at all."),
-           ("I'm not vegetarian any more, I eat fish now.", "I'm no longer vegetarian."),
-           "Am I vegetarian?", "What kind of diet do I follow?", {}),
-    Change("no_longer",
-           ("I'm a smoker, about ten a day.", "I'm a smoker, have been since college."),
-           ("I'm not a smoker any more, I quit in spring.", "I'm no longer a smoker!",
-            "I quit smoking in spring."),
-           "Am I a smoker?", "Do I have any unhealthy habits?", {}),
-    Change("no_longer",
-           ("I play the {instrument} in a community orchestra.", "I play the {instrument} most evenings."),
-           ("I don't play the {instrument} any more.", "I no longer play the {instrument}.",
-            "I don't play the {instrument} any more, my wrist can't take it."),
-           "Do I play the {instrument}?", "What music do I make?",
-           {"instrument": ("cello", "violin", "trumpet", "oboe", "clarinet")}),
-    Change("no_longer",
-           ("I work at {company} as a designer.", "I work at {company}, mostly on the mobile app."),
-           ("I no longer work at {company}.", "I don't work at {company} any more.",
-            "I left {company} last month."),
-           "Do I work at {company}?", "Where do I work?",
-           {"company": ("Acme", "Northwind", "Globex", "Initech", "Umbrella Labs", "Stark Freight")}),
+    Change(
+        "closed",
+        (
+            "My favourite restaurant is {place}, the {dish} there is amazing.",
+            "We always go to {place} on Fridays, I love their {dish}.",
+        ),
+        (
+            "{place} closed down last month, such a shame.",
+            "Bad news, {place} has shut for good.",
+            "Sadly {place} went out of business.",
+        ),
+        "Is {place} still a good place for dinner?",
+        "Where should we go out to eat on Friday?",
+        {"place": PLACES, "dish": ("pasta", "paella", "dumplings", "pizza", "sushi", "curry")},
+    ),
+    Change(
+        "moved",
+        (
+            "I live in {city}, in a small flat near the station.",
+            "I live in {city} with my partner.",
+            "I've lived in {city} for six years.",
+        ),
+        (
+            "I moved to {city2} last week for a new job.",
+            "I've just relocated to {city2}, still unpacking.",
+            "We just moved to {city2}!",
+        ),
+        "Do I still live in {city}?",
+        "Which city do I live in?",
+        {"city": CITIES, "city2": CITIES},
+    ),
+    Change(
+        "no_longer",
+        (
+            "I'm vegetarian and I love cooking lentils.",
+            "I'm vegetarian, mostly beans and tofu.",
+            "I'm vegetarian, I don't eat meat at all.",
+        ),
+        ("I'm not vegetarian any more, I eat fish now.", "I'm no longer vegetarian."),
+        "Am I vegetarian?",
+        "What kind of diet do I follow?",
+        {},
+    ),
+    Change(
+        "no_longer",
+        ("I'm a smoker, about ten a day.", "I'm a smoker, have been since college."),
+        (
+            "I'm not a smoker any more, I quit in spring.",
+            "I'm no longer a smoker!",
+            "I quit smoking in spring.",
+        ),
+        "Am I a smoker?",
+        "Do I have any unhealthy habits?",
+        {},
+    ),
+    Change(
+        "no_longer",
+        ("I play the {instrument} in a community orchestra.", "I play the {instrument} most evenings."),
+        (
+            "I don't play the {instrument} any more.",
+            "I no longer play the {instrument}.",
+            "I don't play the {instrument} any more, my wrist can't take it.",
+        ),
+        "Do I play the {instrument}?",
+        "What music do I make?",
+        {"instrument": ("cello", "violin", "trumpet", "oboe", "clarinet")},
+    ),
+    Change(
+        "no_longer",
+        ("I work at {company} as a designer.", "I work at {company}, mostly on the mobile app."),
+        (
+            "I no longer work at {company}.",
+            "I don't work at {company} any more.",
+            "I left {company} last month.",
+        ),
+        "Do I work at {company}?",
+        "Where do I work?",
+        {"company": ("Acme", "Northwind", "Globex", "Initech", "Umbrella Labs", "Stark Freight")},
+    ),
 )
 
 
@@ -118,20 +170,41 @@ class Pair:
 
 
 PAIRS: tuple[Pair, ...] = (
-    Pair("I love hiking in the hills, it clears my head.", "Yesterday I hiked up {peak} and got soaked.",
-         "Should I go hiking this weekend?", {"peak": ("Ben Lomond", "Snowdon", "Mount Tam")}),
-    Pair("I really like Japanese food, ramen most of all.",
-         "Last night I had ramen at {place} with my sister.",
-         "I'm craving noodles, where should I eat?", {"place": ("Ichiran", "Koya", "Menya")}),
-    Pair("I love live jazz, it's my favourite kind of night out.",
-         "Last Friday I went to a jazz gig at {venue}.",
-         "Any ideas for a night out with music?", {"venue": ("the Blue Note", "Ronnie's", "the Vortex")}),
-    Pair("I prefer green tea to coffee.", "This morning I had a double espresso at the station.",
-         "Should I have coffee or tea this morning?"),
-    Pair("My favourite films are old westerns.", "Yesterday I watched {film} at the cinema.",
-         "What film should I watch tonight?", {"film": ("Dune", "Barbie", "Oppenheimer")}),
-    Pair("I love swimming in the sea.", "Last weekend I swam at {beach} and it was freezing.",
-         "Where could I go for a swim?", {"beach": ("Brighton", "Portobello", "Bondi")}),
+    Pair(
+        "I love hiking in the hills, it clears my head.",
+        "Yesterday I hiked up {peak} and got soaked.",
+        "Should I go hiking this weekend?",
+        {"peak": ("Ben Lomond", "Snowdon", "Mount Tam")},
+    ),
+    Pair(
+        "I really like Japanese food, ramen most of all.",
+        "Last night I had ramen at {place} with my sister.",
+        "I'm craving noodles, where should I eat?",
+        {"place": ("Ichiran", "Koya", "Menya")},
+    ),
+    Pair(
+        "I love live jazz, it's my favourite kind of night out.",
+        "Last Friday I went to a jazz gig at {venue}.",
+        "Any ideas for a night out with music?",
+        {"venue": ("the Blue Note", "Ronnie's", "the Vortex")},
+    ),
+    Pair(
+        "I prefer green tea to coffee.",
+        "This morning I had a double espresso at the station.",
+        "Should I have coffee or tea this morning?",
+    ),
+    Pair(
+        "My favourite films are old westerns.",
+        "Yesterday I watched {film} at the cinema.",
+        "What film should I watch tonight?",
+        {"film": ("Dune", "Barbie", "Oppenheimer")},
+    ),
+    Pair(
+        "I love swimming in the sea.",
+        "Last weekend I swam at {beach} and it was freezing.",
+        "Where could I go for a swim?",
+        {"beach": ("Brighton", "Portobello", "Bondi")},
+    ),
 )
 
 
@@ -184,7 +257,8 @@ def _person(rng: random.Random, user_id: str, sessions: int, data: Conversations
         plan[rng.randrange(half, sessions)].append((case, "new", new))
         data.texts[(user_id, case)] = {"old": old, "new": new}
         questions: tuple[tuple[QuestionKind, str], ...] = (
-            ("named", change.named), ("topical", change.topical)
+            ("named", change.named),
+            ("topical", change.topical),
         )
         for kind, template in questions:
             data.probes.append(Probe(user_id, fill(template, values), kind, case, change.reason))
@@ -199,8 +273,9 @@ def _person(rng: random.Random, user_id: str, sessions: int, data: Conversations
     day = START + timedelta(days=rng.randrange(7))
     events_at = day
     for session in range(sessions):
-        lines: list[tuple[int | None, Role | None, str]] = [(None, None, user_line(rng))
-                                                            for _ in range(rng.randint(*EXCHANGES))]
+        lines: list[tuple[int | None, Role | None, str]] = [
+            (None, None, user_line(rng)) for _ in range(rng.randint(*EXCHANGES))
+        ]
         lines += plan[session]
         rng.shuffle(lines)
         at = day
@@ -233,15 +308,33 @@ async def load(store: Store, embedder: Embedder, data: Conversations) -> Stored:
         before = data.said[number - 1] if number else None
         if before is not None and (before.user_id, before.session) != (said.user_id, said.session):
             await upkeep(store, embedder, before.user_id, before.at + NIGHT, stored.upkeep)
-        turn = await store.add_turn(NewTurn(
-            said.user_id, CHAT, "user", said.text, vectors[said.text], embedder.model_name, said.at,
-            meta={"chat_id": CHAT}, memory_kind=classify(said.text),
-        ))
+        turn = await store.add_turn(
+            NewTurn(
+                said.user_id,
+                CHAT,
+                "user",
+                said.text,
+                vectors[said.text],
+                embedder.model_name,
+                said.at,
+                meta={"chat_id": CHAT},
+                memory_kind=classify(said.text),
+            )
+        )
         answered = said.at + timedelta(seconds=20)
-        await store.add_turn(NewTurn(
-            said.user_id, CHAT, "assistant", reply, vectors[reply], embedder.model_name, answered,
-            reply_to=turn.id, meta={"chat_id": CHAT},
-        ))
+        await store.add_turn(
+            NewTurn(
+                said.user_id,
+                CHAT,
+                "assistant",
+                reply,
+                vectors[reply],
+                embedder.model_name,
+                answered,
+                reply_to=turn.id,
+                meta={"chat_id": CHAT},
+            )
+        )
         began = time.perf_counter()
         done = await remember_turn(store, embedder, said.user_id, turn.memory_id, answered)
         stored.extraction_s.append(time.perf_counter() - began)
@@ -308,8 +401,10 @@ def _aged_row(
     probe: Probe, hits: Sequence[Recalled], plain: Sequence[Recalled], stored: Stored, now: datetime
 ) -> dict[str, Any]:
     key = (probe.user_id, probe.case)
-    row: dict[str, Any] = {"age": (now - stored.at[(*key, "event")]).days,
-                           "unrecallable": sum(not hit.memory.recallable for hit in hits[:K])}
+    row: dict[str, Any] = {
+        "age": (now - stored.at[(*key, "event")]).days,
+        "unrecallable": sum(not hit.memory.recallable for hit in hits[:K]),
+    }
     for prefix, found in (("", hits), ("plain_", plain)):
         ranked = [hit.memory.id for hit in found]
         row[prefix + "pref"] = _rank(stored.ids[(*key, "preference")], ranked)
@@ -328,14 +423,22 @@ async def _change_row(store: Store, probe: Probe, hits: Sequence[Recalled], stor
     stale = any(hit.memory.id not in old_ids and old_text in hit.memory.text.lower() for hit in hits[:K])
     # A summary that covers the new statement's turn and says it in full answers for it.
     new_text = new_memory.text.rstrip(".!").lower()
-    in_summary = any(hit.memory.kind == "summary" and new_text in hit.memory.text.lower()
-                     and new_ids & set(_ids(hit.memory.meta.get("covers"))) for hit in hits[:K])
-    return {"reason": probe.reason, "kind": probe.kind, "stale_text": stale,
-            "old_returned": _rank(old_ids, top) is not None,
-            "new_found": _rank(new_ids, top) is not None or in_summary,
-            "old_superseded": old_memory.status == "superseded",
-            "old_unrecallable": not old_memory.recallable,
-            "unrecallable": sum(not hit.memory.recallable for hit in hits[:K])}
+    in_summary = any(
+        hit.memory.kind == "summary"
+        and new_text in hit.memory.text.lower()
+        and new_ids & set(_ids(hit.memory.meta.get("covers")))
+        for hit in hits[:K]
+    )
+    return {
+        "reason": probe.reason,
+        "kind": probe.kind,
+        "stale_text": stale,
+        "old_returned": _rank(old_ids, top) is not None,
+        "new_found": _rank(new_ids, top) is not None or in_summary,
+        "old_superseded": old_memory.status == "superseded",
+        "old_unrecallable": not old_memory.recallable,
+        "unrecallable": sum(not hit.memory.recallable for hit in hits[:K]),
+    }
 
 
 def _ids(value: object) -> list[int]:
@@ -387,22 +490,29 @@ def _contradiction_report(rows: Sequence[dict[str, Any]], wrongly: int) -> dict[
         "unrecallable_returned": sum(r["unrecallable"] for r in rows),
         f"new_fact_recall@{K}": {
             kind: _share([r["new_found"] for r in rows if r["kind"] == kind]) for kind in ("named", "topical")
-        } | {"all": _share([r["new_found"] for r in rows])},
+        }
+        | {"all": _share([r["new_found"] for r in rows])},
         "other_memories_superseded": wrongly,
         "by_reason": by_reason,
-        "target": {"superseded_returned": 0, "other_memories_superseded": 0,
-                   "pass": returned == 0 and wrongly == 0},
+        "target": {
+            "superseded_returned": 0,
+            "other_memories_superseded": 0,
+            "pass": returned == 0 and wrongly == 0,
+        },
     }
 
 
 def _aged_report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """`preference_ranks_first`: of the pairs where recall finds either, the share where the
     preference comes before the event (or the event is not found at all)."""
+
     def first(prefix: str) -> tuple[float, int]:
         found = [r for r in rows if r[prefix + "pref"] is not None or r[prefix + "event"] is not None]
-        ahead = [r[prefix + "pref"] is not None and (r[prefix + "event"] is None
-                                                     or r[prefix + "pref"] < r[prefix + "event"])
-                 for r in found]
+        ahead = [
+            r[prefix + "pref"] is not None
+            and (r[prefix + "event"] is None or r[prefix + "pref"] < r[prefix + "event"])
+            for r in found
+        ]
         return _share(ahead), len(rows) - len(found)
 
     ages = [r["age"] for r in rows]

@@ -249,4 +249,3 @@ def overlap_summary(data: Dataset) -> dict[str, float]:
         evidence = " ".join(by_id[turn_id] for turn_id in question.gold)
         none[question.kind].append(not shared_words(question.text, evidence))
     return {kind: round(sum(flags) / len(flags), 3) for kind, flags in sorted(none.items())}
-

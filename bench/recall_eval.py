@@ -64,7 +64,10 @@ async def hybrid_without_speaker(store: Store, case: Case, vector: Vector) -> li
 
 
 METHODS: Mapping[str, Method] = {
-    "dense": dense, "lexical": lexical, "hybrid": hybrid, "hybrid_rrf": hybrid_rrf,
+    "dense": dense,
+    "lexical": lexical,
+    "hybrid": hybrid,
+    "hybrid_rrf": hybrid_rrf,
     "hybrid_without_speaker": hybrid_without_speaker,
 }
 

@@ -56,27 +56,63 @@ MODES = ("reward_weighted", "relevance_only", "reward_weighted_consolidated")
 TOPICS: dict[str, tuple[list[str], list[str]]] = {
     "food": (
         ["what should I eat tonight?", "any dinner ideas?", "where could I get good food?"],
-        ["a Thai curry at Baan", "ramen at Ichiran", "tapas at El Born", "the vegan bowls at Greenhouse",
-         "pizza at Da Michele", "dumplings at Din Tai", "the burger at Patty's", "sushi at Kaito",
-         "Ethiopian injera at Axum", "pho at Saigon Corner"],
+        [
+            "a Thai curry at Baan",
+            "ramen at Ichiran",
+            "tapas at El Born",
+            "the vegan bowls at Greenhouse",
+            "pizza at Da Michele",
+            "dumplings at Din Tai",
+            "the burger at Patty's",
+            "sushi at Kaito",
+            "Ethiopian injera at Axum",
+            "pho at Saigon Corner",
+        ],
     ),
     "films": (
         ["what film should I watch?", "any movie tips for tonight?", "recommend me a film"],
-        ["the film Arrival", "the film Paddington 2", "the film Heat", "the film Amelie",
-         "the film Spirited Away", "the film Alien", "the film Before Sunrise", "the film Parasite",
-         "the film The Big Lebowski", "the film Mad Max: Fury Road"],
+        [
+            "the film Arrival",
+            "the film Paddington 2",
+            "the film Heat",
+            "the film Amelie",
+            "the film Spirited Away",
+            "the film Alien",
+            "the film Before Sunrise",
+            "the film Parasite",
+            "the film The Big Lebowski",
+            "the film Mad Max: Fury Road",
+        ],
     ),
     "books": (
         ["what should I read next?", "any book recommendations?", "a good novel to read?"],
-        ["the novel Piranesi", "the novel Dune", "the novel Normal People", "the novel The Road",
-         "the novel Circe", "the novel Project Hail Mary", "the novel Pachinko", "the novel Stoner",
-         "the novel The Remains of the Day", "the novel Klara and the Sun"],
+        [
+            "the novel Piranesi",
+            "the novel Dune",
+            "the novel Normal People",
+            "the novel The Road",
+            "the novel Circe",
+            "the novel Project Hail Mary",
+            "the novel Pachinko",
+            "the novel Stoner",
+            "the novel The Remains of the Day",
+            "the novel Klara and the Sun",
+        ],
     ),
     "outings": (
         ["what could I do this weekend?", "any ideas for a day out?", "where should I go on Saturday?"],
-        ["a hike up Ridge Peak", "the science museum", "a kayak trip on the river", "the botanical garden",
-         "the flea market on Canal Street", "a climbing gym session", "the old town walking tour",
-         "a cycling loop around the lake", "the modern art gallery", "a day at the beach"],
+        [
+            "a hike up Ridge Peak",
+            "the science museum",
+            "a kayak trip on the river",
+            "the botanical garden",
+            "the flea market on Canal Street",
+            "a climbing gym session",
+            "the old town walking tour",
+            "a cycling loop around the lake",
+            "the modern art gallery",
+            "a day at the beach",
+        ],
     ),
 }
 
@@ -122,11 +158,17 @@ async def seed(store: Store, crowd: Sequence[Person], vectors: dict[str, Vector]
 
 
 async def ask(
-    store: Store, person: Person, query: str, vectors: dict[str, Vector], scoring: Scoring | None,
-    at: datetime, exclude: Collection[int],
+    store: Store,
+    person: Person,
+    query: str,
+    vectors: dict[str, Vector],
+    scoring: Scoring | None,
+    at: datetime,
+    exclude: Collection[int],
 ) -> list[tuple[int, float, str]]:
-    found = await hybrid_search(store, person.user_id, query, vectors[query], K, exclude=exclude,
-                                scoring=scoring, now=at)
+    found = await hybrid_search(
+        store, person.user_id, query, vectors[query], K, exclude=exclude, scoring=scoring, now=at
+    )
     return [(item.memory.id, item.score, item.memory.text) for item in found]
 
 
@@ -144,8 +186,14 @@ async def conversation_memories(store: Store, user_id: str) -> set[int]:
     return turns | {m.id async for m in all_memories(store, user_id) if m.kind == "summary"}
 
 
-async def live(store: Store, embedder: Embedder, crowd: Sequence[Person], shape: Shape,
-               vectors: dict[str, Vector], run: Run) -> None:
+async def live(
+    store: Store,
+    embedder: Embedder,
+    crowd: Sequence[Person],
+    shape: Shape,
+    vectors: dict[str, Vector],
+    run: Run,
+) -> None:
     """The simulated weeks: one session a day of questions, replies stored with shares, reactions;
     each night, consolidation when the run has it."""
     rng = random.Random(shape.seed + 1)  # the same questions and reactions in every run
@@ -156,25 +204,49 @@ async def live(store: Store, embedder: Embedder, crowd: Sequence[Person], shape:
                 at = T0 + timedelta(days=day + 1, minutes=slot * 4)
                 queries, _ = TOPICS[rng.choice(list(TOPICS))]
                 query = rng.choice(queries)
-                asked = await store.add_turn(NewTurn(
-                    person.user_id, CHAT, "user", query, vectors[query], embedder.model_name, at,
-                    meta={"chat_id": CHAT},
-                ))
+                asked = await store.add_turn(
+                    NewTurn(
+                        person.user_id,
+                        CHAT,
+                        "user",
+                        query,
+                        vectors[query],
+                        embedder.model_name,
+                        at,
+                        meta={"chat_id": CHAT},
+                    )
+                )
                 own[person.user_id].add(asked.memory_id)
                 recalled = await ask(store, person, query, vectors, run.scoring, at, own[person.user_id])
                 replied_at = at + timedelta(minutes=1)
-                reply = await store.add_turn(NewTurn(
-                    person.user_id, CHAT, "assistant", "…", vectors["…"], embedder.model_name, replied_at,
-                    used_memory_ids=tuple(mid for mid, _, _ in recalled), reply_to=asked.id,
-                    memory_shares=shares([score for _, score, _ in recalled]), meta={"chat_id": CHAT},
-                ))
+                reply = await store.add_turn(
+                    NewTurn(
+                        person.user_id,
+                        CHAT,
+                        "assistant",
+                        "…",
+                        vectors["…"],
+                        embedder.model_name,
+                        replied_at,
+                        used_memory_ids=tuple(mid for mid, _, _ in recalled),
+                        reply_to=asked.id,
+                        memory_shares=shares([score for _, score, _ in recalled]),
+                        meta={"chat_id": CHAT},
+                    )
+                )
                 own[person.user_id].add(reply.memory_id)
                 if recalled and rng.random() < shape.react_probability:
                     # The reply draws on its whole context: most of it to their taste, or not.
                     liked = sum(text in person.liked for _, _, text in recalled) * 2 > len(recalled)
-                    await store.record_feedback(Feedback(
-                        reply.id, person.user_id, "❤️" if liked else "👎", 1.0 if liked else -1.0,
-                        replied_at))
+                    await store.record_feedback(
+                        Feedback(
+                            reply.id,
+                            person.user_id,
+                            "❤️" if liked else "👎",
+                            1.0 if liked else -1.0,
+                            replied_at,
+                        )
+                    )
         if run.consolidation is not None:
             night = T0 + timedelta(days=day + 1) + NIGHT
             for person in crowd:
@@ -182,8 +254,15 @@ async def live(store: Store, embedder: Embedder, crowd: Sequence[Person], shape:
                 own[person.user_id] = await conversation_memories(store, person.user_id)
 
 
-async def precision(store: Store, crowd: Sequence[Person], vectors: dict[str, Vector],
-                    scoring: Scoring | None, at: datetime, *, any_memory: bool = False) -> float:
+async def precision(
+    store: Store,
+    crowd: Sequence[Person],
+    vectors: dict[str, Vector],
+    scoring: Scoring | None,
+    at: datetime,
+    *,
+    any_memory: bool = False,
+) -> float:
     """The share of liked suggestions in the top K of every question. `any_memory`: nothing is
     excluded, so the conversation's own turns and summaries take places too."""
     hits = asked = 0
@@ -207,8 +286,14 @@ async def counts(store: Store, crowd: Sequence[Person]) -> dict[str, int]:
     return {"recallable": recallable, "rows": rows}
 
 
-async def one_run(backend: str, embedder: Embedder, crowd: Sequence[Person], shape: Shape,
-                  vectors: dict[str, Vector], run: Run) -> dict[str, Any]:
+async def one_run(
+    backend: str,
+    embedder: Embedder,
+    crowd: Sequence[Person],
+    shape: Shape,
+    vectors: dict[str, Vector],
+    run: Run,
+) -> dict[str, Any]:
     async with open_store(backend) as opened:
         store = opened.store
         await seed(store, crowd, vectors, embedder.model_name)
@@ -218,31 +303,41 @@ async def one_run(backend: str, embedder: Embedder, crowd: Sequence[Person], sha
         after = await precision(store, crowd, vectors, run.scoring, end)
         anything = await precision(store, crowd, vectors, run.scoring, end, any_memory=True)
         memories = await counts(store, crowd)
-    return {"precision@5_before": round(before, 4), "precision@5_after": round(after, 4),
-            "precision@5_after_any_memory": round(anything, 4), "memories": memories}
+    return {
+        "precision@5_before": round(before, 4),
+        "precision@5_after": round(after, 4),
+        "precision@5_after_any_memory": round(anything, 4),
+        "memories": memories,
+    }
 
 
-def consolidation_report(
-    results: dict[str, dict[str, Any]], policy: ConsolidationPolicy
-) -> dict[str, Any]:
+def consolidation_report(results: dict[str, dict[str, Any]], policy: ConsolidationPolicy) -> dict[str, Any]:
     """Consolidation against the same run without it: the cut in recallable memories, and precision."""
     without, with_ = results["reward_weighted"], results["reward_weighted_consolidated"]
     cut = 1 - with_["memories"]["recallable"] / without["memories"]["recallable"]
-    drop = {key: round(100 * (without[key] - with_[key]), 1)
-            for key in ("precision@5_after", "precision@5_after_any_memory")}
+    drop = {
+        key: round(100 * (without[key] - with_[key]), 1)
+        for key in ("precision@5_after", "precision@5_after_any_memory")
+    }
     return {
-        "policy": {"older_than_days": policy.older_than.total_seconds() / 86400,
-                   "session_gap_minutes": policy.session_gap.total_seconds() / 60,
-                   "min_turns": policy.min_turns, "covered_weight": policy.covered_weight,
-                   "budget": policy.budget, "runs": "each simulated night"},
+        "policy": {
+            "older_than_days": policy.older_than.total_seconds() / 86400,
+            "session_gap_minutes": policy.session_gap.total_seconds() / 60,
+            "min_turns": policy.min_turns,
+            "covered_weight": policy.covered_weight,
+            "budget": policy.budget,
+            "runs": "each simulated night",
+        },
         "recallable_without": without["memories"]["recallable"],
         "recallable_with": with_["memories"]["recallable"],
         "rows_with": with_["memories"]["rows"],
         "recallable_cut": round(cut, 4),
         "precision_drop_points": drop,
-        "target": {"recallable_cut_at_least": TARGET_CUT,
-                   "precision_drop_points_at_most": EQUAL_PRECISION_POINTS,
-                   "pass": cut >= TARGET_CUT and drop["precision@5_after"] <= EQUAL_PRECISION_POINTS},
+        "target": {
+            "recallable_cut_at_least": TARGET_CUT,
+            "precision_drop_points_at_most": EQUAL_PRECISION_POINTS,
+            "pass": cut >= TARGET_CUT and drop["precision@5_after"] <= EQUAL_PRECISION_POINTS,
+        },
     }
 
 
@@ -261,12 +356,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     crowd = people(shape, random.Random(shape.seed))
     embedder = SentenceTransformerEmbedder.load()
     weighted = dataclasses.replace(SHIPPED, mix=args.mix) if args.mix is not None else SHIPPED
-    policy = dataclasses.replace(CONSOLIDATION, **{
-        name: value for name, value in (("budget", args.budget), ("older_than", args.older_than))
-        if value is not None
-    })
-    runs = {"reward_weighted": Run(weighted), "relevance_only": Run(None),
-            "reward_weighted_consolidated": Run(weighted, policy)}
+    policy = dataclasses.replace(
+        CONSOLIDATION,
+        **{
+            name: value
+            for name, value in (("budget", args.budget), ("older_than", args.older_than))
+            if value is not None
+        },
+    )
+    runs = {
+        "reward_weighted": Run(weighted),
+        "relevance_only": Run(None),
+        "reward_weighted_consolidated": Run(weighted, policy),
+    }
     results: dict[str, dict[str, Any]] = {}
     try:
         vectors = await embed_all(embedder)
@@ -281,10 +383,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "reward_sim",
         "date": now_iso(),
         "machine": machine(),
-        "shape": {"people": shape.people, "weeks": shape.weeks, "questions_per_day": shape.questions_per_day,
-                  "suggestions": sum(len(items) for _, items in TOPICS.values()),
-                  "liked_per_topic": shape.liked_per_topic, "react_probability": shape.react_probability,
-                  "seed": shape.seed},
+        "shape": {
+            "people": shape.people,
+            "weeks": shape.weeks,
+            "questions_per_day": shape.questions_per_day,
+            "suggestions": sum(len(items) for _, items in TOPICS.values()),
+            "liked_per_topic": shape.liked_per_topic,
+            "react_probability": shape.react_probability,
+            "seed": shape.seed,
+        },
         "embedding_model": embedder.model_name,
         "weight_mix": weighted.mix,
         "results": results,
@@ -305,10 +412,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int)
     parser.add_argument("--weeks", type=int, help="simulated weeks (default 6)")
     parser.add_argument("--mix", type=float, help=f"KINDRED_MEMORY_WEIGHT_MIX to try ({SHIPPED.mix} ships)")
-    parser.add_argument("--budget", type=int, help="consolidation's recallable memories per person "
-                        f"(default {CONSOLIDATION.budget})")
-    parser.add_argument("--older-than", type=days, metavar="DAYS", help="consolidate sessions older "
-                        f"than DAYS (default {CONSOLIDATION.older_than.days})")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        help=f"consolidation's recallable memories per person (default {CONSOLIDATION.budget})",
+    )
+    parser.add_argument(
+        "--older-than",
+        type=days,
+        metavar="DAYS",
+        help=f"consolidate sessions older than DAYS (default {CONSOLIDATION.older_than.days})",
+    )
     args = parser.parse_args(argv)
     exit_cleanly_on_sigterm()
     print(json.dumps(asyncio.run(run(args)), indent=2))

@@ -6,11 +6,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from bot.adapters.base import Services
 from bot.app.backends import load_embedder, load_inference, open_store
@@ -77,16 +77,21 @@ async def close_models(*parts: object) -> None:
             await close()
 
 
-async def build(settings: Settings) -> Kindred:
+ModelLoader = Callable[[Settings, float], Coroutine[Any, Any, tuple[Embedder, Inference]]]
+
+
+async def build(settings: Settings, *, load_models: ModelLoader | None = None) -> Kindred:
     """Open the store on the event loop while the models load on a thread: the model, then the
     embedder. The model (mostly its libraries' imports) sets the time; each part's is logged at
     INFO. If any part fails, those that came up are closed again before the error goes on.
 
     One thread, not one per model: loading them at once saved nothing measurable (the imports
     hold the GIL), and two threads importing at once can deadlock on the import locks (seen:
-    `bot.inference`'s `__init__` imports the modules the other loader was importing)."""
+    `bot.inference`'s `__init__` imports the modules the other loader was importing).
+
+    `load_models`: what loads the embedder and the model instead (a benchmark's load fixtures)."""
     started = time.monotonic()
-    models_load = asyncio.create_task(_load_models(settings, started))
+    models_load = asyncio.create_task((load_models or _load_models)(settings, started))
     store: Store | None = None
     try:
         store = await open_store(settings)

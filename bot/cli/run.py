@@ -8,7 +8,7 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,13 +71,19 @@ async def start_with_retries(adapter: PlatformAdapter, retry: StartRetry, stop: 
     return False
 
 
-async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> int:
-    """Serve until `stop` (or SIGINT/SIGTERM); every part started is stopped again, whatever failed."""
+async def serve(
+    settings: Settings,
+    *,
+    stop: asyncio.Event | None = None,
+    open_companion: Callable[[Settings], Awaitable[Kindred]] = build,
+) -> int:
+    """Serve until `stop` (or SIGINT/SIGTERM); every part started is stopped again, whatever failed.
+    `open_companion`: builds the companion (a benchmark's builds it with its load fixtures)."""
     if not configured(settings):
         # The apps' links and /admin must keep working without a chat platform: say so, serve on.
         print(NO_PLATFORM, file=sys.stderr)
     stop = stop or _stop_on_signals()
-    kindred = await build(settings)
+    kindred = await open_companion(settings)
     found = platforms(settings, services(kindred))
 
     async def health() -> Mapping[str, Any]:

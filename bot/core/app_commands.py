@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 from bot.core.app_build import BUILD_JOB, STEPS
 from bot.core.app_models import AppRecord
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable, StoreUnavailable
-from bot.core.jobs import Jobs
+from bot.core.jobs import JobId, JobPayload, Jobs
 from bot.core.kinds import REPLY
 from bot.core.models import NewTurn
 from bot.core.ports import AppStore, Embedder, TurnLog
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 USAGE = "Tell me what you need, for example: /app a packing list for my beach trip"
 APPS_USAGE = (
@@ -37,6 +39,10 @@ Show = Callable[[str], Awaitable[None]]
 # same way); failed (on our side: a retry may work).
 Outcome = Literal["built", "usage", "busy", "cannot", "failed"]
 RETRYABLE: frozenset[Outcome] = frozenset({"busy", "failed"})
+# Redis restarting (a crash, a deploy) is gone for seconds: a build waits that long for the queue
+# before it answers that it cannot start, rather than failing a request that would work soon.
+QUEUE_PATIENCE_S = 20.0
+QUEUE_RETRY_S = (0.25, 2.0)  # the first pause between tries, and the longest
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +89,7 @@ class AppCommands:
         poll_s: float = 0.3,
         timeout_s: float = 180.0,
         deliveries: DeliveryLog | None = None,
+        queue_patience_s: float = QUEUE_PATIENCE_S,
     ) -> None:
         self._apps = apps
         self._deliveries = deliveries
@@ -90,6 +97,7 @@ class AppCommands:
         self.link = link
         self._poll_s = poll_s
         self._timeout_s = timeout_s
+        self._queue_patience_s = queue_patience_s
         self._asked: OrderedDict[str, _Asked] = OrderedDict()
 
     async def build(self, owner: str, chat_id: str, request: str, show: Show) -> AppAnswer:
@@ -128,12 +136,12 @@ class AppCommands:
     async def _build(self, key: str, owner: str, chat_id: str, request: str, show: Show) -> AppAnswer:
         payload = {"key": key, "owner": owner, "chat_id": chat_id, "request": request}
         try:
-            job_id = self._jobs.submit(BUILD_JOB, payload)
+            job_id = await self._submit(payload)
         except (JobError, QueueUnavailable) as exc:
             log.warning("app build not queued: %s", exc)
             return AppAnswer("I can't start building right now. Try again in a minute.", outcome="failed")
         await show(STEPS["understanding"])
-        waiting = asyncio.ensure_future(self._jobs.result(job_id, self._timeout_s))
+        waiting = asyncio.ensure_future(self._result(job_id))
         shown = "understanding"
         while not waiting.done():
             await asyncio.wait({waiting}, timeout=self._poll_s)
@@ -166,6 +174,21 @@ class AppCommands:
             text = f"“{title}” {made}: {url}"
         await self._delivered(owner, chat_id, text, key, int(result["app_id"]))
         return AppAnswer(text, url=url, title=title)
+
+    async def _submit(self, payload: JobPayload) -> JobId:
+        async def submit() -> JobId:
+            return self._jobs.submit(BUILD_JOB, payload)
+
+        return await _despite_the_queue(submit, self._queue_patience_s)
+
+    async def _result(self, job_id: JobId) -> JobPayload:
+        # The result waits in the queue: its going away meanwhile is waited out within the build's time.
+        deadline = time.monotonic() + self._timeout_s
+
+        async def result() -> JobPayload:
+            return await self._jobs.result(job_id, max(0.0, deadline - time.monotonic()))
+
+        return await _despite_the_queue(result, self._timeout_s)
 
     async def _delivered(self, owner: str, chat_id: str, text: str, key: str, app_id: int) -> None:
         if self._deliveries is None:
@@ -217,3 +240,17 @@ class AppCommands:
                 return f"Done: the link of app #{numbers[0]} no longer opens anything."
             return "I found no live app of yours with that number. /apps lists them."
         return APPS_USAGE
+
+
+async def _despite_the_queue(attempt: Callable[[], Awaitable[T]], within_s: float) -> T:
+    """`attempt()`, tried again while the queue cannot be reached, for up to `within_s`."""
+    deadline = time.monotonic() + within_s
+    pause, longest = QUEUE_RETRY_S
+    while True:
+        try:
+            return await attempt()
+        except QueueUnavailable:
+            if time.monotonic() + pause > deadline:
+                raise
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, longest)

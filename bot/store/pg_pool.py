@@ -3,7 +3,8 @@
 Driver and pool errors become Kindred's errors here and nowhere else: a server that cannot be
 reached (refused, gone mid-query, pool timeout) is `StoreUnavailable`, anything else `StoreError`.
 The pool checks each connection before lending it, so after the server comes back the same store
-object reconnects by itself. Every role of the store (pg_turns, pg_memories, pg_curation, pg_reward)
+object reconnects by itself; one that fails its check has every idle one checked at once
+(`CheckAllOnLoss`). Every role of the store (pg_turns, pg_memories, pg_curation, pg_reward)
 shares one `PostgresPool`; rows come back as dicts (`dict_row`), read by column name.
 """
 
@@ -27,6 +28,27 @@ from bot.store import pg_migrate
 DEFAULT_TIMEOUT_S = 5.0
 
 Connection = AsyncConnection[DictRow]
+
+
+class CheckAllOnLoss:
+    """The pool's check of a connection before it lends it. When one fails, the idle ones are
+    checked then and there, and the dead among them replaced.
+
+    Connections are lost together (the server restarted, an admin or a proxy cut the sessions), and
+    psycopg_pool waits between two failed checks (1 s, 2 s, 4 s…) to spare a server that is down:
+    with ten dead idle connections, the next request timed out after 5 s although the server was
+    up all along (bench/soak.py, pg_terminate_backend)."""
+
+    def __init__(self) -> None:
+        self.pool: AsyncConnectionPool[Connection] | None = None
+
+    async def __call__(self, conn: Connection) -> None:
+        try:
+            await AsyncConnectionPool.check_connection(conn)
+        except psycopg.Error:
+            if self.pool is not None:
+                await self.pool.check()
+            raise
 
 
 class PostgresPool:
@@ -53,6 +75,7 @@ class PostgresPool:
         `timeout_s` bounds each wait for a connection. Raises StoreUnavailable if the server cannot
         be reached within it.
         """
+        check = CheckAllOnLoss()
         pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
             dsn,
             connection_class=Connection,
@@ -62,12 +85,13 @@ class PostgresPool:
             max_size=max_size,
             open=False,
             configure=_register_vector,
-            check=AsyncConnectionPool.check_connection,
+            check=check,
             timeout=timeout_s,
             # Short: once background retries give up, the next request reconnects at once.
             reconnect_timeout=timeout_s,
             name="kindred-postgres",
         )
+        check.pool = pool
         store = cls(pool, dsn, timeout_s=timeout_s)
         # Migrate before the pool connects, so that every pooled connection knows the vector type.
         if migrate:

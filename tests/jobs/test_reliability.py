@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.app_commands import AppCommands
 from bot.core.errors import JobError, QueueUnavailable
 from bot.core.jobs import JobRegistry
 from bot.jobs.celery_runner import CeleryJobs, make_app
@@ -122,3 +123,43 @@ async def test_a_poison_job_fails_once_is_recorded_and_the_queue_moves_on(
         assert f"({poison}) will be retried" not in log
     finally:
         await jobs.close()
+
+
+async def test_an_app_build_asked_while_redis_restarts_waits_for_it_and_is_built(
+    tmp_path: Path, registry: JobRegistry
+) -> None:
+    """bench/soak.py: /app during a Redis restart answered "I can't start building right now". The
+    build now waits out a queue that is gone for seconds, and the person gets their link."""
+    server = RedisServer(tmp_path / "redis").start()
+    db = tmp_path / "apps.db"
+    store = await SqliteStore.open(db)
+    rules_only = {"KINDRED_APP_MODEL_PASS": "false", "KINDRED_APP_FREE_FORM": "off"}
+    worker = Worker(
+        server.url, tmp_path / "worker", queues="build", DATABASE_URL=f"sqlite:///{db}", **rules_only
+    )
+    jobs = CeleryJobs.connect(server.url, registry)
+    steps: list[str] = []
+
+    async def show(step: str) -> None:
+        steps.append(step)
+
+    try:
+        worker.wait_ready()
+        commands = AppCommands(store.apps, jobs, lambda token: f"https://apps.example/a/{token}", poll_s=0.05)
+        server.stop()
+
+        async def back_soon() -> None:
+            await asyncio.sleep(1.5)
+            await asyncio.to_thread(server.start)
+
+        restart = asyncio.create_task(back_soon())
+        answer = await commands.build("telegram:1", "telegram:1", "a packing list for my beach trip", show)
+        await restart
+        assert (answer.outcome, answer.retry_id) == ("built", None), answer
+        assert answer.url is not None and answer.url.startswith("https://apps.example/a/")
+        assert steps  # the build was under way before the link came
+    finally:
+        await jobs.close()
+        worker.kill()
+        server.stop()
+        await store.close()

@@ -108,8 +108,10 @@ def free_port() -> int:
 class RedisServer:
     """A private `redis-server` on one port, to stop and start again: Redis going away for real."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, persist: bool = False) -> None:
         self.port = free_port()
+        # persist: an append-only file synced on every write: a killed server keeps what it acknowledged.
+        self.persist = persist
         self.folder = folder
         self.folder.mkdir(parents=True, exist_ok=True)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -119,9 +121,12 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
+        durability = (
+            ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else ["--appendonly", "no"]
+        )
         command = [
             "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", str(self.folder),
+            *durability, "--dir", str(self.folder),
         ]  # fmt: skip
         self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)

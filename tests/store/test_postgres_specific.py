@@ -14,11 +14,12 @@ import numpy as np
 import psycopg
 import pytest
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from bot.core.errors import StoreError, StoreUnavailable
 from bot.core.models import Feedback, NewMemory, NewTurn, Vector
 from bot.store import migrations
+from bot.store.pg_pool import PostgresPool
 from bot.store.pg_search import walks_index
 from bot.store.postgres import PostgresStore
 from tests.support.pg import PgServer, drop_database, fresh_database, pg_dsn, pg_server
@@ -361,3 +362,32 @@ async def test_the_server_goes_away_mid_run_and_comes_back(pg_server: PgServer) 
         assert (await opened.stats()).turns == 1
     finally:
         await opened.close()
+
+
+async def test_sessions_cut_all_at_once_cost_the_next_request_no_wait(pg_dsn: str) -> None:
+    """pg_terminate_backend on every session (an admin, a proxy, a failover): the server is up, so
+    the next request is served at once. Before CheckAllOnLoss, psycopg_pool's pause between two
+    failed checks (1 s, 2 s…) met each dead idle connection in turn: a PoolTimeout after 5 s."""
+    pool = await PostgresPool.open(pg_dsn, migrate=False, max_size=8, timeout_s=5.0)
+
+    async def query() -> None:
+        async with pool.connection() as conn:
+            await conn.execute("SELECT pg_sleep(0.05)")
+
+    try:
+        await asyncio.gather(*(query() for _ in range(8)))  # the pool grows to eight connections
+        name = str(conninfo_to_dict(pg_dsn)["dbname"])
+        async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as admin:
+            cursor = await admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            )
+            row = await cursor.fetchone()
+        assert row is not None and row[0] >= 4, row
+        started = time.monotonic()
+        await query()
+        assert time.monotonic() - started < 1.0
+        await asyncio.gather(*(query() for _ in range(8)))
+    finally:
+        await pool.close()

@@ -27,13 +27,14 @@ from tests.support import telegram_updates as tu
 from tests.support.started import Started
 from tests.support.telegram_updates import JSON
 
-FailureKind = Literal["retry_after", "not_modified", "blocked", "reset"]
+FailureKind = Literal["retry_after", "not_modified", "blocked", "reset", "server_error"]
 
 NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup are "
     "exactly the same as a current content and reply markup of the message"
 )
 BLOCKED = "Forbidden: bot was blocked by the user"
+SERVER_ERROR = "Internal Server Error"
 WEBHOOK_ACTIVE = (
     "Conflict: can't use getUpdates method while webhook is active; "
     "use deleteWebhook to delete the webhook first"
@@ -79,6 +80,14 @@ class SentDocument:
     data: bytes
     mime_type: str
     caption: str | None
+
+
+@dataclass
+class _Outage:
+    kind: FailureKind
+    until: float
+    retry_after: int
+    methods: frozenset[str] | None  # None: every method but getMe and getUpdates
 
 
 @dataclass
@@ -154,6 +163,9 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
         self.webhook: JSON | None = None
         self.allowed_updates: list[str] | None = None
         self._failures: list[_Failure] = []
+        self._outages: list[_Outage] = []
+        # Called after every enqueue (opt-in): a webhook pusher (telegram_push.py) wakes here.
+        self.enqueue_listeners: list[Callable[[], None]] = []
         self._blocked: set[int] = set()
         # While set: sendMessage keeps the message, then answers only once released (hold_sends).
         self._sends_held: asyncio.Event | None = None
@@ -227,20 +239,31 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
                 failure.times -= 1
                 if failure.times <= 0:
                     self._failures.remove(failure)
-                call.failed = failure.kind
-                if failure.kind == "retry_after":
-                    n = failure.retry_after
-                    raise ApiError(429, f"Too Many Requests: retry after {n}", {"retry_after": n})
-                if failure.kind == "not_modified":
-                    raise ApiError(400, NOT_MODIFIED)
-                if failure.kind == "blocked":
-                    raise ApiError(403, BLOCKED)
-                if call.method == "getUpdates":
-                    await asyncio.sleep(0.05)  # mid-poll, as a proxy or NAT dropping a long poll would
-                raise _Reset
+                await self._fail(call, failure.kind, failure.retry_after)
+        now = time.monotonic()
+        self._outages = [o for o in self._outages if o.until > now]
+        for outage in self._outages:
+            if outage.methods is None and call.method not in ("getMe", "getUpdates"):
+                await self._fail(call, outage.kind, outage.retry_after)
+            if outage.methods is not None and call.method in outage.methods:
+                await self._fail(call, outage.kind, outage.retry_after)
         if chat_id in self._blocked and call.method.startswith(("send", "edit", "setMessageReaction")):
             call.failed = "blocked"
             raise ApiError(403, BLOCKED)
+
+    async def _fail(self, call: Call, kind: FailureKind, retry_after: int) -> None:
+        call.failed = kind
+        if kind == "retry_after":
+            raise ApiError(429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after})
+        if kind == "not_modified":
+            raise ApiError(400, NOT_MODIFIED)
+        if kind == "blocked":
+            raise ApiError(403, BLOCKED)
+        if kind == "server_error":
+            raise ApiError(500, SERVER_ERROR)
+        if call.method == "getUpdates":
+            await asyncio.sleep(0.05)  # mid-poll, as a proxy or NAT dropping a long poll would
+        raise _Reset
 
     # -- error injection ---------------------------------------------------------------------------
     def fail_next(
@@ -255,6 +278,20 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
         if method not in self._handlers or kind not in get_args(FailureKind):
             raise ValueError(f"cannot fail {method!r} with {kind!r}")
         self._failures.append(_Failure(method, kind, times, retry_after, chat_id))
+
+    def outage(
+        self,
+        kind: FailureKind,
+        seconds: float,
+        *,
+        retry_after: int = 1,
+        methods: frozenset[str] | None = None,
+    ) -> None:
+        """For the next `seconds`, every call of `methods` (None: all but getMe and getUpdates)
+        fails with `kind`: Telegram's flood control or a bad spell on its side, for a while."""
+        if kind not in get_args(FailureKind):
+            raise ValueError(f"cannot fail with {kind!r}")
+        self._outages.append(_Outage(kind, time.monotonic() + seconds, retry_after, methods))
 
     def block(self, chat_id: int) -> None:
         self._blocked.add(chat_id)
@@ -503,6 +540,8 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
 
     def updates_changed(self) -> None:
         self._wake_pollers()
+        for listener in self.enqueue_listeners:
+            listener()
 
     def _wake_pollers(self) -> None:
         self._new_update.set()

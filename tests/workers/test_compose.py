@@ -222,3 +222,12 @@ def test_a_worker_healthcheck_does_not_depend_on_the_order_of_its_queues(project
             assert f"--destination {node}@$$HOSTNAME" in check, name  # the node `kindred worker` names
             seen.append((name, node, check))
     assert seen[:4] == seen[4:]  # the same nodes and checks, whichever order the queues came in
+
+
+def test_the_bot_is_given_the_time_its_graceful_stop_takes(project: Path) -> None:
+    """bench/soak.py: a stop drains the updates the webhook accepted; killed before it ends, they are lost."""
+    from bot.cli.run import STOP_TIMEOUT_S
+
+    grace = resolved(project)["services"]["bot"]["stop_grace_period"]
+    match = re.fullmatch(r"(\d+)s", str(grace))
+    assert match is not None and int(match.group(1)) > STOP_TIMEOUT_S + 10, grace

@@ -44,6 +44,10 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Updates in flight, running or waiting their chat's turn. Waiting ones are cheap.
 MAX_CONCURRENT_UPDATES = 4096
 HTTP_CONNECTIONS = 16
+# Flood control (429) is waited out for as long as Telegram names, this many times in a row: five
+# gave up after about 6 s of 429s with retry_after 1, and each call given up lost its message
+# (bench/soak.py).
+FLOOD_RETRIES = 20
 DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
 # Posts Telegram may have open at once (its default is 40): each is answered once its update is
 # handled, so this bounds the updates in hand at a time, over every replica together.
@@ -144,6 +148,7 @@ class TelegramAdapter:
                     self.services.limiter.buckets,
                     overall_per_s=self.config.sends_per_second,
                     bot_id=self.config.bot_id,
+                    max_retries=FLOOD_RETRIES,
                 )
             )
         )

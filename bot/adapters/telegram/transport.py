@@ -2,11 +2,14 @@
 
 Under load the bot spends most of its CPU in the HTTP client; aiohttp's costs a fraction of httpx's
 per request here (bench/telegram_load.py), and discord.py brings aiohttp anyway. PTB keeps the
-protocol: it builds the request data and maps status codes to its errors; this only moves bytes.
+protocol: it builds the request data and maps status codes to its errors; this moves bytes, and
+tries a call again while the Bot API answers 5xx (`SERVER_ERROR_PATIENCE_S`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import aiohttp
@@ -19,6 +22,13 @@ from bot.adapters.telegram.unreadable import readable_updates
 
 # Uploads (/export) get longer to write than a text message.
 MEDIA_WRITE_TIMEOUT_S = 20.0
+# A 5xx is the Bot API (or a proxy before it) answering that the call failed, so trying again does
+# not repeat it; a bad spell there is waited out this long before PTB sees the error (a reply, an
+# app link or a reminder given up after one 500 was lost: bench/soak.py). A timeout is never tried
+# again here: the call may have landed. The long poll has the Updater's own loop.
+SERVER_ERROR_PATIENCE_S = 30.0
+SERVER_ERROR_RETRY_S = (0.5, 4.0)  # the first pause, and the longest
+NOT_RETRIED = frozenset({"getUpdates"})
 
 
 class AiohttpRequest(BaseRequest):
@@ -30,6 +40,7 @@ class AiohttpRequest(BaseRequest):
         connect_timeout: float | None = 5.0,
         pool_timeout: float | None = 1.0,
         skip_unreadable_updates: bool = False,
+        server_error_patience_s: float = SERVER_ERROR_PATIENCE_S,
     ) -> None:
         """`skip_unreadable_updates`: for the long poll, getUpdates answers lose the updates PTB
         cannot read (unreadable.py), which would otherwise stop polling for good."""
@@ -38,6 +49,7 @@ class AiohttpRequest(BaseRequest):
         self._read_timeout = read_timeout
         self._connect_timeout = connect_timeout
         self._pool_timeout = pool_timeout
+        self._patience_s = server_error_patience_s
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -64,6 +76,28 @@ class AiohttpRequest(BaseRequest):
         write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
         connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
         pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+    ) -> tuple[int, bytes]:
+        deadline = time.monotonic() + self._patience_s
+        pause, longest = SERVER_ERROR_RETRY_S
+        retried = url.rsplit("/", 1)[-1] not in NOT_RETRIED
+        while True:
+            status, body = await self._once(
+                url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
+            )
+            if status < 500 or not retried or time.monotonic() + pause > deadline:
+                return status, body
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, longest)
+
+    async def _once(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None,
+        read_timeout: ODVInput[float],
+        write_timeout: ODVInput[float],
+        connect_timeout: ODVInput[float],
+        pool_timeout: ODVInput[float],
     ) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
             raise RuntimeError("AiohttpRequest is not initialized")

@@ -28,6 +28,33 @@ async def test_flood_control_is_waited_out(api: FakeTelegramBotApi, tmp_path: Pa
         await api.wait_until(lambda: len(bot.feedback()) == 1)
 
 
+async def test_flood_control_for_seconds_on_end_is_waited_out_and_a_command_is_answered(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    """bench/soak.py: after five 429s in a row (retry_after 1) PTB's rate limiter gave up, and the
+    answer of a command sent meanwhile was lost."""
+    async with running_bot(api, tmp_path):
+        api.outage("retry_after", 7.0, retry_after=1)
+        api.private_message(ANN, "/privacy")
+        await api.wait_until(lambda: len(api.bot_messages(ANN)) == 1, 20, what="the answer to /privacy")
+        assert sum(1 for call in api.calls_of("sendMessage") if call.failed == "retry_after") >= 6
+        assert "/export" in api.texts(ANN)[0]
+
+
+async def test_a_bad_spell_of_server_errors_is_waited_out_and_the_reply_comes_once(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    """bench/soak.py: Telegram answering 500 for a few seconds lost every reply sent meanwhile."""
+    async with running_bot(api, tmp_path) as bot:
+        api.outage("server_error", 3.0)
+        api.private_message(ANN, "hello")
+        assert await replies_done(api, ANN, 1, wait_s=20) == ["Lovely to hear from you."]
+        assert any(call.failed == "server_error" for call in api.calls_of("sendMessage"))
+        assert len(api.bot_messages(ANN)) == 1
+        api.reaction(ANN, api.bot_messages(ANN)[0].data["message_id"], ANN, old=[], new=["👍"])
+        await api.wait_until(lambda: len(bot.feedback()) == 1)
+
+
 async def test_not_modified_is_not_an_error(api: FakeTelegramBotApi, tmp_path: Path) -> None:
     reply = " ".join(f"w{n}" for n in range(30))
     policy = replace(ChatPolicy(), edit_interval_s=0.1)

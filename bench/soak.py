@@ -1,0 +1,345 @@
+"""The whole system under load and faults for a bounded time; checks that nothing was lost or
+duplicated.
+
+    python -m bench.soak [--quick | --seconds N] [--people N] [--replicas N] [--faults a,b,...]
+
+The system: the bot (bench/soak_bot.py: `kindred run` in webhook mode with the load fixtures),
+a Celery worker (build and default queues) and beat on a redis-server of the soak's own, and
+PostgreSQL + pgvector (the embedded server). Hundreds of simulated people (bench/soak_people.py)
+write through the loopback Bot API, which pushes their updates to the bot's webhook as Telegram
+does (tests/support/telegram_push.py), through a round-robin front on one address. Faults
+(bench/soak_faults.py) hit it at set moments. Afterwards bench/soak_checks.py compares what each
+person was owed with the fake API's log and the database. Progress goes to stderr; the last thing
+on stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import json
+import random
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import soak_checks as checks
+from bench.common import fresh_database, log, machine, now_iso, postgres_server
+from bench.soak_faults import SCHEDULE, Faults, run_faults
+from bench.soak_front import RoundRobinFront
+from bench.soak_kinds import RING, kind_of
+from bench.soak_people import Person, bot_kinds, live
+from bench.soak_procs import System
+from tests.support.pg import as_url
+from tests.support.telegram_api import FakeTelegramBotApi
+from tests.support.telegram_push import WebhookPusher
+
+FIRST_USER = 20_000
+DRAIN_S = 180.0  # after the load: for the last answers and the reminders' ring (beat runs each minute)
+RSS_EVERY_S = 2.0
+WARM_UP = 0.2  # of the load's time, before RSS counts towards the slope
+SHOWS_TEXT = ("sendMessageDraft", "sendMessage")
+SETTLE_S = 10.0  # after a fault's canary is answered, before latency counts as "outside faults"
+
+
+async def supervise(system: System) -> None:
+    while True:
+        await asyncio.to_thread(system.restart_crashed)
+        await asyncio.sleep(1.0)
+
+
+async def sample_rss(system: System, samples: list[tuple[float, int, float]], started: float) -> None:
+    while True:
+        for bot in system.bots:
+            rss, pid = bot.rss_mb(), bot.pid
+            if rss is not None and pid is not None:
+                samples.append((time.monotonic() - started, pid, rss))
+        await asyncio.sleep(RSS_EVERY_S)
+
+
+def rss_slope(samples: Sequence[tuple[float, int, float]], after_s: float, before_s: float) -> float | None:
+    """MB per minute: one slope fitted across every process's samples, each process its own level
+    (a restarted bot starts low again, which is no leak)."""
+    by_pid: dict[int, list[tuple[float, float]]] = {}
+    for at, pid, rss in samples:
+        if after_s <= at <= before_s:
+            by_pid.setdefault(pid, []).append((at / 60.0, rss))
+    dx: list[float] = []
+    dy: list[float] = []
+    for points in by_pid.values():
+        if len(points) >= 3:
+            xs, ys = np.array([p[0] for p in points]), np.array([p[1] for p in points])
+            dx += list(xs - xs.mean())
+            dy += list(ys - ys.mean())
+    x, y = np.array(dx), np.array(dy)
+    return round(float((x * y).sum() / (x * x).sum()), 3) if len(x) and (x * x).sum() > 0 else None
+
+
+def latencies_ms(
+    api: FakeTelegramBotApi,
+    people: Sequence[Person],
+    started: float,
+    away: Sequence[tuple[float, float]] = (),
+) -> list[float]:
+    """From a chat message queued at the Bot API to the first text the bot shows for it; none of
+    those sent within `away` (seconds of the load: the faults and a settling time after each)."""
+    shown: dict[int, list[float]] = {}
+    for call in api.calls:
+        if call.method in SHOWS_TEXT and not call.failed:
+            shown.setdefault(int(call.params["chat_id"]), []).append(call.at)
+    out = []
+    for person in people:
+        moments = shown.get(person.user, [])
+        for at in person.chat_sent:
+            if any(start <= at - started <= end for start, end in away):
+                continue
+            i = bisect.bisect_left(moments, at)
+            if i < len(moments):
+                out.append((moments[i] - at) * 1000.0)
+    return out
+
+
+def owed_everything(api: FakeTelegramBotApi, people: Sequence[Person]) -> bool:
+    for person in people:
+        kinds = [k for _, k in bot_kinds(api, person.user)]
+        if any(kinds.count(kind) < n for kind, n in person.expected.items()):
+            return False
+        if kinds.count(RING) < len(person.reminders):
+            return False
+    return True
+
+
+async def drain(api: FakeTelegramBotApi, pusher: WebhookPusher, people: Sequence[Person]) -> float:
+    began = time.monotonic()
+    while time.monotonic() - began < DRAIN_S:
+        if pusher.pending == 0 and owed_everything(api, people):
+            break
+        await asyncio.sleep(1.0)
+    await asyncio.sleep(2.0)  # anything late and extra (a duplicate) shows too
+    return time.monotonic() - began
+
+
+async def migrate(dsn: str) -> None:
+    """Once, before the bot and the worker open the store at the same moment."""
+    from bot.store.postgres import PostgresStore
+
+    await (await PostgresStore.open(dsn, min_size=1, max_size=1)).close()
+
+
+async def soak(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    async with postgres_server(args.database_url) as server, fresh_database(server) as dsn:
+        await migrate(dsn)
+        async with FakeTelegramBotApi() as api:
+            system = System(folder, as_url(dsn), api.token, api.base_url, args.replicas)
+            front = RoundRobinFront(system.bot_ports)
+            pusher = WebhookPusher(api, "http://pending")
+            await front.start()
+            pusher.origin = front.origin
+            await pusher.start()
+            try:
+                await asyncio.to_thread(system.start)
+                return await under_load(args, api, pusher, system, dsn)
+            finally:
+                await asyncio.to_thread(system.stop)
+                await pusher.stop()
+                await front.stop()
+
+
+async def under_load(
+    args: argparse.Namespace, api: FakeTelegramBotApi, pusher: WebhookPusher, system: System, dsn: str
+) -> dict[str, Any]:
+    rng = random.Random(args.seed)
+    people = [
+        Person(FIRST_USER + n, random.Random(rng.random()), remind_in=args.remind_in)
+        for n in range(args.people)
+    ]
+    canaries: list[Person] = []
+    faults = Faults(api, system, dsn, canaries, outage_s=min(8.0, max(3.0, args.seconds * 0.05)))
+    started = time.monotonic()
+    until = started + args.seconds
+    think_s = args.people / args.rate
+    rss: list[tuple[float, int, float]] = []
+    sampler = asyncio.create_task(sample_rss(system, rss, started))
+    supervisor = asyncio.create_task(supervise(system))
+    log(
+        f"load: {args.people} people for {args.seconds} s (about {args.rate:g} actions/s), "
+        f"faults {args.faults}"
+    )
+    fault_run = asyncio.create_task(run_faults(faults, args.faults, started, args.seconds))
+    await asyncio.gather(
+        *(live(api, p, until, think_s, reminds=n < args.reminders) for n, p in enumerate(people))
+    )
+    load_s = time.monotonic() - started
+    fault_results = await fault_run
+    everyone = people + canaries
+    log(f"load done in {load_s:.0f} s; draining")
+    drained_s = await drain(api, pusher, everyone)
+    sampler.cancel()
+    supervisor.cancel()
+    alive = {p.name: p.pid is not None for p in (system.worker, system.beat, *system.bots)}
+    if args.logs is not None:
+        dump_chats(api, everyone, started, args.logs / "chats.json")
+    result = report(args, api, pusher, everyone, fault_results, await checks.stored(dsn, everyone),
+                    load_s, drained_s, rss, alive, started)  # fmt: skip
+    # Parts that exited on their own and were started again, as the deployment's restart policy does.
+    result["crashed_and_restarted"] = dict(system.crashes)
+    return result
+
+
+def dump_chats(api: FakeTelegramBotApi, people: Sequence[Person], started: float, path: Path) -> None:
+    """Every chat, what was owed (with when, in seconds of the load) and what shows: for a look later."""
+    chats = [
+        {
+            "person": p.user,
+            "owed": [[kind, round(at - started, 1)] for kind, at in zip(p.sequence, p.asked_at, strict=True)],
+            "shown": [
+                [m.data["message_id"], kind_of(m.text), (m.text or "")[:80]] for m in api.bot_messages(p.user)
+            ],
+        }
+        for p in people
+    ]
+    path.write_text(json.dumps(chats, indent=1, ensure_ascii=False))
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 1) if values else None
+
+
+def report(
+    args: argparse.Namespace,
+    api: FakeTelegramBotApi,
+    pusher: WebhookPusher,
+    people: Sequence[Person],
+    faults: list[dict[str, Any]],
+    stored: dict[str, Any],
+    load_s: float,
+    drained_s: float,
+    rss: list[tuple[float, int, float]],
+    alive: dict[str, bool],
+    started: float,
+) -> dict[str, Any]:
+    answers, rings, order = checks.answers(api, people), checks.rings(api, people), checks.order(api, people)
+    links, accepted = checks.app_links(api, people), checks.deliveries(pusher)
+    lost = (answers["lost"] + rings["lost"] + stored["feedback_lost"] + stored["user_turns_missing"]
+            + accepted["not_accepted"])  # fmt: skip
+    duplicated = (answers["duplicated"] + rings["duplicated"] + links["duplicated"]
+                  + stored["feedback_duplicated"] + stored["user_turns_stored_twice"])  # fmt: skip
+    waits = latencies_ms(api, people, started)
+    # Outside the faults: from each fault's start to SETTLE_S after its canary was answered.
+    calm = latencies_ms(
+        api, people, started, [(f["at_s"], f["at_s"] + f["took_s"] + SETTLE_S) for f in faults]
+    )
+    messages = sum(len(p.sequence) for p in people)
+    return {
+        "benchmark": "soak",
+        "date": now_iso(),
+        "machine": machine(),
+        "replicas": args.replicas,
+        "lost": lost,
+        "duplicated": duplicated,
+        "chats_out_of_order": order["chats_out_of_order"],
+        "faults": faults,
+        "all_recovered": all(f["recovered"] for f in faults),
+        "throughput_msgs_per_s": round(messages / load_s, 2),
+        "p95_ms": percentile(waits, 95),
+        "p99_ms": percentile(waits, 99),
+        "p50_ms": percentile(waits, 50),
+        "outside_faults": {
+            "p50_ms": percentile(calm, 50),
+            "p95_ms": percentile(calm, 95),
+            "p99_ms": percentile(calm, 99),
+            "n": len(calm),
+        },
+        "rss_slope_mb_per_min": rss_slope(rss, WARM_UP * load_s, load_s),
+        "rss_mb": {"first": rss[0][2] if rss else None, "last": rss[-1][2] if rss else None},
+        "checks": {
+            "order": order,
+            "answers": answers,
+            "reminders": rings,
+            "app_links": links,
+            "webhook": accepted,
+            "store": stored,
+        },
+        "processes_alive_at_end": alive,
+        "settings": {
+            "people": args.people,
+            "canaries": len(people) - args.people,
+            "seconds": round(load_s, 1),
+            "drain_s": round(drained_s, 1),
+            "offered_actions_per_s": args.rate,
+            "messages_sent": messages,
+            "reactions_and_presses": stored["reactions_sent"],
+            "reminders": args.reminders,
+            "remind_in": args.remind_in,
+            "mode": "webhook (the fake Bot API pushes, per chat in order, retrying non-2xx)",
+            "generator": "load fixture: deterministic, instant (not a model)",
+            "embedder": "load fixture: hash vectors (not a model)",
+            "app_builds": "rules only (KINDRED_APP_MODEL_PASS=false)",
+            "store": "PostgreSQL + pgvector (embedded server, fsync on)",
+            "redis": "redis-server of the soak's own: appendonly yes, appendfsync always",
+            "visibility_timeout_s": 60,
+            "throughput": "offered load (closed loop with think time), not a saturation figure",
+            "latency": "chat message queued at the Bot API → first text shown (draft or message)",
+        },
+    }
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--seconds", type=float, default=600.0, help="how long the load runs (default 10 min)"
+    )
+    parser.add_argument("--quick", action="store_true", help="3 minutes, 200 people")
+    parser.add_argument("--people", type=int, default=300)
+    parser.add_argument("--rate", type=float, default=20.0, help="actions a second, all people together")
+    parser.add_argument("--reminders", type=int, default=10, help="people who ask for a reminder in 1 minute")
+    parser.add_argument(
+        "--remind-in", default="1 minute", help="when the reminders are due (beat runs each minute)"
+    )
+    parser.add_argument("--replicas", type=int, default=1)
+    parser.add_argument(
+        "--faults", default=",".join(SCHEDULE), help=f"comma-separated, of {', '.join(SCHEDULE)}"
+    )
+    parser.add_argument("--database-url", help="a PostgreSQL server (with pgvector) to make a database on")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--logs", type=Path, help="keep the processes' logs in this folder")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seconds, args.people = 180.0, 200
+    args.faults = [name for name in args.faults.split(",") if name]
+    unknown = set(args.faults) - set(SCHEDULE)
+    if unknown:
+        parser.error(f"unknown faults: {', '.join(sorted(unknown))}")
+    return args
+
+
+async def stopped_by_sigterm(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """The soak, cancelled by SIGTERM (a test's timeout) so that every process it started is stopped."""
+    task = asyncio.current_task()
+    assert task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    return await soak(args, folder)
+
+
+def main() -> None:
+    args = parse()
+    if args.logs is not None:
+        args.logs.mkdir(parents=True, exist_ok=True)
+        result = asyncio.run(stopped_by_sigterm(args, args.logs))
+    else:
+        with tempfile.TemporaryDirectory(prefix="kindred-soak-") as folder:
+            result = asyncio.run(stopped_by_sigterm(args, Path(folder)))
+    log(f"lost {result['lost']}, duplicated {result['duplicated']}, recovered {result['all_recovered']}")
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
