@@ -36,12 +36,22 @@ def build_app(settings: Settings, registry: JobRegistry) -> Celery:
     app.conf.update(
         timezone="UTC",
         enable_utc=True,
+        # A job that ends while Redis restarts keeps trying to store its result (and its state)
+        # for about a minute instead of being recorded as failed: bench/soak.py lost an app build
+        # that way. Only the worker waits; the bot's own reads still fail fast.
+        result_backend_always_retry=True,
+        result_backend_max_retries=RESULT_RETRIES,
+        result_backend_max_sleep_between_retries_ms=2000,
         beat_schedule=beat_schedule(schedule_entries(workers, settings.training)),
         beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),
     )
     for job in registry:
         kindred_task(app, job.spec)(job.run)
     return app
+
+
+# With the sleeps capped at 2 s, about a minute of retries.
+RESULT_RETRIES = 36
 
 
 @cache

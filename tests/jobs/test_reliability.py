@@ -163,3 +163,32 @@ async def test_an_app_build_asked_while_redis_restarts_waits_for_it_and_is_built
         worker.kill()
         server.stop()
         await store.close()
+
+
+async def test_a_job_that_ends_while_redis_restarts_stores_its_result_when_redis_is_back(
+    tmp_path: Path, registry: JobRegistry
+) -> None:
+    """bench/soak.py: a build that finished while Redis was down was recorded as FAILURE (the
+    worker could not store its state) and the person read "Something went wrong". The worker now
+    keeps trying to store the result until Redis is back, and the job is not run again."""
+    server = RedisServer(tmp_path / "redis", persist=True).start()
+    worker = Worker(server.url, tmp_path / "worker", KINDRED_VISIBILITY_TIMEOUT_S="60")
+    jobs = CeleryJobs.connect(server.url, registry)
+    db, counter = tmp_path / "turns.db", tmp_path / "runs"
+    payload = {"db": str(db), "user": "ann", "key": "telegram:1:43", "text": "I sleep badly lately"}
+    try:
+        worker.wait_ready()
+        job_id = jobs.submit(
+            "kindred.test.write_turn", {**payload, "counter": str(counter), "first_run_holds_s": 3}
+        )
+        await wait_until(lambda: lines(counter) == 1, within_s=20, what="the job's turn")
+        server.stop()  # the job ends in about 3 s, with nowhere to write its result
+        await asyncio.sleep(6)
+        await asyncio.to_thread(server.start)
+        result = await jobs.result(job_id, 45)
+        assert isinstance(result.get("turn_id"), int), result
+        assert lines(counter) == 1  # stored once, not failed and not run again
+    finally:
+        await jobs.close()
+        worker.kill()
+        server.stop()
