@@ -13,7 +13,7 @@ import pytest
 
 from bot.core.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.errors import StoreUnavailable
-from bot.core.events import Reaction, ReplyDone
+from bot.core.events import MessageReaction, Reaction, ReactionResult, ReplyDone
 from bot.core.memory_file import parse_lines
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
@@ -94,6 +94,28 @@ async def test_a_reaction_during_a_lock_is_kept_and_written_later(store: SqliteS
         lock.execute("ROLLBACK")
         lock.close()
     assert await conv.flush() == 1
+    assert (await store.stats()).feedback_events == 1
+
+
+async def test_a_reaction_on_a_reply_whose_link_still_waits_is_recorded(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    """The store is back, but the reply's link is still in the outbox (nothing wrote since): the
+    reaction finds it there, and the link and then the reaction reach the store."""
+    conv = conversation(store)
+    done = await say(conv, "hello")
+    assert done.turn_id is not None
+    lock = locker(tmp_path / "k.db")
+    try:
+        await conv.link_reply("telegram", "telegram:1", ["77"], done, "ann")
+        assert len(conv.outbox) == 1
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    event = MessageReaction("telegram", "telegram:1", "77", "ann", "👍", T0)
+    assert await conv.handle_message_reaction(event) == ReactionResult("recorded", 1.0)
+    assert len(conv.outbox) == 0
+    assert await store.find_message("telegram", "telegram:1", "77") is not None
     assert (await store.stats()).feedback_events == 1
 
 
