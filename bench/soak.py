@@ -33,11 +33,11 @@ import numpy as np
 from bench import soak_checks as checks
 from bench.common import fresh_database, log, machine, now_iso, postgres_server
 from bench.soak_faults import SCHEDULE, Faults, run_faults
-from bench.soak_front import RoundRobinFront
 from bench.soak_kinds import RING, kind_of
 from bench.soak_people import Person, bot_kinds, live
 from bench.soak_procs import System
 from tests.support.pg import as_url
+from tests.support.round_robin import RoundRobinFront
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.telegram_push import WebhookPusher
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Callable, Sequence
 
 import aiohttp
 from aiohttp import web
@@ -16,9 +17,11 @@ HOP_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connect
 
 
 class RoundRobinFront(Started):
-    def __init__(self, ports: list[int]) -> None:
-        self.ports = ports
-        self._next = itertools.cycle(range(len(ports)))
+    def __init__(self, ports: Sequence[int] | Callable[[], Sequence[int]]) -> None:
+        """`ports`: the replicas' ports, or a function asked on every request (bench/soak.py's
+        replicas restart on new ports)."""
+        self._ports = ports if callable(ports) else (lambda: ports)
+        self._turn = itertools.count()
         self.port = 0
         # Requests forwarded to each replica's port: a test sees that both took their share.
         self.forwarded: Counter[int] = Counter()
@@ -35,6 +38,10 @@ class RoundRobinFront(Started):
         await site.start()
         self.port = self._runner.addresses[0][1]
 
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
@@ -43,7 +50,8 @@ class RoundRobinFront(Started):
 
     async def _forward(self, request: web.Request) -> web.Response:
         assert self._http is not None
-        port = self.ports[next(self._next)]
+        ports = self._ports()
+        port = ports[next(self._turn) % len(ports)]
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
         body = await request.read()
         url = f"http://127.0.0.1:{port}{request.path_qs}"

@@ -34,6 +34,7 @@ from bot.adapters.telegram.flood import SharedFloodLimiter
 from bot.adapters.telegram.ordering import Admitted, PerChatOrder
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.adapters.telegram.transport import AiohttpRequest
+from bot.adapters.telegram.unreadable import UNREADABLE
 from bot.core.errors import ConfigError, KindredError, PlatformUnreachable, SharedStateUnavailable
 
 log = logging.getLogger(__name__)
@@ -52,11 +53,6 @@ DEFAULT_WEBHOOK_PATH = "/telegram/webhook"
 # Posts Telegram may have open at once (its default is 40): each is answered once its update is
 # handled, so this bounds the updates in hand at a time, over every replica together.
 WEBHOOK_CONNECTIONS = 100
-# What reading a malformed update raises (json, then PTB's de_json): answered 400, never retried.
-# A date past time_t raises OverflowError or OSError (EOVERFLOW) from datetime.fromtimestamp.
-UNREADABLE: tuple[type[Exception], ...] = (
-    ValueError, TypeError, KeyError, AttributeError, RecursionError, OverflowError, OSError,
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -108,10 +104,10 @@ def read_update(body: bytes, bot: Bot) -> Update | None:
         if not isinstance(data, dict):
             raise TypeError("not an object")
         update = Update.de_json(data, bot)
-        # Kept in a set to drop retries: anything but an int cannot be (a list is not hashable).
+        # The shared intake keys retries by the id: only an int names an update.
         if update is None or type(update.update_id) is not int:
             raise TypeError("no integer update_id")
-    except UNREADABLE as exc:
+    except UNREADABLE as exc:  # json's and PTB's errors on a malformed update: answered 400
         log.warning("telegram webhook: unreadable update (%s)", type(exc).__name__)
         return None
     return update

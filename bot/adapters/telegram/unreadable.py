@@ -20,7 +20,7 @@ from telegram import Update
 
 log = logging.getLogger(__name__)
 
-# What PTB's de_json raises on a malformed update (adapter.py's webhook reader catches the same).
+# What json and PTB's de_json raise on a malformed update, here and in adapter.py's webhook reader.
 # A date past time_t raises OverflowError or OSError (EOVERFLOW) from datetime.fromtimestamp.
 UNREADABLE: tuple[type[Exception], ...] = (
     ValueError, TypeError, KeyError, AttributeError, RecursionError, OverflowError, OSError,
