@@ -26,7 +26,7 @@ from bot.core.outbox import Outbox, Pending, RemoveFeedback, apply
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.prompt import build_messages
-from bot.core.recall import Recalled, fit_budget, hybrid_search
+from bot.core.recall import Recalled, distinct, fit_budget, hybrid_search
 from bot.core.reward import RewardWeights
 from bot.core.scoring import Scoring, shares
 from bot.core.sentences import whole_sentences
@@ -324,7 +324,7 @@ class Conversation:
             )
         except StoreUnavailable:
             return []
-        return fit_budget(found, self.policy.memory_token_budget, self.inference.count_tokens)
+        return fit_budget(distinct(found), self.policy.memory_token_budget, self.inference.count_tokens)
 
     async def _save(self, turn: NewTurn) -> Turn | None:
         """Store a turn now, or keep it in the outbox. Earlier pending writes go first."""

@@ -217,6 +217,23 @@ def memory_line(memory: Memory) -> str:
     return f"- {memory.created_at:%Y-%m-%d}, {who}: {quote(text, MEMORY_DELIMITERS)}"
 
 
+def distinct(recalled: Sequence[Recalled]) -> list[Recalled]:
+    """One line per thing said, in the order given: a person who said the same words several times
+    (the same greeting each night, a line sent twice) is recalled once, so the block is not filled
+    with copies. Of copies, a favoured one wins its place; else the first (the best ranked)."""
+    first: dict[tuple[str | None, str], int] = {}
+    kept: list[Recalled] = []
+    for item in recalled:
+        key = (item.memory.speaker, " ".join(item.memory.text.casefold().split()))
+        at = first.get(key)
+        if at is None:
+            first[key] = len(kept)
+            kept.append(item)
+        elif item.favoured and not kept[at].favoured:
+            kept[at] = item
+    return kept
+
+
 def fit_budget(
     recalled: Sequence[Recalled], budget_tokens: int, count_tokens: Callable[[str], int]
 ) -> list[Recalled]:

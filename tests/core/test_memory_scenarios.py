@@ -251,3 +251,23 @@ async def test_a_near_duplicate_statement_updates_the_old_memory_instead_of_addi
     [vector] = await minilm.embed(["do I have any food allergies?"])
     found = [hit.memory.id for hit in await any_store.dense_search(USER, vector, 10)]
     assert kept.id in found and twin.id not in found
+
+
+async def test_the_same_words_said_in_several_chats_fill_one_line_of_the_prompt(
+    any_store: Store, minilm: SentenceTransformerEmbedder
+) -> None:
+    """Before the upkeep job has merged them (or where it never does: raw turns), the same words
+    are several memories; the prompt shows them once, and the room goes to other memories."""
+    person = Person(any_store, minilm, recent_turns=0)
+    await person.say("I walked by the river this morning", T0)
+    for chat in ("c2", "c3", "c4"):
+        message = UserMessage(USER, chat, "Good night, talk tomorrow", T0 + timedelta(hours=23))
+        assert [e async for e in person.conversation.handle_message(message)]
+    assert len([m for m in await any_store.list_memories(USER, 100) if "Good night" in m.text]) == 3
+
+    await person.say("good night!", T0 + timedelta(days=1, hours=23))
+
+    lines = person.recalled_lines()
+    copies = [line for line in lines if "Good night, talk tomorrow" in line]
+    assert len(copies) == 1, lines
+    assert any("river" in line for line in lines), lines

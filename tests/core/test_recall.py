@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.models import Memory, MemoryHit, NewMemory
-from bot.core.recall import fit_budget, fuse, fuse_scores, hybrid_search, memory_line
+from bot.core.recall import Recalled, distinct, fit_budget, fuse, fuse_scores, hybrid_search, memory_line
+from bot.core.scoring import Why
 from bot.core.text import query_terms
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder
@@ -61,6 +62,19 @@ def test_the_memory_budget_keeps_the_best_that_fit() -> None:
     chosen = fit_budget(items, 30, lambda text: len(text) // 4)
     assert [r.memory.id for r in chosen] == [2, 3]
     assert memory_line(items[0].memory).endswith('…"')  # cut, then quoted
+
+
+def test_the_same_words_are_recalled_once_and_a_favoured_copy_keeps_its_place() -> None:
+    rated = Why(1.0, 1.0, 3.0, 0.9, 1.0, 0.0, 0.9, favoured=True)
+    items = [
+        Recalled(hit(1, "Good night").memory, 0.9),
+        Recalled(hit(2, "I like tea").memory, 0.8),
+        Recalled(hit(3, " good   NIGHT").memory, 0.7, rated),
+        Recalled(hit(4, "Good night").memory, 0.6),
+    ]
+    assert [r.memory.id for r in distinct(items)] == [3, 2]
+    said_by_the_bot = Recalled(Memory(5, "ann", "turn", "Good night", "assistant", T0, "m"), 0.5)
+    assert [r.memory.id for r in distinct([items[0], said_by_the_bot])] == [1, 5], "who said it counts"
 
 
 async def add(store: SqliteStore, *texts: str) -> list[int]:
