@@ -20,7 +20,9 @@ from bot.core.models import ChatMessage
 from bot.core.quoting import markers_of, template_messages
 
 # When prompt and completion do not fit in max_length, the completion keeps at least this share
-# of it and the prompt loses its beginning (the persona and the oldest turns), never its end.
+# of it. The prompt first loses its oldest turns, whole, as `core/prompt.build_messages` drops
+# them: the system message (persona and memories) and the latest message stay, so the model
+# trains in the context it answers in. Only what still does not fit loses its beginning.
 MAX_COMPLETION_SHARE = 0.75
 
 
@@ -52,7 +54,30 @@ def end_of_turn_id(tokenizer: Any) -> int:
 def tokenize_example(
     tokenizer: Any, messages: Sequence[ChatMessage], completion: str, *, cut: bool, max_length: int
 ) -> Tokenized:
-    """Prompt and completion tokens, at most `max_length` together (see the module's docstring)."""
+    """Prompt and completion tokens, at most `max_length` together (see MAX_COMPLETION_SHARE)."""
+    kept = list(messages)
+    prompt_ids, completion_ids = _split(tokenizer, kept, completion, cut=cut)
+    room = int(max_length * MAX_COMPLETION_SHARE)
+    truncated = False
+    if len(completion_ids) > room:
+        completion_ids = completion_ids[:room]  # no end token any more: it is cut now
+        truncated = True
+    keep = max_length - len(completion_ids)
+    # The oldest turn after the system message, while more than the latest message is left.
+    first = 1 if kept and kept[0].role == "system" else 0
+    while len(prompt_ids) > keep and len(kept) - first > 1:
+        del kept[first]
+        prompt_ids = _split(tokenizer, kept, completion, cut=cut)[0]
+        truncated = True
+    if len(prompt_ids) > keep:
+        prompt_ids = prompt_ids[len(prompt_ids) - keep :]
+        truncated = True
+    return Tokenized(prompt_ids, completion_ids, truncated)
+
+
+def _split(
+    tokenizer: Any, messages: Sequence[ChatMessage], completion: str, *, cut: bool
+) -> tuple[list[int], list[int]]:
     prompt = render_prompt(tokenizer, messages)
     prompt_ids = _encode(tokenizer, prompt)
     full_ids = _encode(tokenizer, prompt + completion)
@@ -61,16 +86,7 @@ def tokenize_example(
     prompt_ids, completion_ids = prompt_ids[:start], full_ids[start:]
     if not cut:
         completion_ids.append(end_of_turn_id(tokenizer))
-    room = int(max_length * MAX_COMPLETION_SHARE)
-    truncated = False
-    if len(completion_ids) > room:
-        completion_ids = completion_ids[:room]  # no end token any more: it is cut now
-        truncated = True
-    keep = max_length - len(completion_ids)
-    if len(prompt_ids) > keep:
-        prompt_ids = prompt_ids[len(prompt_ids) - keep :]
-        truncated = True
-    return Tokenized(prompt_ids, completion_ids, truncated)
+    return prompt_ids, completion_ids
 
 
 def _encode(tokenizer: Any, text: str) -> list[int]:

@@ -56,8 +56,9 @@ def test_a_cut_reply_has_no_end_token_anywhere(tokenizer: Any) -> None:
     assert tokenizer.decode(tokens.completion_ids) == REPLY
 
 
-def test_a_long_prompt_loses_its_beginning_never_the_reply(tokenizer: Any) -> None:
-    long = (ChatMessage("user", "Some words about my day. " * 100), *MESSAGES[1:])
+def test_a_latest_message_too_long_to_fit_loses_its_beginning_never_the_reply(tokenizer: Any) -> None:
+    latest = ChatMessage("user", "Some words about my day. " * 100 + "Cherry ones, on the balcony.")
+    long = (*MESSAGES[:3], latest)
     tokens = tokenize_example(tokenizer, long, REPLY, cut=False, max_length=128)
     assert tokens.truncated
     assert len(tokens.prompt_ids) + len(tokens.completion_ids) == 128
@@ -65,6 +66,28 @@ def test_a_long_prompt_loses_its_beginning_never_the_reply(tokenizer: Any) -> No
     assert tokenizer.decode(tokens.prompt_ids).endswith(
         "Cherry ones, on the balcony.<|im_end|>\n<|im_start|>assistant\n"
     )
+
+
+def test_a_long_conversation_loses_its_oldest_turns_whole_and_keeps_the_system_message(
+    tokenizer: Any,
+) -> None:
+    old = tuple(
+        ChatMessage(role, f"Turn {i}: some words about the garden and the weather. " * 3)
+        for i, role in enumerate(("user", "assistant") * 4)
+    )
+    messages = (MESSAGES[0], *old, *MESSAGES[1:])
+    tokens = tokenize_example(tokenizer, messages, REPLY, cut=False, max_length=160)
+    prompt = tokenizer.decode(tokens.prompt_ids)
+    assert tokens.truncated and len(tokens.prompt_ids) + len(tokens.completion_ids) <= 160
+    assert prompt.startswith("<|im_start|>system\nYou are Kindred, a warm and attentive companion.")
+    assert prompt.endswith("Cherry ones, on the balcony.<|im_end|>\n<|im_start|>assistant\n")
+    assert "Turn 0" not in prompt, "the oldest turn goes first"
+    # What is left is whole turns: the rendering of the system message and the newest turns.
+    assert any(
+        render_prompt(tokenizer, (MESSAGES[0], *old[dropped:], *MESSAGES[1:])) == prompt
+        for dropped in range(1, len(old) + 1)
+    )
+    assert tokenizer.decode(tokens.completion_ids) == REPLY + "<|im_end|>"
 
 
 def test_a_reply_too_long_to_fit_is_trained_as_cut(tokenizer: Any) -> None:
