@@ -83,18 +83,36 @@ class LlamaShape:
 
 
 class KVCache:
-    """Each layer's keys and values so far, (rows, kv_heads, positions, head_dim)."""
+    """Each layer's keys and values so far, (rows, kv_heads, positions, head_dim).
 
-    def __init__(self, layers: int) -> None:
+    With a `capacity` (positions), each layer's tensors are allocated once, at the first extend,
+    and each step writes into them: growing them by `torch.cat` copied the whole cache at every
+    step, and the big short-lived allocations cost as much system time as the model's own work.
+    """
+
+    def __init__(self, layers: int, capacity: int = 0) -> None:
         self.keys: list[torch.Tensor | None] = [None] * layers
         self.values: list[torch.Tensor | None] = [None] * layers
+        self.capacity = capacity
+        self.length = [0] * layers
 
     def extend(self, layer: int, key: torch.Tensor, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        start = self.length[layer]
+        end = start + key.shape[2]
         old_k, old_v = self.keys[layer], self.values[layer]
-        if old_k is not None and old_v is not None:
-            key, value = torch.cat([old_k, key], dim=2), torch.cat([old_v, value], dim=2)
-        self.keys[layer], self.values[layer] = key, value
-        return key, value
+        if old_k is None and self.capacity >= end:
+            shape = (key.shape[0], key.shape[1], self.capacity, key.shape[3])
+            old_k, old_v = key.new_empty(shape), value.new_empty(shape)
+        if old_k is None or old_v is None:
+            full_k, full_v = key, value
+        elif old_k.shape[2] >= end:
+            old_k[:, :, start:end], old_v[:, :, start:end] = key, value
+            full_k, full_v = old_k, old_v
+        else:
+            full_k = torch.cat([old_k[:, :, :start], key], dim=2)
+            full_v = torch.cat([old_v[:, :, :start], value], dim=2)
+        self.keys[layer], self.values[layer], self.length[layer] = full_k, full_v, end
+        return full_k[:, :, :end], full_v[:, :, :end]
 
     def keep(self, rows: torch.Tensor) -> None:
         """Drop every row not in `rows` (finished replies)."""
@@ -188,10 +206,18 @@ class LlamaModel:
         k = _rotate(heads("k_proj", shape.kv_heads), cos, sin)
         k, v = cache.extend(layer, k, heads("v_proj", shape.kv_heads))
         groups = shape.heads // shape.kv_heads
-        if groups > 1:
-            k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=shape.head_dim**-0.5)
-        out = out.transpose(1, 2).reshape(rows, length, shape.heads * shape.head_dim)
+        scale = shape.head_dim**-0.5
+        if groups > 1 and length == 1:
+            # One new position: a kv head's query heads stand in as its query positions, so the
+            # keys and values are read in place instead of copied once per query head.
+            q = q.reshape(rows, shape.kv_heads, groups, shape.head_dim)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+            out = out.reshape(rows, 1, shape.heads * shape.head_dim)
+        else:
+            if groups > 1:
+                k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+            out = out.transpose(1, 2).reshape(rows, length, shape.heads * shape.head_dim)
         return _linear(out, w[prefix + "o_proj.weight"], (layer, "o_proj"), lora)
 
     def _rope(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:

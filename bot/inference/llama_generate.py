@@ -86,7 +86,7 @@ def generate(
     pads = torch.tensor([width - len(p) for p in prompts], dtype=torch.long)
     ids, keep, pads = ids.to(model.device), keep.to(model.device), pads.to(model.device)
     positions = (keep.cumsum(-1) - 1).masked_fill(keep == 0, 1)
-    cache = KVCache(model.shape.layers)
+    cache = KVCache(model.shape.layers, capacity=width + max_new)
     active = list(range(len(prompts)))
     seen, step_ids = ids, ids
     with torch.inference_mode():

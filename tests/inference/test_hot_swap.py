@@ -18,7 +18,8 @@ from bot.store.sqlite import SqliteStore
 from tests.inference.lora_files import make_adapter
 from tests.support.fakes import HashEmbedder
 
-T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+# The stored replies are stamped by the clock, and the rated window is read around T0: so T0 is now.
+T0 = datetime.now(UTC).replace(microsecond=0)
 
 
 async def registered(store: SqliteStore, path: str) -> int:

@@ -48,7 +48,8 @@ def engines(tiny_dir: Path, adapters: Path | None = None) -> dict[str, LocalInfe
     }
 
 
-def test_prefill_and_a_cached_step_give_transformers_logits(tiny_dir: Path) -> None:
+@pytest.mark.parametrize("capacity", [0, 6, 32], ids=["grown", "outgrown", "allocated-once"])
+def test_prefill_and_a_cached_step_give_transformers_logits(tiny_dir: Path, capacity: int) -> None:
     from transformers import AutoModelForCausalLM
 
     reference = AutoModelForCausalLM.from_pretrained(str(tiny_dir), local_files_only=True).eval()  # type: ignore[no-untyped-call]
@@ -59,7 +60,8 @@ def test_prefill_and_a_cached_step_give_transformers_logits(tiny_dir: Path) -> N
     positions = (keep.cumsum(-1) - 1).masked_fill(keep == 0, 1)
     with torch.inference_mode():
         expected = reference(input_ids=ids, attention_mask=keep, position_ids=positions).logits[:, -1]
-        got = model.forward(ids, positions, attention_mask(keep, 6, model.dtype), cache := KVCache(2))
+        cache = KVCache(2, capacity)
+        got = model.forward(ids, positions, attention_mask(keep, 6, model.dtype), cache)
         torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
         longer, keep = (
             torch.cat([ids, torch.tensor([[11], [12]])], 1),
