@@ -8,7 +8,9 @@ reward R (core/reward.py), with the prompt exactly as the model saw it.
 - Privacy: people who switched training off are left out, and so are people who never chose when
   the admin's default is off. What was forgotten is not in the store any more: its prompts went
   with it (`MemoryIndex.forget`).
-- Held out: a stable hash of the turn id picks the held-out share, so a rerun splits alike.
+- Held out: the held-out share of each label, picked by a stable hash of the turn id, so a rerun
+  splits alike and a rare label is held out in its share too (a plain hash split once held out 3
+  of a night's 31 liked replies, too few for the gate to tell its margin from noise).
 - Balance, as KTO recommends (w_D·n_D : w_U·n_U within 1 … 4/3): the larger label weighs 1, the
   smaller n_large / n_small, so both weigh the same in the train split.
 - Replies cut at the token budget stay, flagged (`TrainingExample.cut`): trained without an end token,
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -44,7 +47,7 @@ class DatasetPolicy:
     desirable_at: float = 0.5  # R ≥ this → desirable
     undesirable_at: float = -0.5  # R ≤ this → undesirable; between: neutral, left out
     default_consent: bool = True  # the admin's default for people who never set /privacy training
-    heldout_share: float = 0.2  # by a stable hash of turn_id, so a rerun splits alike
+    heldout_share: float = 0.2  # of each label, by a stable hash of turn_id, so a rerun splits alike
     min_per_label: int = 4  # in the train split, per label, else "not enough data"
 
 
@@ -101,7 +104,9 @@ async def build_dataset(
         if found is None:
             left_out["neutral"] += 1
             continue
-        kept.append(_Labelled(reply, reward, found, split(reply.turn_id, policy.heldout_share)))
+        kept.append(_Labelled(reply, reward, found, "train"))
+    held = heldout_ids([(item.reply.turn_id, item.label) for item in kept], policy.heldout_share)
+    kept = [replace(item, split="heldout") if item.reply.turn_id in held else item for item in kept]
     train = tuple(_example(item) for item in kept if item.split == "train")
     heldout = tuple(_example(item) for item in kept if item.split == "heldout")
     desirable_weight, undesirable_weight = balance(*_label_counts(train))
@@ -135,10 +140,20 @@ def label(reward: float, policy: DatasetPolicy) -> Label | None:
     return None
 
 
-def split(turn_id: int, heldout_share: float) -> Split:
-    """Held out or trained on, by a hash of the turn id alone: the same on every run and machine."""
+def heldout_ids(labelled: Sequence[tuple[int, Label]], heldout_share: float) -> set[int]:
+    """The turn ids held out: of each label, the `heldout_share` (rounded) whose hash ranks lowest.
+    The hash is of the turn id alone, the same on every run and machine."""
+    held: set[int] = set()
+    for wanted in LABELS:
+        ids = sorted((turn_id for turn_id, found in labelled if found == wanted), key=heldout_rank)
+        held.update(ids[: math.floor(heldout_share * len(ids) + 0.5)])
+    return held
+
+
+def heldout_rank(turn_id: int) -> float:
+    """A stable place in [0, 1) for a turn id: its rank among its label decides its split."""
     digest = hashlib.sha256(f"kindred-heldout:{turn_id}".encode()).digest()
-    return "heldout" if int.from_bytes(digest[:8], "big") / 2**64 < heldout_share else "train"
+    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def balance(desirable: int, undesirable: int) -> tuple[float, float]:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.dataset import Dataset, DatasetPolicy, balance, build_dataset, split
+from bot.core.dataset import Dataset, DatasetPolicy, balance, build_dataset, heldout_rank
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
 from bot.core.ports import Store
@@ -198,11 +198,24 @@ async def test_the_held_out_split_is_stable_and_snapshotted(any_store: Store) ->
     policy = DatasetPolicy(heldout_share=0.3)
     first, again = await build(any_store, policy), await build(any_store, policy)
     assert first.heldout == again.heldout and first.train == again.train
-    assert 4 <= len(first.heldout) <= 20, "about 30 % of 40"
+    assert first.stats["heldout"] == {"desirable": 6, "undesirable": 6}, "30 % of each label's 20"
     assert {s.turn_id for s in first.snapshots if s.split == "heldout"} == {e.turn_id for e in first.heldout}
-    assert first.stats["heldout"]["desirable"] + first.stats["heldout"]["undesirable"] == len(first.heldout)
-    assert all(split(e.turn_id, 0.3) == "heldout" for e in first.heldout)
+    for desirable in (True, False):
+        held = [heldout_rank(e.turn_id) for e in first.heldout if e.desirable == desirable]
+        trained = [heldout_rank(e.turn_id) for e in first.train if e.desirable == desirable]
+        assert max(held) < min(trained), "the lowest hashes of each label are held out"
     json.dumps(first.stats)
+
+
+async def test_a_rare_label_is_held_out_in_its_share_too(any_store: Store) -> None:
+    """A night's liked replies are few: a split blind to labels could hold out almost none of them."""
+    for n in range(60):
+        await rated(any_store, "ann", 1.0 if n % 6 == 0 else -1.0)
+    data = await build(any_store, DatasetPolicy(heldout_share=0.3))
+    assert data.stats["heldout"] == {"desirable": 3, "undesirable": 15}
+    assert data.stats["examples"] == {"desirable": 7, "undesirable": 35}
+    one_each = await build(any_store, DatasetPolicy(heldout_share=0.05))
+    assert one_each.stats["heldout"] == {"desirable": 1, "undesirable": 3}, "0.5 and 2.5 round up"
 
 
 async def test_the_prompt_and_completion_are_what_was_stored(any_store: Store) -> None:
