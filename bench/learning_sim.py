@@ -85,7 +85,7 @@ class Plan:
 
 FULL = Plan(
     nights=3, people=10, prompts_per_chat=4, candidates=8, eval_prompts=60, eval_samples=3,
-    max_new_tokens=48, train_steps=40,
+    max_new_tokens=48, train_steps=30,
 )  # fmt: skip
 QUICK = Plan(
     nights=1, people=8, prompts_per_chat=4, candidates=6, eval_prompts=40, eval_samples=3,
