@@ -37,7 +37,7 @@ def plot(result: Mapping[str, Any], out: Path) -> None:
     teacher = "random teacher" if result["teacher"] == "random" else f"noise {result['noise']:g}"
     axes.set_title(f"Kindred learns from reactions: {result['lift_points']:+.1f} points ({teacher})")
     axes.grid(alpha=0.3)
-    axes.legend(loc="upper right")
+    axes.legend(loc="best")  # a promoted last night sits in the upper right
     figure.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out)
