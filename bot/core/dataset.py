@@ -24,7 +24,7 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -91,7 +91,7 @@ async def build_dataset(
     """The night's dataset: the rated replies written in [now − window_days, now)."""
     start, end = now - timedelta(days=policy.window_days), now
     left_out: Counter[str] = Counter()
-    kept: list[_Labelled] = []
+    labelled: list[tuple[RatedReply, ReplyReward, Label]] = []
     for reply in await store.rated_replies(start, end):
         if not consents(reply.consent, policy):
             left_out["opted_out"] += 1
@@ -104,9 +104,12 @@ async def build_dataset(
         if found is None:
             left_out["neutral"] += 1
             continue
-        kept.append(_Labelled(reply, reward, found, "train"))
-    held = heldout_ids([(item.reply.turn_id, item.label) for item in kept], policy.heldout_share)
-    kept = [replace(item, split="heldout") if item.reply.turn_id in held else item for item in kept]
+        labelled.append((reply, reward, found))
+    held = heldout_ids([(reply.turn_id, found) for reply, _, found in labelled], policy.heldout_share)
+    kept = [
+        _Labelled(reply, reward, found, "heldout" if reply.turn_id in held else "train")
+        for reply, reward, found in labelled
+    ]
     train = tuple(_example(item) for item in kept if item.split == "train")
     heldout = tuple(_example(item) for item in kept if item.split == "heldout")
     desirable_weight, undesirable_weight = balance(*_label_counts(train))
