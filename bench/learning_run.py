@@ -40,7 +40,7 @@ from bot.core.jobs import run_attempt
 from bot.core.ports import Inference, Store
 from bot.inference.local import limit_torch_threads
 
-OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps")
+OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps", "heldout_share")
 
 
 def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settings:
@@ -59,8 +59,7 @@ def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settin
         "KINDRED_TRAIN_LEARNING_RATE": "5e-4",
         "KINDRED_TRAIN_BETA": "0.3",
         "KINDRED_TRAIN_SEED": str(args.seed),
-        # A rare taste leaves few liked replies; the gate needs about ten of each label held out.
-        "KINDRED_TRAIN_HELDOUT_SHARE": "0.3",
+        "KINDRED_TRAIN_HELDOUT_SHARE": str(plan.heldout_share),
         "KINDRED_TRAIN_DEVICE": "auto",
         "KINDRED_INFERENCE_BATCH_SIZE": "16",
         "KINDRED_GENERATION_TIMEOUT_S": "3600",

@@ -77,6 +77,9 @@ class Plan:
     eval_samples: int
     max_new_tokens: int
     train_steps: int  # at most, a night: 3 passes over its examples (KINDRED_TRAIN_EPOCHS) if fewer
+    # Of each label, held out for the gate (KINDRED_TRAIN_HELDOUT_SHARE): a rare taste leaves few
+    # liked replies, and the gate needs about ten of each label held out.
+    heldout_share: float = 0.3
 
     @property
     def replies_per_day(self) -> int:
@@ -111,6 +114,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="one night, fewer replies")
     for name in ("nights", "people", "candidates", "eval_prompts", "train_steps"):
         parser.add_argument("--" + name.replace("_", "-"), type=int, help=f"override the plan's {name}")
+    parser.add_argument("--heldout-share", type=float, help="override the plan's heldout_share")
     parser.add_argument("--teacher", choices=("taste", "random"), default="taste")
     parser.add_argument("--taste", choices=sorted(TASTES), default="question")
     parser.add_argument("--noise", type=float, default=0.1, help="chance each training reaction is flipped")

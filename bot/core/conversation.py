@@ -22,7 +22,7 @@ from bot.core.events import (
 from bot.core.kinds import REPLY, classify
 from bot.core.learning_models import AdapterRecord
 from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, Turn, Vector
-from bot.core.outbox import Outbox, Pending, RemoveFeedback, apply
+from bot.core.outbox import Outbox, Pending, PendingLink, RemoveFeedback
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.prompt import build_messages
@@ -134,7 +134,9 @@ class Conversation:
             self._after_turn(stored)
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
         turn_id = reply_turn.id if reply_turn else None
-        yield ReplyDone(reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut)
+        yield ReplyDone(
+            reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut, turn_key=f"{key}:reply"
+        )
 
     async def _answered(
         self, message: UserMessage, key: str, answer: str, stored: Turn | None
@@ -152,7 +154,7 @@ class Conversation:
             self._after_turn(stored)
         yield ReplyChunk(answer)
         notice = None if reply_turn is not None else STORE_DOWN_NOTICE
-        yield ReplyDone(answer, reply_turn.id if reply_turn else None, (), notice)
+        yield ReplyDone(answer, reply_turn.id if reply_turn else None, (), notice, turn_key=f"{key}:reply")
 
     async def _serving_adapter(self) -> AdapterRecord | None:
         """The registry's serving adapter, asked per message so that a promotion or a rollback
@@ -251,19 +253,27 @@ class Conversation:
         self, platform: str, chat_id: str, message_ids: Sequence[str], done: ReplyDone, user_id: str
     ) -> None:
         """Remember which platform messages show a stored reply, so reactions on them count."""
-        if done.turn_id is None:
-            return  # the reply itself is not stored; there is nothing a reaction could credit
-        for message_id in message_ids:
-            await self._write(MessageLink(platform, chat_id, message_id, done.turn_id, user_id))
+        key = done.turn_key
+        turn_id = done.turn_id if done.turn_id is not None or key is None else self.outbox.stored_id(key)
+        if turn_id is not None:
+            for message_id in message_ids:
+                await self._write(MessageLink(platform, chat_id, message_id, turn_id, user_id))
+        elif key is not None and self.outbox.waits(key):
+            # The store was down when the reply was written: it is linked once the outbox writes it,
+            # so that a reaction on what the person saw still counts.
+            for message_id in message_ids:
+                await self._write(PendingLink(platform, chat_id, message_id, key, user_id))
+        # Otherwise the reply is not stored at all; there is nothing a reaction could credit.
 
     async def handle_message_reaction(self, event: MessageReaction) -> ReactionResult:
         """A reaction on a platform message: find the reply it shows, then record or undo it."""
+        await self.flush()  # the store is back: a link that waited is written first, then found
         try:
             link = await self.store.find_message(event.platform, event.chat_id, event.message_id)
         except StoreUnavailable:
             link = None
-        # A link the store refused a moment ago waits in the outbox until the next write flushes
-        # it: a reaction in between is on a reply Kindred did link (bench/soak.py lost one so).
+        # A link the store still refuses waits in the outbox: a reaction on it is on a reply
+        # Kindred did link (bench/soak.py lost one so).
         link = link or self._pending_link(event)
         if link is None:
             return ReactionResult("unknown")
@@ -343,7 +353,7 @@ class Conversation:
         """Write now, or after what is already waiting when the store was unavailable."""
         if not len(self.outbox):
             try:
-                await apply(self.store, item)
+                await self.outbox.apply(self.store, item)
                 return
             except StoreUnavailable as exc:
                 log.warning("keeping a write for later: %s", exc)

@@ -73,6 +73,8 @@ class ReplyDone:
     memory_ids: tuple[int, ...]
     notice: str | None = None
     cut: bool = False
+    # The reply's idempotency key: a reply still waiting to be stored is linked by it.
+    turn_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

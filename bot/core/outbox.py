@@ -7,13 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import deque
+import logging
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.core.errors import StoreUnavailable
 from bot.core.models import Feedback, MessageLink, NewTurn
 from bot.core.ports import TurnLog
+
+log = logging.getLogger(__name__)
+
+# Turns written from the outbox whose ids are remembered, by idempotency key: a reply sent while
+# the store was down is linked to its platform message after the outbox wrote it.
+REMEMBERED_IDS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +30,20 @@ class RemoveFeedback:
     source: str
 
 
-Pending = NewTurn | Feedback | RemoveFeedback | MessageLink
+@dataclass(frozen=True, slots=True)
+class PendingLink:
+    """A platform message showing a reply that was not stored yet when it was sent: it names the
+    reply by its idempotency key, and becomes a `MessageLink` once the outbox has written it."""
+
+    platform: str
+    chat_id: str
+    message_id: str
+    turn_key: str
+    user_id: str
+
+
+Direct = NewTurn | Feedback | RemoveFeedback | MessageLink
+Pending = Direct | PendingLink
 
 
 class Outbox:
@@ -31,6 +51,7 @@ class Outbox:
         self._pending: deque[Pending] = deque()
         # Many conversations share one outbox; two flushing at once would write an item twice.
         self._flushing = asyncio.Lock()
+        self._stored: OrderedDict[str, int] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -41,6 +62,33 @@ class Outbox:
     def add(self, item: Pending) -> None:
         self._pending.append(item)
 
+    def waits(self, turn_key: str) -> bool:
+        """Whether the turn with this idempotency key is still waiting here."""
+        return any(isinstance(i, NewTurn) and i.idempotency_key == turn_key for i in self._pending)
+
+    def stored_id(self, turn_key: str) -> int | None:
+        """The id of a turn this outbox wrote, by its idempotency key (recent ones only)."""
+        return self._stored.get(turn_key)
+
+    async def apply(self, store: TurnLog, item: Pending) -> None:
+        """Write one item now; a turn's id is remembered for the links that name it by key."""
+        if isinstance(item, NewTurn):
+            turn = await store.add_turn(item)
+            if item.idempotency_key is not None:
+                self._stored[item.idempotency_key] = turn.id
+                while len(self._stored) > REMEMBERED_IDS:
+                    self._stored.popitem(last=False)
+        elif isinstance(item, PendingLink):
+            turn_id = self._stored.get(item.turn_key)
+            if turn_id is None:  # its reply was spilled or forgotten: no turn to link
+                log.warning("a message link names a reply that was never stored; dropped")
+                return
+            await store.link_message(
+                MessageLink(item.platform, item.chat_id, item.message_id, turn_id, item.user_id)
+            )
+        else:
+            await apply(store, item)
+
     async def flush(self, log: TurnLog) -> int:
         """Write what is pending, oldest first, until the store refuses again. Returns how many."""
         written = 0
@@ -48,7 +96,7 @@ class Outbox:
             while self._pending:
                 item = self._pending[0]
                 try:
-                    await apply(log, item)
+                    await self.apply(log, item)
                 except StoreUnavailable:
                     break
                 self._pending.popleft()
@@ -74,7 +122,7 @@ class Outbox:
         return written
 
 
-async def apply(log: TurnLog, item: Pending) -> None:
+async def apply(log: TurnLog, item: Direct) -> None:
     """Write one pending item to the store now."""
     if isinstance(item, NewTurn):
         await log.add_turn(item)

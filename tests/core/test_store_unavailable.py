@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,6 +34,16 @@ def locker(path: Path) -> sqlite3.Connection:
     other = sqlite3.connect(path, timeout=0, isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
     return other
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    lock = locker(path)
+    try:
+        yield
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
 
 
 async def say(conv: Conversation, text: str) -> ReplyDone:
@@ -117,6 +128,64 @@ async def test_a_reaction_on_a_reply_whose_link_still_waits_is_recorded(
     assert len(conv.outbox) == 0
     assert await store.find_message("telegram", "telegram:1", "77") is not None
     assert (await store.stats()).feedback_events == 1
+
+
+async def reply_during_a_lock(conv: Conversation, tmp_path: Path, *, link_while_locked: bool) -> ReplyDone:
+    """A reply written while the store was locked (not stored, no id), linked to platform message
+    77 during the lock or just after it, before anything else wrote."""
+    with locked(tmp_path / "k.db"):
+        done = await say(conv, "during the lock")
+        assert done.turn_id is None and done.turn_key is not None
+        if link_while_locked:
+            await conv.link_reply("telegram", "telegram:1", ["77"], done, "ann")
+    if not link_while_locked:
+        await conv.link_reply("telegram", "telegram:1", ["77"], done, "ann")
+    return done
+
+
+@pytest.mark.parametrize("link_while_locked", [True, False])
+async def test_a_reaction_on_a_reply_written_while_the_store_was_down_is_recorded(
+    store: SqliteStore, tmp_path: Path, link_while_locked: bool
+) -> None:
+    """The person saw the reply and reacts to it: once the store is back, the reply is stored,
+    its message linked by the reply's key, and the reaction credited to it."""
+    conv = conversation(store)
+    await reply_during_a_lock(conv, tmp_path, link_while_locked=link_while_locked)
+    event = MessageReaction("telegram", "telegram:1", "77", "ann", "👍", T0)
+    assert await conv.handle_message_reaction(event) == ReactionResult("recorded", 1.0)
+    assert len(conv.outbox) == 0
+    link = await store.find_message("telegram", "telegram:1", "77")
+    reply = [t for t in await store.recent_turns("ann", "c1", 10) if t.role == "assistant"]
+    assert link is not None and [t.id for t in reply] == [link.turn_id]
+    assert (await store.stats()).feedback_events == 1
+
+
+async def test_a_reply_the_outbox_wrote_before_its_link_is_linked_by_its_key(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    conv = conversation(store)
+    with locked(tmp_path / "k.db"):
+        done = await say(conv, "during the lock")
+    assert await conv.flush() == 2  # the person's turn and the reply, before the platform's id came
+    await conv.link_reply("telegram", "telegram:1", ["77", "78"], done, "ann")
+    reply = [t for t in await store.recent_turns("ann", "c1", 10) if t.role == "assistant"]
+    for message_id in ("77", "78"):
+        link = await store.find_message("telegram", "telegram:1", message_id)
+        assert link is not None and link.turn_id == reply[0].id
+
+
+async def test_a_link_to_a_reply_that_was_spilled_links_nothing(store: SqliteStore, tmp_path: Path) -> None:
+    conv = conversation(store)
+    with locked(tmp_path / "k.db"):
+        done = await say(conv, "during the lock")
+        await conv.link_reply("telegram", "telegram:1", ["77"], done, "ann")
+        assert len(conv.outbox) == 3
+        conv.outbox.spill(tmp_path / "unsaved", "t")  # the process exits with the store still locked
+    await conv.link_reply("telegram", "telegram:1", ["78"], done, "ann")  # too late: nothing to link
+    assert len(conv.outbox) == 0
+    assert await store.find_message("telegram", "telegram:1", "78") is None
+    event = MessageReaction("telegram", "telegram:1", "77", "ann", "👍", T0)
+    assert await conv.handle_message_reaction(event) == ReactionResult("unknown")
 
 
 async def test_words_still_unsaved_at_exit_spill_to_an_importable_file(
