@@ -24,6 +24,7 @@ def test_a_random_teacher_night_runs_end_to_end_and_promotes_nothing(tiny_dir: P
         sys.executable, "-m", "bench.learning_sim", "--quick", "--teacher", "random",
         "--model", str(tiny_dir), "--data-dir", str(tmp_path / "data"), "--plot", str(plot),
         "--people", "2", "--candidates", "4", "--eval-prompts", "4", "--train-steps", "2",
+        "--heldout-share", "0.25",
     ]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=280)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -37,4 +38,5 @@ def test_a_random_teacher_night_runs_end_to_end_and_promotes_nothing(tiny_dir: P
     assert set(night["gate"]["checks"]) == {"heldout_margin", "regression_loss", "kl_to_base", "sycophancy"}
     assert report["promoted"] == [False] and report["checks"]["random_teacher_promotes_nothing"]["passed"]
     assert report["days"][0]["replies"] == 2 * 4 * 4
+    assert report["plan"]["heldout_share"] == 0.25
     assert plot.stat().st_size > 1000
