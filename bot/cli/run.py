@@ -17,10 +17,13 @@ from bot.app.kindred import Kindred, build, services
 from bot.app.platforms import Platforms, configured, in_process_schedule, platforms, web_server
 from bot.app.settings import Settings
 from bot.core.errors import PlatformUnreachable
+from bot.core.outbox import keep_flushing
 
 log = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 30.0
+# How often writes that wait for the store (it was down) are retried while nobody writes.
+RETRY_WRITES_S = 5.0
 MAX_RETRY_DELAY_S = 30.0
 NO_PLATFORM = (
     "kindred: no chat platform is configured, so only the web server runs (mini-apps, /admin, "
@@ -92,6 +95,7 @@ async def serve(
     web = web_server(settings, kindred, found, health)
     schedule = in_process_schedule(settings, kindred)
     started: list[PlatformAdapter] = []
+    retrying: asyncio.Task[None] | None = None
     retry = StartRetry(settings.general.start_attempts, settings.general.start_backoff_s)
     try:
         # The web server first: Telegram may post to the webhook the moment it is set.
@@ -103,10 +107,15 @@ async def serve(
         if not stop.is_set():
             if schedule is not None:
                 schedule.start()  # no broker, so no beat: the nightly jobs run from here
+            retrying = asyncio.create_task(
+                keep_flushing(kindred.conversation.outbox, kindred.store, RETRY_WRITES_S)
+            )
             names = ", ".join(a.name for a in found.adapters) or "the web server only"
             print(f"kindred: serving {names} on port {web.port}; Ctrl-C stops", file=sys.stderr)
             await stop.wait()
     finally:
+        if retrying is not None:
+            retrying.cancel()
         if schedule is not None:
             await schedule.close()
         for adapter in reversed(started):

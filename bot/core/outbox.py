@@ -122,6 +122,23 @@ class Outbox:
         return written
 
 
+async def keep_flushing(outbox: Outbox, store: TurnLog, every_s: float) -> None:
+    """Retry what waits every `every_s` seconds until cancelled. A write flushes the outbox too,
+    but a person who goes quiet after an outage would otherwise keep their words out of the store
+    until the next write, or the spill at exit."""
+    while True:
+        await asyncio.sleep(every_s)
+        if not len(outbox):
+            continue
+        try:
+            written = await outbox.flush(store)
+        except Exception as exc:  # a write the store rejects for good must not stop the retries
+            log.warning("retrying waiting writes failed: %s", type(exc).__name__)
+            continue
+        if written:
+            log.info("the store is back: %d waiting writes stored", written)
+
+
 async def apply(log: TurnLog, item: Direct) -> None:
     """Write one pending item to the store now."""
     if isinstance(item, NewTurn):

@@ -3,6 +3,7 @@ in order once the lock goes, and are spilled to an importable file if it never d
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
@@ -16,6 +17,7 @@ from bot.core.conversation import STORE_DOWN_NOTICE, Conversation, ConversationP
 from bot.core.errors import StoreUnavailable
 from bot.core.events import MessageReaction, Reaction, ReactionResult, ReplyDone
 from bot.core.memory_file import parse_lines
+from bot.core.outbox import keep_flushing
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
 
@@ -186,6 +188,26 @@ async def test_a_link_to_a_reply_that_was_spilled_links_nothing(store: SqliteSto
     assert await store.find_message("telegram", "telegram:1", "78") is None
     event = MessageReaction("telegram", "telegram:1", "77", "ann", "👍", T0)
     assert await conv.handle_message_reaction(event) == ReactionResult("unknown")
+
+
+async def test_waiting_words_reach_the_store_when_it_is_back_though_nobody_writes_again(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    conv = conversation(store)
+    retrying = asyncio.create_task(keep_flushing(conv.outbox, store, every_s=0.02))
+    try:
+        with locked(tmp_path / "k.db"):
+            await say(conv, "during the lock")
+            await asyncio.sleep(0.1)  # retried while locked: still waiting, nothing lost
+            assert len(conv.outbox) == 2
+        for _ in range(250):
+            if not len(conv.outbox):
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        retrying.cancel()
+    assert len(conv.outbox) == 0
+    assert [t.text for t in await store.recent_turns("ann", "c1", 10)] == ["during the lock", "ok"]
 
 
 async def test_words_still_unsaved_at_exit_spill_to_an_importable_file(
