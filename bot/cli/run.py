@@ -116,6 +116,8 @@ async def serve(
     finally:
         if retrying is not None:
             retrying.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await retrying
         if schedule is not None:
             await schedule.close()
         for adapter in reversed(started):
