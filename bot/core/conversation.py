@@ -253,17 +253,13 @@ class Conversation:
         self, platform: str, chat_id: str, message_ids: Sequence[str], done: ReplyDone, user_id: str
     ) -> None:
         """Remember which platform messages show a stored reply, so reactions on them count."""
-        key = done.turn_key
-        turn_id = done.turn_id if done.turn_id is not None or key is None else self.outbox.stored_id(key)
-        if turn_id is not None:
-            for message_id in message_ids:
-                await self._write(MessageLink(platform, chat_id, message_id, turn_id, user_id))
-        elif key is not None and self.outbox.waits(key):
-            # The store was down when the reply was written: it is linked once the outbox writes it,
-            # so that a reaction on what the person saw still counts.
-            for message_id in message_ids:
-                await self._write(PendingLink(platform, chat_id, message_id, key, user_id))
-        # Otherwise the reply is not stored at all; there is nothing a reaction could credit.
+        for message_id in message_ids:
+            if done.turn_id is not None:
+                await self._write(MessageLink(platform, chat_id, message_id, done.turn_id, user_id))
+            elif done.turn_key is not None:
+                # The store was down when the reply was written: the outbox links it by its key once
+                # it has stored it, so that a reaction on what the person saw still counts.
+                await self._write(PendingLink(platform, chat_id, message_id, done.turn_key, user_id))
 
     async def handle_message_reaction(self, event: MessageReaction) -> ReactionResult:
         """A reaction on a platform message: find the reply it shows, then record or undo it."""

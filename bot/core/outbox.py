@@ -42,8 +42,7 @@ class PendingLink:
     user_id: str
 
 
-Direct = NewTurn | Feedback | RemoveFeedback | MessageLink
-Pending = Direct | PendingLink
+Pending = NewTurn | Feedback | RemoveFeedback | MessageLink | PendingLink
 
 
 class Outbox:
@@ -62,14 +61,6 @@ class Outbox:
     def add(self, item: Pending) -> None:
         self._pending.append(item)
 
-    def waits(self, turn_key: str) -> bool:
-        """Whether the turn with this idempotency key is still waiting here."""
-        return any(isinstance(i, NewTurn) and i.idempotency_key == turn_key for i in self._pending)
-
-    def stored_id(self, turn_key: str) -> int | None:
-        """The id of a turn this outbox wrote, by its idempotency key (recent ones only)."""
-        return self._stored.get(turn_key)
-
     async def apply(self, store: TurnLog, item: Pending) -> None:
         """Write one item now; a turn's id is remembered for the links that name it by key."""
         if isinstance(item, NewTurn):
@@ -86,8 +77,12 @@ class Outbox:
             await store.link_message(
                 MessageLink(item.platform, item.chat_id, item.message_id, turn_id, item.user_id)
             )
+        elif isinstance(item, Feedback):
+            await store.record_feedback(item)
+        elif isinstance(item, MessageLink):
+            await store.link_message(item)
         else:
-            await apply(store, item)
+            await store.remove_feedback(item.turn_id, item.user_id, item.source)
 
     async def flush(self, log: TurnLog) -> int:
         """Write what is pending, oldest first, until the store refuses again. Returns how many."""
@@ -137,18 +132,6 @@ async def keep_flushing(outbox: Outbox, store: TurnLog, every_s: float) -> None:
             continue
         if written:
             log.info("the store is back: %d waiting writes stored", written)
-
-
-async def apply(log: TurnLog, item: Direct) -> None:
-    """Write one pending item to the store now."""
-    if isinstance(item, NewTurn):
-        await log.add_turn(item)
-    elif isinstance(item, Feedback):
-        await log.record_feedback(item)
-    elif isinstance(item, MessageLink):
-        await log.link_message(item)
-    else:
-        await log.remove_feedback(item.turn_id, item.user_id, item.source)
 
 
 def _json_line(value: dict[str, object]) -> str:
