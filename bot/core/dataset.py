@@ -6,8 +6,8 @@ reward R (core/reward.py), with the prompt exactly as the model saw it.
 - Labels: R ≥ `desirable_at` is desirable, R ≤ `undesirable_at` undesirable; a neutral reply in
   between is left out.
 - Privacy: people who switched training off are left out, and so are people who never chose when
-  the admin's default is off. What was forgotten is not in the store any more: its prompts went
-  with it (`MemoryIndex.forget`).
+  the admin's default is off: their replies, and their reactions on anyone's reply. What was
+  forgotten is not in the store any more: its prompts went with it (`MemoryIndex.forget`).
 - Held out: the held-out share of each label, picked by a stable hash of the turn id, so a rerun
   splits alike and a rare label is held out in its share too (a plain hash split once held out 3
   of a night's 31 liked replies, too few for the gate to tell its margin from noise).
@@ -92,13 +92,17 @@ async def build_dataset(
     start, end = now - timedelta(days=policy.window_days), now
     left_out: Counter[str] = Counter()
     labelled: list[tuple[RatedReply, ReplyReward, Label]] = []
+    counts = ConsentBook(store, policy)
     for reply in await store.rated_replies(start, end):
         if not consents(reply.consent, policy):
             left_out["opted_out"] += 1
             continue
-        reward = await reply_reward(store, reply.turn_id, weights)
+        reward = await reply_reward(store, reply.turn_id, weights, counts)
         if reward is None:  # forgotten between the two reads
             left_out["gone"] += 1
+            continue
+        if not (reward.reactions or reward.tool_uses or reward.proactive_successes):
+            left_out["opted_out"] += 1  # rated only by people who switched training off
             continue
         found = label(reward.total, policy)
         if found is None:
@@ -132,6 +136,21 @@ async def build_dataset(
 def consents(consent: bool | None, policy: DatasetPolicy) -> bool:
     """Whether a person's replies train: their own switch, else the admin's default."""
     return policy.default_consent if consent is None else consent
+
+
+class ConsentBook:
+    """Whether each person's reactions train, read once a night per person: in a group chat, the
+    reaction of someone who switched training off must not label another person's reply."""
+
+    def __init__(self, store: Store, policy: DatasetPolicy) -> None:
+        self._store = store
+        self._policy = policy
+        self._known: dict[str, bool] = {}
+
+    async def __call__(self, user_id: str) -> bool:
+        if user_id not in self._known:
+            self._known[user_id] = consents(await self._store.training_consent(user_id), self._policy)
+        return self._known[user_id]
 
 
 def label(reward: float, policy: DatasetPolicy) -> Label | None:

@@ -25,6 +25,22 @@ class ChatMessage:
     content: str
 
 
+# How a reply's stream ended: "stop", the model ended it; "length", the token budget stopped it.
+EndReason = Literal["stop", "length"]
+
+
+@dataclass(slots=True)
+class StreamEnd:
+    """How one `Inference.stream` ended, filled in by the engine when the stream finishes normally.
+
+    `reason` "length" means the token budget (max_tokens, or the context left) stopped the reply
+    before the model ended it; "stop" means the model ended it. None: not finished (yet), or the
+    engine cannot say.
+    """
+
+    reason: EndReason | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Generation:
     """How a stored reply was made, kept with it so that a night trains on what the model saw.
@@ -205,6 +221,14 @@ class UsedMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class Reaction:
+    """One current feedback row on a reply: who gave it, and what it is worth."""
+
+    user_id: str
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyRecord:
     """What the store holds about one reply, as it is now: the raw parts of its reward.
 
@@ -216,7 +240,7 @@ class ReplyRecord:
     user_id: str
     chat_id: str
     created_at: datetime
-    reactions: tuple[float, ...]  # the value of each current feedback row on this reply
+    reactions: tuple[Reaction, ...]  # each current feedback row on this reply
     tool_uses: int
     proactive_successes: int
     # When each of the person's later turns in the same chat was written, oldest first (a few).

@@ -16,11 +16,15 @@ says little about which memory helped. `r(m)` sums these credits over every repl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.core.ports import RewardLog
+
+# Whether a person's reactions count: the nightly dataset leaves out those of people who switched
+# training off, whoever's reply they reacted to.
+Counts = Callable[[str], Awaitable[bool]]
 
 # What a reaction is worth; KINDRED_REACTIONS (JSON) replaces the whole map.
 DEFAULT_REACTIONS: dict[str, float] = {
@@ -109,18 +113,22 @@ def turns_followed(reply_at: datetime, later: Sequence[datetime], gap: timedelta
     return count
 
 
-async def reply_reward(log: RewardLog, turn_id: int, weights: RewardWeights) -> ReplyReward | None:
-    """One reply's reward, every component, and the credit each used memory got from it."""
+async def reply_reward(
+    log: RewardLog, turn_id: int, weights: RewardWeights, counts: Counts | None = None
+) -> ReplyReward | None:
+    """One reply's reward, every component, and the credit each used memory got from it. With
+    `counts`, only the reactions of the people it accepts weigh in."""
     record = await log.reply_record(turn_id, weights.followed_cap)
     if record is None:
         return None
-    reaction = reaction_value(record.reactions)
+    values = [r.value for r in record.reactions if counts is None or await counts(r.user_id)]
+    reaction = reaction_value(values)
     totals = await log.memory_rewards(record.user_id, [m.memory_id for m in record.memories])
     return ReplyReward(
         turn_id=record.turn_id,
         user_id=record.user_id,
         reaction=reaction,
-        reactions=len(record.reactions),
+        reactions=len(values),
         tool_uses=record.tool_uses,
         turns_followed=turns_followed(record.created_at, record.later_turns, weights.session_gap),
         proactive_successes=record.proactive_successes,

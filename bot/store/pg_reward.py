@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from bot.core.models import ReplyRecord, Signal, UsedMemory
+from bot.core.models import Reaction, ReplyRecord, Signal, UsedMemory
 from bot.store import statements
 from bot.store.pg_pool import PostgresPool
 from bot.store.pg_rows import POSTGRES, to_utc
@@ -31,6 +31,8 @@ _RECORD_SQL = """
 SELECT t.user_id, t.chat_id, t.created_at,
        ARRAY(SELECT f.value FROM feedback f WHERE f.turn_id = t.id ORDER BY f.user_id, f.source)
            AS reactions,
+       ARRAY(SELECT f.user_id FROM feedback f WHERE f.turn_id = t.id ORDER BY f.user_id, f.source)
+           AS reactors,
        (SELECT count(*) FROM reply_signals s WHERE s.turn_id = t.id AND s.signal = 'tool_use')
            AS tool_uses,
        (SELECT count(*) FROM reply_signals s WHERE s.turn_id = t.id AND s.signal = 'proactive_success')
@@ -70,7 +72,10 @@ class PostgresRewards:
             user_id=row["user_id"],
             chat_id=row["chat_id"],
             created_at=to_utc(row["created_at"]),
-            reactions=tuple(float(value) for value in row["reactions"]),
+            reactions=tuple(
+                Reaction(user_id, float(value))
+                for user_id, value in zip(row["reactors"], row["reactions"], strict=True)
+            ),
             tool_uses=int(row["tool_uses"]),
             proactive_successes=int(row["proactive_successes"]),
             later_turns=tuple(to_utc(at) for at in row["later_turns"]),

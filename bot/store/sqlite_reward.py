@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from bot.core.models import ReplyRecord, Signal, UsedMemory
+from bot.core.models import Reaction, ReplyRecord, Signal, UsedMemory
 from bot.store import statements
 from bot.store.rows import from_epoch, to_epoch
 from bot.store.sqlite_db import SqliteDatabase
@@ -23,7 +23,7 @@ WHERE m.id IN ({marks}) AND m.user_id = ?
 GROUP BY rm.memory_id
 """
 _TURN_SQL = "SELECT user_id, chat_id, created_at FROM turns WHERE id = ?"
-_REACTIONS_SQL = "SELECT value FROM feedback WHERE turn_id = ? ORDER BY user_id, source"
+_REACTIONS_SQL = "SELECT user_id, value FROM feedback WHERE turn_id = ? ORDER BY user_id, source"
 _SIGNALS_SQL = "SELECT signal, count(*) AS n FROM reply_signals WHERE turn_id = ? GROUP BY signal"
 _LATER_SQL = """
 SELECT created_at FROM turns
@@ -59,7 +59,7 @@ class SqliteRewards:
             user_id=user_id,
             chat_id=chat_id,
             created_at=from_epoch(turn["created_at"]),
-            reactions=tuple(float(row["value"]) for row in reactions),
+            reactions=tuple(Reaction(row["user_id"], float(row["value"])) for row in reactions),
             tool_uses=int(signals.get("tool_use", 0)),
             proactive_successes=int(signals.get("proactive_success", 0)),
             later_turns=tuple(from_epoch(row["created_at"]) for row in later),

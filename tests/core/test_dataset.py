@@ -94,6 +94,27 @@ async def test_people_who_opted_out_are_left_out(any_store: Store) -> None:
     assert data.stats["left_out"]["opted_out"] == 1 and data.stats["people"] == 1
 
 
+async def test_the_reactions_of_people_who_opted_out_label_nobodys_reply(any_store: Store) -> None:
+    # A group chat: dee switched training off, and reacts to ann's replies there.
+    await any_store.set_training_consent("dee", False)
+    both = await rated(any_store, "ann", 1.0, chat="group")
+    await any_store.record_feedback(Feedback(both, "dee", "x", -1.0, AT))
+    only_dee = await rated(any_store, "ann", None, chat="group")
+    await any_store.record_feedback(Feedback(only_dee, "dee", "x", 1.0, AT))
+    data = await build(any_store)
+    [example] = data.train
+    assert (example.turn_id, example.desirable) == (both, True)  # ann's 👍 alone, not the mean 0
+    [snapshot] = data.snapshots
+    assert snapshot.parts["reactions"] == 1 and snapshot.parts["reaction"] == 1.0
+    assert data.stats["left_out"]["opted_out"] == 1  # only dee rated it
+    # With the admin's default off, a reactor who never chose does not count either.
+    await any_store.record_feedback(Feedback(only_dee, "eve", "x", 1.0, AT))
+    await any_store.set_training_consent("ann", True)
+    off = await build(any_store, DatasetPolicy(heldout_share=0.0, default_consent=False))
+    assert [e.turn_id for e in off.train] == [both]
+    assert len((await build(any_store)).train) == 2  # eve counts by the default on
+
+
 async def test_the_admins_default_decides_for_people_who_never_chose(any_store: Store) -> None:
     await rated(any_store, "ann", 1.0)  # never chose
     cy = await rated(any_store, "cy", -1.0)

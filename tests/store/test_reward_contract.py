@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from bot.core.models import Feedback, NewTurn
+from bot.core.models import Feedback, NewTurn, Reaction
 from bot.core.ports import Store
 from tests.store.test_contract import EMB, T0, memory, turn
 
@@ -86,6 +86,7 @@ async def test_a_reply_record_has_every_part_of_its_reward(store: Store) -> None
     await store.add_turn(turn("ann", "another chat", chat="c2", at=T0 + timedelta(minutes=2)))
     await store.add_turn(turn("bob", "someone else", at=T0 + timedelta(minutes=2)))
     await react(store, made.id, 1.0)
+    await react(store, made.id, -1.0, user="cy")  # someone else in the chat
     await store.record_signal(made.id, "tool_use", "app-1", T0)
     await store.record_signal(made.id, "tool_use", "app-1", T0)  # a retry: counted once
     await store.record_signal(made.id, "tool_use", "app-2", T0)
@@ -95,7 +96,7 @@ async def test_a_reply_record_has_every_part_of_its_reward(store: Store) -> None
     assert record is not None
     assert (record.turn_id, record.user_id, record.chat_id) == (made.id, "ann", "c1")
     assert abs(record.created_at - T0) < timedelta(milliseconds=1)
-    assert record.reactions == (1.0,)
+    assert record.reactions == (Reaction("ann", 1.0), Reaction("cy", -1.0))  # by person
     assert (record.tool_uses, record.proactive_successes) == (2, 0)
     assert [at - T0 for at in record.later_turns] == [timedelta(minutes=1), timedelta(minutes=3)]
     assert [(m.memory_id, m.share, m.text) for m in record.memories] == [(b, 0.7, "hiking"), (a, 0.3, "tea")]
