@@ -31,7 +31,7 @@ from bench.recall_eval import KS
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.kinds import is_question
-from bot.core.models import ChatMessage, Memory, Revision
+from bot.core.models import ChatMessage, Memory, Revision, StreamEnd
 from bot.core.ports import Embedder, Store
 from bot.core.recall import hybrid_search
 from bot.core.scoring import Scoring
@@ -79,7 +79,12 @@ class Inventing:
         return max(1, len(text) // 4)
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
         yield self.reply
 

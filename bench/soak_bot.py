@@ -17,7 +17,7 @@ from bot.app.kindred import build
 from bot.app.settings import Settings, load_settings, secret_values
 from bot.cli.logs import setup_logging
 from bot.cli.run import serve
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, StreamEnd
 from bot.core.ports import Embedder, Inference
 
 TAG = re.compile(r"\[r\d+\]")
@@ -28,9 +28,14 @@ class TaggingFixtureGenerator(LoadFixtureGenerator):
     the soak can tell which message each reply belongs to and in what order they came."""
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
             yield chunk
         asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
         tags = TAG.findall(asked)

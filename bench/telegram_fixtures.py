@@ -15,7 +15,7 @@ from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.models import ChatMessage, Vector
+from bot.core.models import ChatMessage, StreamEnd, Vector
 from bot.core.ports import Store
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
@@ -32,7 +32,12 @@ class LoadFixtureGenerator:
         return max(1, len(text) // 4)
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
         words = [f"w{n}" for n in range(REPLY_WORDS)]
         for start in range(0, len(words), 6):

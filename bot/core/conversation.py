@@ -21,7 +21,7 @@ from bot.core.events import (
 )
 from bot.core.kinds import REPLY, classify
 from bot.core.learning_models import AdapterRecord
-from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, Turn, Vector
+from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, StreamEnd, Turn, Vector
 from bot.core.outbox import Outbox, Pending, PendingLink, RemoveFeedback
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.outcomes import ProactiveReplies
@@ -171,7 +171,9 @@ class Conversation:
         budget = self.policy.max_new_tokens
         adapter = draft.adapter.path if draft.adapter else None
         try:
-            async for chunk in self.inference.stream(messages, max_tokens=budget, adapter=adapter):
+            async for chunk in self.inference.stream(
+                messages, max_tokens=budget, adapter=adapter, ending=draft.ending
+            ):
                 draft.parts.append(chunk)
                 yield chunk
         except InferenceError as exc:
@@ -184,7 +186,8 @@ class Conversation:
                 exc,
             )
             draft.adapter = None
-            async for chunk in self.inference.stream(messages, max_tokens=budget):
+            draft.ending = StreamEnd()
+            async for chunk in self.inference.stream(messages, max_tokens=budget, ending=draft.ending):
                 draft.parts.append(chunk)
                 yield chunk
 
@@ -194,8 +197,16 @@ class Conversation:
             prompt=tuple(messages),
             adapter_version=draft.adapter.version if draft.adapter else None,
             # Stopped by the token budget rather than by the model: never trained as if it had ended.
-            cut=self.inference.count_tokens("".join(draft.parts)) >= self.policy.max_new_tokens,
+            cut=self._cut(draft),
         )
+
+    def _cut(self, draft: _Draft) -> bool:
+        """Whether the token budget stopped the reply, as the engine says. Re-counting the text is
+        only for an engine that cannot say: a cut reply's text can re-tokenize to fewer tokens
+        than the model wrote (merges the tokenizer would not choose), so it reads as ended."""
+        if draft.ending.reason is not None:
+            return draft.ending.reason == "length"
+        return self.inference.count_tokens("".join(draft.parts)) >= self.policy.max_new_tokens
 
     async def _reply_turn(
         self,
@@ -363,10 +374,12 @@ class Conversation:
 
 @dataclass(slots=True)
 class _Draft:
-    """A reply being written: the adapter writing it (None: the base model) and its chunks."""
+    """A reply being written: the adapter writing it (None: the base model), its chunks, and how
+    its stream ended (the engine fills it in)."""
 
     adapter: AdapterRecord | None
     parts: list[str] = field(default_factory=list)
+    ending: StreamEnd = field(default_factory=StreamEnd)
 
 
 def _about_adapter(exc: InferenceError) -> bool:

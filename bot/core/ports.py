@@ -35,6 +35,7 @@ from bot.core.models import (
     Revision,
     Signal,
     Stats,
+    StreamEnd,
     Turn,
     Vector,
 )
@@ -439,8 +440,14 @@ class Inference(Protocol):
         *,
         max_tokens: int,
         adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
-        """Yield the reply in text chunks. Raises InferenceTimeout past the configured limit."""
+        """Yield the reply in text chunks. Raises InferenceTimeout past the configured limit.
+
+        When the stream finishes normally, an engine that knows sets `ending.reason`: "length" when
+        the token budget stopped the reply, "stop" when the model ended it. One that cannot say
+        leaves it None; so does a stream that failed or was closed early.
+        """
         ...
 
     def count_tokens(self, text: str) -> int:

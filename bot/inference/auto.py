@@ -32,7 +32,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 
 from bot.core.errors import InferenceUnavailable
 from bot.core.loading import LoadOnce
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, StreamEnd
 from bot.core.ports import Inference
 
 log = logging.getLogger(__name__)
@@ -112,13 +112,15 @@ class AutoInference:
         *,
         max_tokens: int,
         adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncGenerator[str, None]:
-        """The reply from the engine chosen now, to its end (see the module docstring)."""
+        """The reply from the engine chosen now, to its end (see the module docstring); the
+        engine that wrote it says how it ended, into `ending`."""
         engine = await self._engine()
         if engine is self._remote:
-            chunks = await self._from_workers(messages, max_tokens, adapter)
+            chunks = await self._from_workers(messages, max_tokens, adapter, ending)
         else:
-            chunks = engine.stream(messages, max_tokens=max_tokens, adapter=adapter)
+            chunks = engine.stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending)
         try:
             async for chunk in chunks:
                 yield chunk
@@ -136,11 +138,16 @@ class AutoInference:
         return await asyncio.to_thread(self._local.get)
 
     async def _from_workers(
-        self, messages: Sequence[ChatMessage], max_tokens: int, adapter: str | None
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int,
+        adapter: str | None,
+        ending: StreamEnd | None,
     ) -> AsyncIterator[str]:
         """The workers' reply, or the local engine's if none is there to start it (or Redis is
-        away: no worker can be reached then)."""
-        replies = self._remote.stream(messages, max_tokens=max_tokens, adapter=adapter)
+        away: no worker can be reached then). A withdrawn request never finishes, so only the
+        engine that wrote the reply fills in `ending`."""
+        replies = self._remote.stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending)
         first = asyncio.ensure_future(anext(replies))
         try:
             done, _ = await asyncio.wait({first}, timeout=self.first_chunk_s)
@@ -160,7 +167,7 @@ class AutoInference:
         await _close(replies)
         log.info("inference auto: a reply no worker started comes from the local engine instead")
         local = await asyncio.to_thread(self._local.get)
-        return local.stream(messages, max_tokens=max_tokens, adapter=adapter)
+        return local.stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending)
 
     def _ask_in_background(self) -> None:
         with self._lock:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.core.errors import InferenceError, InferenceTimeout
+from bot.core.models import EndReason
 
 # After the first request wakes the thread, wait this long for the others of the same moment
 # (a burst of chats is submitted from one event-loop turn, a few microseconds apart).
@@ -43,6 +44,9 @@ class Request:
     timed_out: bool = False
     # The reply's beginning, already written elsewhere: the model continues after it.
     prefix: str = ""
+    # How the reply ended ("stop": the model's end token; "length": its token budget), set by the
+    # generation thread just before it posts the end.
+    reason: EndReason | None = None
 
     def post(self, item: str | BaseException | None) -> None:
         """Hand an item to the loop. None marks the end of the reply."""

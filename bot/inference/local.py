@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bot.core.errors import ConfigError, InferenceError
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, StreamEnd
 from bot.core.quoting import break_markers, markers_of, template_messages
 from bot.inference.batching import Batcher, Request
 from bot.inference.lora import AdapterSet, AdapterSlots, PeftSlots, find_adapter
@@ -182,6 +182,7 @@ class LocalInference:
         max_tokens: int,
         adapter: str | None = None,
         continue_from: str = "",
+        ending: StreamEnd | None = None,
     ) -> AsyncGenerator[str, None]:
         """Yield the reply in text chunks as the model writes them.
 
@@ -190,7 +191,9 @@ class LocalInference:
         the model continues after it and only the new text is yielded. Raises InferenceError for
         an unknown adapter, and InferenceTimeout once `timeout_s` has passed since the call (time
         spent waiting for a batch counts). Closing or cancelling the iteration stops this
-        request's row; the rest of its batch goes on.
+        request's row; the rest of its batch goes on. At the end, `ending.reason` says whether
+        the model ended the reply ("stop") or its token budget did ("length"), as generated: the
+        reply's text may re-tokenize to fewer tokens than the model wrote.
         """
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
@@ -215,6 +218,8 @@ class LocalInference:
                 except TimeoutError:
                     raise request.timeout_error() from None
                 if item is None:
+                    if ending is not None:
+                        ending.reason = request.reason
                     return
                 if isinstance(item, BaseException):
                     raise item

@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from bot.core.errors import InferenceError, InferenceTimeout
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, EndReason, StreamEnd
 from bot.core.quoting import template_messages
 from bot.inference.lora import find_adapter
 
@@ -127,22 +127,28 @@ class OpenAICompatInference:
         *,
         max_tokens: int,
         adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncGenerator[str, None]:
         """Yield the reply in text chunks as the server streams them.
 
         Raises InferenceTimeout once `timeout_s` has passed since the call, and InferenceError
-        for a refused request, a broken stream or an adapter that cannot be served.
+        for a refused request, a broken stream or an adapter that cannot be served. At the end,
+        `ending.reason` is the server's `finish_reason` when it is "stop" or "length" (None for
+        any other, such as "tool_calls", or none).
         """
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout_s
         queue: asyncio.Queue[str | BaseException | None] = asyncio.Queue()
-        producer = loop.create_task(self._produce(messages, max_tokens, adapter, deadline, queue))
+        finish = StreamEnd()  # the producer's; handed on only once the consumer reaches the end
+        producer = loop.create_task(self._produce(messages, max_tokens, adapter, deadline, queue, finish))
         try:
             while True:
                 item = await queue.get()
                 if item is None:
+                    if ending is not None:
+                        ending.reason = finish.reason
                     return
                 if isinstance(item, BaseException):
                     raise item
@@ -159,8 +165,10 @@ class OpenAICompatInference:
         adapter: str | None,
         deadline: float,
         queue: asyncio.Queue[str | BaseException | None],
+        ending: StreamEnd,
     ) -> None:
-        """The HTTP side of one reply: every outcome ends up in `queue` as text, an error or None."""
+        """The HTTP side of one reply: every outcome ends up in `queue` as text, an error or None
+        (after the server's finish reason went into `ending`)."""
         try:
             async with asyncio.timeout_at(deadline):
                 model = await self._model_for(adapter)
@@ -169,7 +177,7 @@ class OpenAICompatInference:
                     if response.status_code != 200:
                         await response.aread()
                         raise self._status_error(response, f"model {model!r}")
-                    await self._relay(response, queue)
+                    ending.reason = await self._relay(response, queue)
             queue.put_nowait(None)
         except (TimeoutError, httpx.TimeoutException):
             queue.put_nowait(self._timeout())
@@ -192,21 +200,25 @@ class OpenAICompatInference:
 
     async def _relay(
         self, response: httpx.Response, queue: asyncio.Queue[str | BaseException | None]
-    ) -> None:
+    ) -> EndReason | None:
+        """Put the streamed text in `queue`; return how the server said the reply ended."""
         finished = False
+        reason: EndReason | None = None
         async for line in response.aiter_lines():
             event = parse_sse_line(line, self.base_url)
             if event is _DONE:
-                return
+                return reason
             if isinstance(event, _Delta):
                 if event.text:
                     queue.put_nowait(event.text)
                 finished = finished or event.finished
+                reason = reason or event.reason
         if not finished:
             raise InferenceError(
                 f"the OpenAI-compatible server at {self.base_url} ended the stream before the reply was "
                 "finished (no finish_reason, no [DONE])"
             )
+        return reason
 
     async def _model_for(self, adapter: str | None) -> str:
         """The `model` to send: the base model, or the adapter's name (registered first if new)."""
@@ -300,6 +312,7 @@ async def served_models(
 class _Delta:
     text: str
     finished: bool
+    reason: EndReason | None = None  # the finish_reason, when it is one the port knows
 
 
 def parse_sse_line(line: str, server: str) -> _Delta | object | None:
@@ -334,7 +347,8 @@ def parse_sse_line(line: str, server: str) -> _Delta | object | None:
         raise InferenceError(
             f"the OpenAI-compatible server at {server} sent a malformed stream line: {line[:80]!r}"
         ) from exc
-    return _Delta(text, choice.get("finish_reason") is not None)
+    finish = choice.get("finish_reason")
+    return _Delta(text, finish is not None, finish if finish in ("stop", "length") else None)
 
 
 def _error_detail(response: httpx.Response) -> str:

@@ -41,7 +41,7 @@ import redis.asyncio as aioredis
 
 from bot.core.errors import InferenceError, InferenceTimeout, InferenceUnavailable, JobError, QueueUnavailable
 from bot.core.jobs import Jobs
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, StreamEnd
 from bot.inference.reply_stream import DEFAULT_TTL_S, GENERATE_JOB, ReplyKeys, parse_entry
 
 log = logging.getLogger(__name__)
@@ -109,8 +109,11 @@ class RemoteInference:
         *,
         max_tokens: int,
         adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncGenerator[str, None]:
-        """Yield the reply's chunks as the worker writes them (see the module docstring)."""
+        """Yield the reply's chunks as the worker writes them (see the module docstring). At the
+        end, `ending.reason` is the one the worker's end entry carries (None from a worker too
+        old to say)."""
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
         keys = ReplyKeys(uuid.uuid4().hex)
@@ -128,7 +131,7 @@ class RemoteInference:
         finished = False
         try:
             await self._submit(payload)
-            async with contextlib.aclosing(self._follow(client, keys)) as chunks:
+            async with contextlib.aclosing(self._follow(client, keys, ending)) as chunks:
                 async for chunk in chunks:
                     yield chunk
             finished = True
@@ -148,8 +151,10 @@ class RemoteInference:
         except JobError as exc:
             raise InferenceError(f"the inference request was refused: {exc}") from exc
 
-    async def _follow(self, client: aioredis.Redis, keys: ReplyKeys) -> AsyncGenerator[str, None]:
-        """The reply's chunks, each once, in order, until its end entry."""
+    async def _follow(
+        self, client: aioredis.Redis, keys: ReplyKeys, ending: StreamEnd | None
+    ) -> AsyncGenerator[str, None]:
+        """The reply's chunks, each once, in order, until its end entry (its reason into `ending`)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.wait_s
         answered = False
@@ -175,6 +180,8 @@ class RemoteInference:
                             next_seq += 1
                             yield entry.text
                     elif entry.kind == "end":
+                        if ending is not None:
+                            ending.reason = entry.reason
                         return
                     elif entry.timed_out:  # the worker's own limit: a timeout, as in every backend
                         raise InferenceTimeout(entry.text)

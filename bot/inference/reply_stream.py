@@ -9,7 +9,9 @@ All three expire (`ttl_s`), so nothing piles up in Redis.
 Each entry has `k` (kind), `run` (the writing run), `seq` and `t` (text):
 - `start`: a worker run took the request; `seq` is the chunk number it continues from;
 - `chunk`: reply text number `seq` (0, 1, 2, … over the whole reply, whichever run wrote it);
-- `end`: the reply is complete;  `error`: it failed, `t` says why, and `to` is `1` when it failed
+- `end`: the reply is complete; `r` says how it ended, `stop` (the model ended it) or `length`
+  (its token budget did), and is absent when the worker could not say (an older worker, too);
+- `error`: it failed, `t` says why, and `to` is `1` when it failed
   by running past the worker's time limit (the reader raises InferenceTimeout then, as every
   backend does; a reader that does not know `to` still raises InferenceError with the text).
 
@@ -22,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from bot.core.models import EndReason
 
 GENERATE_JOB = "kindred.inference.generate"
 Kind = Literal["start", "chunk", "end", "error"]
@@ -73,10 +77,15 @@ class Entry:
     seq: int
     text: str
     timed_out: bool = False  # an `error` that was the worker's time limit
+    reason: EndReason | None = None  # an `end`'s: how the reply ended, when the worker knew
 
     def fields(self) -> list[str]:
         found = ["k", self.kind, "run", self.run, "seq", str(self.seq), "t", self.text]
-        return [*found, "to", "1"] if self.timed_out else found
+        if self.timed_out:
+            found += ["to", "1"]
+        if self.reason is not None:
+            found += ["r", self.reason]
+        return found
 
 
 def parse_entry(raw: Any) -> Entry:
@@ -91,6 +100,7 @@ def parse_entry(raw: Any) -> Entry:
         int(fields.get("seq", "0")),
         fields.get("t", ""),
         timed_out=fields.get("to") == "1",
+        reason=_reason(fields.get("r")),
     )
 
 
@@ -120,6 +130,15 @@ def progress(entries: list[Entry]) -> Progress:
         if entry.kind == "chunk" and entry.seq == len(parts):
             parts.append(entry.text)
     return Progress("".join(parts), len(parts), False)
+
+
+def _reason(value: str | None) -> EndReason | None:
+    """An end's `r`; anything but a known reason (or none at all) is "cannot say"."""
+    if value == "stop":
+        return "stop"
+    if value == "length":
+        return "length"
+    return None
 
 
 def _text(value: Any) -> str:

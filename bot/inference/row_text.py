@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bot.core.models import EndReason
+
 # Held back at the end of a row's text: the start of a character whose bytes are not all there yet.
 _INCOMPLETE = "\ufffd"
 
@@ -22,6 +24,8 @@ class Reply(Protocol):
     max_tokens: int
     deadline: float
     timed_out: bool
+    # How the row ended, set before its end is posted ("length": its budget; "stop": EOS).
+    reason: EndReason | None
 
     def cancelled(self) -> bool: ...
 
@@ -56,18 +60,21 @@ class RowText:
             if row.ended:
                 continue
             if token in self._eos:
-                self.finish(row)
+                self.finish(row, "stop")
                 continue
             row.ids.append(int(token))
-            if len(row.ids) >= row.budget or must_stop(row):
+            if len(row.ids) >= row.budget:
+                self.finish(row, "length")
+            elif must_stop(row):
                 self.finish(row)
             else:
                 self._flush(row, final=False)
 
     def end(self) -> None:
+        """The batch ran out of steps (the context's end): rows still going were cut there."""
         for row in self.rows:
             if not row.ended:
-                self.finish(row)
+                self.finish(row, "length")
 
     def _flush(self, row: Row, *, final: bool) -> None:
         text = self._tokenizer.decode(row.ids, skip_special_tokens=True)
@@ -77,11 +84,15 @@ class RowText:
             row.reply.post(text[row.printed :])
             row.printed = len(text)
 
-    def finish(self, row: Row) -> None:
+    def finish(self, row: Row, reason: EndReason | None = None) -> None:
+        """End the row: its last text, then its end (None), or its timeout. `reason` is how it
+        ended, None when its consumer left or its deadline passed."""
         row.ended = True
         if row.reply.cancelled():
             return
         self._flush(row, final=True)
+        # Set before the end is posted: the loop reads it once it gets the end.
+        row.reply.reason = reason
         row.reply.post(row.reply.timeout_error() if row.reply.timed_out else None)
 
 

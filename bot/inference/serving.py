@@ -10,8 +10,9 @@ One run of the job:
    already there. A cancelled request, or one already finished, is left alone; one that nobody
    started and whose reader has given up waiting (`expires_at`) is dropped.
 2. Write `start` (with the chunk number it continues from), then each chunk numbered on from
-   there, then `end`. Each write checks, in the same step, that this run still owns the request
-   and that the reader has not cancelled; if either fails, the run stops generating.
+   there, then `end` with how the reply ended (`stop`, or `length`: the token budget). Each
+   write checks, in the same step, that this run still owns the request and that the reader has
+   not cancelled; if either fails, the run stops generating.
 3. A redelivered run continues after the chunks already written, with them as the beginning of
    the assistant's turn and the token budget that is left.
 4. Any error is written as an `error` entry (the reader raises InferenceError with its text, or
@@ -38,7 +39,7 @@ import redis.asyncio as aioredis
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.jobs import JobPayload
 from bot.core.loading import LoadOnce
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, EndReason, StreamEnd
 from bot.inference.reply_stream import (
     DEFAULT_TTL_S,
     TAKE_OVER,
@@ -124,8 +125,16 @@ class ReplyWriter:
         self.owned = True
         return progress(parse_range(found))
 
-    async def write(self, kind: Kind, seq: int, text: str = "", *, timed_out: bool = False) -> int:
-        entry = Entry(kind, self.run, seq, text, timed_out)
+    async def write(
+        self,
+        kind: Kind,
+        seq: int,
+        text: str = "",
+        *,
+        timed_out: bool = False,
+        reason: EndReason | None = None,
+    ) -> int:
+        entry = Entry(kind, self.run, seq, text, timed_out, reason)
         status = await self.client.eval(
             WRITE, 3, *self.keys.all(), self.run, str(self.ttl_s), *entry.fields()
         )
@@ -176,9 +185,15 @@ async def _generate(
 ) -> JobPayload:
     seq, status = taken.chunks, WRITTEN
     budget = request.max_tokens - (engine.count_tokens(taken.text) if taken.text else 0)
+    # An earlier run that wrote the whole budget left nothing to write: the budget ended the reply.
+    ending = StreamEnd(None if budget > 0 else "length")
     if budget > 0:
         chunks = engine.stream(
-            list(request.messages), max_tokens=budget, adapter=request.adapter, continue_from=taken.text
+            list(request.messages),
+            max_tokens=budget,
+            adapter=request.adapter,
+            continue_from=taken.text,
+            ending=ending,
         )
         async with contextlib.aclosing(chunks):
             async for text in chunks:
@@ -189,7 +204,7 @@ async def _generate(
                 if pace_s > 0:
                     await asyncio.sleep(pace_s)
     if status == WRITTEN:
-        status = await writer.write("end", seq)
+        status = await writer.write("end", seq, reason=ending.reason)
     outcome = OUTCOMES[status]
     if status != WRITTEN:
         log.info("reply %s: %s after %d chunks; generation stopped", request.request_id, outcome, seq)

@@ -121,7 +121,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_EPOCHS", "1.5", lambda s: s.training.epochs, 1.5),
     ("KINDRED_TRAIN_BATCH_SIZE", "4", lambda s: s.training.batch_size, 4),
     ("KINDRED_TRAIN_MAX_LENGTH", "64", lambda s: s.training.max_length, 64),
-    ("KINDRED_TRAIN_BETA", "0.3", lambda s: s.training.beta, 0.3),
+    ("KINDRED_TRAIN_BETA", "0.2", lambda s: s.training.beta, 0.2),
     ("KINDRED_TRAIN_SEED", "7", lambda s: s.training.seed, 7),
     ("KINDRED_TRAIN_DEVICE", "cpu", lambda s: s.training.device, "cpu"),
     ("KINDRED_TRAIN_GATE_CONFIDENCE", "0.95", lambda s: s.training.gate_confidence, 0.95),

@@ -17,7 +17,7 @@ from bot.core.app_model import first_json_object, model_spec
 from bot.core.app_schema import problems
 from bot.core.app_specs import rule_spec, title_of
 from bot.core.errors import InferenceTimeout
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, StreamEnd
 from tests.support.fakes import ScriptedInference
 
 TODAY = date(2026, 12, 1)
@@ -130,9 +130,14 @@ class _CountingModel(ScriptedInference):
     pulled = 0
 
     async def stream(  # type: ignore[override]
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
             self.pulled += 1
             yield chunk
 

@@ -13,7 +13,7 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.errors import InferenceError
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.learning_models import AdapterRecord, NewAdapter
-from bot.core.models import ChatMessage, Feedback
+from bot.core.models import ChatMessage, EndReason, Feedback, StreamEnd
 from bot.core.ports import Store
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.postgres import PostgresStore
@@ -33,14 +33,19 @@ class AdapterModel(ScriptedInference):
         self.unservable = set(unservable)
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
         self.adapters.append(adapter)
         if adapter in self.unservable:
             raise InferenceError(
                 f"unknown LoRA adapter {adapter!r}: no adapter_config.json in /data/adapters"
             )
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
             yield chunk
 
 
@@ -110,6 +115,47 @@ async def test_a_reply_cut_at_the_token_budget_is_flagged(any_store: Store) -> N
     stored = await generations(any_store)
     assert stored[cut.turn_id or 0][1] is True
     assert stored[whole.turn_id or 0][1] is False
+
+
+class SaysHowItEnded(AdapterModel):
+    """The adapter model saying `reason` however long its text: an engine whose reply re-tokenizes
+    to fewer tokens than it wrote (or more), as a real one's can."""
+
+    def __init__(self, reply: str, reason: EndReason, *, unservable: Sequence[str] = ()) -> None:
+        super().__init__(reply, unservable=unservable)
+        self.reason = reason
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
+    ) -> AsyncIterator[str]:
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+            yield chunk
+        if ending is not None:
+            ending.reason = self.reason
+
+
+async def test_the_cut_flag_is_what_the_engine_says_not_a_recount(any_store: Store) -> None:
+    few = "Short. And then"  # 3 tokens by the recount, under the budget of 8
+    cut = await say(make(any_store, SaysHowItEnded(few, "length"), max_new_tokens=8), "a story?")
+    many = " ".join(f"word{n}" for n in range(8))  # 11 tokens by the recount, over the budget
+    ended = await say(make(any_store, SaysHowItEnded(many, "stop"), max_new_tokens=8), "count?")
+    stored = await generations(any_store)
+    assert stored[cut.turn_id or 0][1] is True and cut.cut and cut.text == "Short."
+    assert stored[ended.turn_id or 0][1] is False and not ended.cut and ended.text == many
+
+
+async def test_the_base_models_retry_says_how_its_reply_ended(any_store: Store) -> None:
+    model = SaysHowItEnded("Short. And then", "length", unservable=["v1"])
+    conv = make(any_store, model, max_new_tokens=8)
+    await serve(any_store, "v1")
+    done = await say(conv, "hello?")
+    assert model.adapters == ["v1", None]
+    assert (await generations(any_store))[done.turn_id or 0][:2] == (None, True)
 
 
 async def test_an_adapter_that_cannot_be_served_falls_back_to_the_base_model(any_store: Store) -> None:

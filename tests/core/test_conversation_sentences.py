@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.dataset import DatasetPolicy, build_dataset
 from bot.core.events import ReplyDone
-from bot.core.models import ChatMessage, Feedback
+from bot.core.models import ChatMessage, Feedback, StreamEnd
 from bot.core.ports import Store
 from bot.core.reward import DEFAULT_REACTIONS, RewardWeights
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
@@ -33,10 +33,17 @@ class Pieces(ScriptedInference):
         self.pieces = list(pieces)
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
         for piece in self.pieces[:max_tokens]:
             yield piece
+        if ending is not None:
+            ending.reason = "length" if len(self.pieces) >= max_tokens else "stop"
 
 
 def talk(store: Store, reply: str | Sequence[str], budget: int) -> Conversation:

@@ -1,9 +1,10 @@
 """A loopback OpenAI-compatible server (aiohttp) for the OpenAI backend's tests.
 
 It streams `chunks` as chat.completion.chunk events, one event per chunk, honouring max_tokens
-(one chunk counts as one token), and serves `/v1/load_lora_adapter` and `/v1/models`. A test queues failures
-with `fail_next(kind)`; each applies to the next chat request only, so a test can check that
-the backend keeps working afterwards. It records request bodies and headers for assertions."""
+(one chunk counts as one token: finish_reason "length" once max_tokens ran out, else "stop"), and
+serves `/v1/load_lora_adapter` and `/v1/models`. A test queues failures with `fail_next(kind)`;
+each applies to the next chat request only, so a test can check that the backend keeps working
+afterwards. It records request bodies and headers for assertions."""
 
 from __future__ import annotations
 
@@ -96,7 +97,10 @@ class FakeOpenAI:
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        chunks = self.chunks_by_model.get(body["model"], self.chunks)[: body["max_tokens"]]
+        every = self.chunks_by_model.get(body["model"], self.chunks)
+        chunks = every[: body["max_tokens"]]
+        # As vLLM says it: every token max_tokens allowed was text, so no end token came.
+        finish = "length" if len(every) >= body["max_tokens"] else "stop"
         try:
             for index, chunk in enumerate(chunks):
                 if index == 2 and failure is not None:
@@ -104,7 +108,7 @@ class FakeOpenAI:
                     return response
                 await response.write(event(chunk, body["model"]))
                 await asyncio.sleep(self.chunk_delay_s)
-            await response.write(event("", body["model"], finish="stop"))
+            await response.write(event("", body["model"], finish=finish))
             if failure != "no_done":
                 await response.write(b"data: [DONE]\n\n")
         except ConnectionResetError:

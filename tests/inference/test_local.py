@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from bot.core.errors import ConfigError, InferenceError, InferenceTimeout
-from bot.core.models import ChatMessage
-from bot.inference.local import THREAD_NAME, LocalInference, Sampling
+from bot.core.models import ChatMessage, StreamEnd
+from bot.inference.local import THREAD_NAME, Engine, LocalInference, Sampling
 from bot.inference.model_files import BUNDLED_DIRNAME, prepare_model
 from tests.support.loop_watch import heartbeat_during
 from tests.support.streams import collect
@@ -199,3 +199,35 @@ async def test_smollm2_answers_a_question(bundled: Prepared) -> None:
     assert text.strip()
     assert model.count_tokens(text) <= 12
     assert "Paris" in text
+
+
+# Greedy SmolLM2 writes "\n" "\n" where its tokenizer would merge "\n\n": these replies, cut at
+# their budget, re-tokenize to one token fewer than the model wrote.
+CUT_UNDER_A_RECOUNT = [
+    ("Write a JSON object describing a cat.", 7),
+    ("Write a Python function that adds two numbers.", 21),
+]
+ENDS_BY_ITSELF = ("hey", 16)  # "Hello there! How can I assist you today?", 10 tokens
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("engine", ["llama", "transformers"])
+async def test_smollm2_says_whether_the_budget_or_the_model_ended_a_reply(
+    smollm2_dir: Path, engine: Engine
+) -> None:
+    model = LocalInference.load(smollm2_dir, sampling=Sampling(temperature=0.0), engine=engine)
+
+    async def reply(prompt: str, budget: int) -> tuple[str, StreamEnd]:
+        ending = StreamEnd()
+        chunks = model.stream([ChatMessage("user", prompt)], max_tokens=budget, ending=ending)
+        return "".join(await collect(chunks)), ending
+
+    try:
+        found = await asyncio.gather(*(reply(p, n) for p, n in [*CUT_UNDER_A_RECOUNT, ENDS_BY_ITSELF]))
+    finally:
+        await model.close()
+    *cut, (ended, ended_by) = found
+    for (text, ending), (_, budget) in zip(cut, CUT_UNDER_A_RECOUNT, strict=True):
+        assert ending.reason == "length", text
+        assert model.count_tokens(text) < budget, "a recount would call it ended"
+    assert ended_by.reason == "stop" and model.count_tokens(ended) < ENDS_BY_ITSELF[1], ended

@@ -5,6 +5,7 @@ to a clear InferenceError or InferenceTimeout, after which the backend keeps wor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.errors import InferenceError, InferenceTimeout
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, StreamEnd
 from bot.inference.openai_compat import OpenAICompatInference, api_root, estimate_tokens
 from tests.inference.openai_server import FakeOpenAI
 from tests.support.streams import collect, text_of
@@ -78,6 +79,19 @@ async def test_chunks_arrive_as_they_are_streamed(server: FakeOpenAI, backend: O
 
 async def test_max_tokens_reaches_the_server(server: FakeOpenAI, backend: OpenAICompatInference) -> None:
     assert await collect(backend.stream(HELLO, max_tokens=2)) == ["Hel", "lo"]
+
+
+async def test_the_servers_finish_reason_says_how_the_reply_ended(
+    server: FakeOpenAI, backend: OpenAICompatInference
+) -> None:
+    cut, ended = StreamEnd(), StreamEnd()
+    assert await collect(backend.stream(HELLO, max_tokens=2, ending=cut)) == ["Hel", "lo"]
+    assert await text_of(backend.stream(HELLO, max_tokens=50, ending=ended)) == WHOLE
+    assert (cut.reason, ended.reason) == ("length", "stop")
+    left = StreamEnd()
+    async with contextlib.aclosing(backend.stream(HELLO, max_tokens=50, ending=left)) as chunks:
+        await anext(chunks)
+    assert left.reason is None, "a stream closed before its end says nothing"
 
 
 async def test_adapter_name_is_sent_as_the_model_without_registration(server: FakeOpenAI) -> None:

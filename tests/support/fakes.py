@@ -15,7 +15,7 @@ import numpy as np
 from bot.core.conversation import Conversation
 from bot.core.errors import InferenceTimeout
 from bot.core.events import ReplyDone, UserMessage
-from bot.core.models import ChatMessage, Vector
+from bot.core.models import ChatMessage, StreamEnd, Vector
 
 DIM = 384
 
@@ -47,7 +47,9 @@ class HashEmbedder:
 
 class ScriptedInference:
     """Replies with a fixed text, one word a token within its budget, and records every prompt it
-    was given. `delay_s` pauses before each word, like a model on a slow machine."""
+    was given. `delay_s` pauses before each word, like a model on a slow machine. It says how the
+    reply ended as an engine does: "length" when the budget ran out (every token it allowed was a
+    word, so no end token came), else "stop"."""
 
     context_window = 2048
 
@@ -67,15 +69,22 @@ class ScriptedInference:
         return max(1, len(text) // 4)
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
         self.prompts.append(list(messages))
         if self.fail_with is not None:
             raise self.fail_with
-        words = self.reply.split(" ")[:max_tokens]
-        for index, word in enumerate(words):
+        every = self.reply.split(" ")
+        for index, word in enumerate(every[:max_tokens]):
             await asyncio.sleep(self.delay_s)
             yield word if index == 0 else " " + word
+        if ending is not None:
+            ending.reason = "length" if len(every) >= max_tokens else "stop"
 
 
 class SlowInference(ScriptedInference):

@@ -28,7 +28,7 @@ from bot.cli.logs import setup_logging
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, StreamEnd
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.web.app import WebServer, build_web_app
@@ -48,7 +48,12 @@ class EchoFixture:
         return max(1, len(text) // 4)
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
         await asyncio.sleep(self.delay_s)
         yield "re: "

@@ -89,10 +89,18 @@ class Chat:
     async def turns(self) -> list[Turn]:
         return await self.store.recent_turns(USER, CHAT_ID, 20)
 
-    def shown(self, written: str) -> str:
-        """A reply as the person reads it: the tiny model rarely ends one, and a reply the token
-        budget cut ends at its last whole sentence (core/sentences.py)."""
-        cut = self.conversation.inference.count_tokens(written) >= self.conversation.policy.max_new_tokens
+    def shown(self, found: list[Entry]) -> str:
+        """A reply as the person reads it, from its stream's entries: the tiny model rarely ends
+        one, and a reply the token budget cut ends at its last whole sentence (core/sentences.py).
+        Cut is what the worker's end entry says, as the conversation takes it; a stream with no
+        reason is judged by re-counting, as the conversation does then."""
+        written = "".join(entry.text for entry in chunks(found))
+        reason = next((entry.reason for entry in found if entry.kind == "end"), None)
+        if reason is None:
+            limit = self.conversation.policy.max_new_tokens
+            cut = self.conversation.inference.count_tokens(written) >= limit
+        else:
+            cut = reason == "length"
         return whole_sentences(written.strip()) if cut else written.strip()
 
     async def close(self) -> None:

@@ -1,8 +1,11 @@
 """The reply stream's guarantees on a real Redis, without workers: one writer at a time, a
-reader's cancel stops the writer, a redelivered run continues where the last one stopped."""
+reader's cancel stops the writer, a redelivered run continues where the last one stopped, and how
+the engine's reply ended reaches the reader."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
@@ -10,11 +13,15 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from bot.core.jobs import JobId, JobPayload
 from bot.core.loading import LoadOnce
-from bot.core.models import ChatMessage
-from bot.inference.reply_stream import ReplyKeys
+from bot.core.models import ChatMessage, EndReason, StreamEnd
+from bot.inference.remote import RemoteInference
+from bot.inference.reply_stream import GENERATE_JOB, ReplyKeys, parse_entry
 from bot.inference.serving import CANCELLED, SUPERSEDED, WRITTEN, ReplyWriter, serve
 from tests.jobs.workerproc import TEST_REDIS_DB, redis_url
+
+HI = [ChatMessage("user", "hi")]
 
 
 @pytest.fixture
@@ -53,20 +60,30 @@ async def test_a_cancelled_request_is_neither_written_nor_taken(client: aioredis
 
 
 class RecordingEngine:
-    """Stands in for LocalInference: records what it was asked and answers with fixed chunks."""
+    """Stands in for LocalInference: records what it was asked and answers with fixed chunks,
+    saying the reply ended with `reason`."""
 
-    def __init__(self) -> None:
+    def __init__(self, reason: EndReason = "stop") -> None:
         self.calls: list[dict[str, Any]] = []
+        self.reason = reason
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
     async def stream(
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None, continue_from: str
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None,
+        continue_from: str,
+        ending: StreamEnd | None = None,
     ) -> AsyncGenerator[str, None]:
         self.calls.append({"max_tokens": max_tokens, "continue_from": continue_from, "adapter": adapter})
         for word in (" and", " on."):
             yield word
+        if ending is not None:
+            ending.reason = self.reason
 
 
 async def test_a_redelivered_run_continues_after_what_was_written(client: aioredis.Redis) -> None:
@@ -75,7 +92,7 @@ async def test_a_redelivered_run_continues_after_what_was_written(client: aiored
     await dead.take_over()
     for seq, text in enumerate(["Once", " upon", " a time"]):
         assert await dead.write("chunk", seq, text) == WRITTEN
-    engine = RecordingEngine()
+    engine = RecordingEngine("length")
     payload = {
         "request_id": keys.request_id,
         "messages": [{"role": "user", "content": "a story"}],
@@ -89,6 +106,7 @@ async def test_a_redelivered_run_continues_after_what_was_written(client: aiored
     raw = await client.xrange(keys.stream)
     kinds = [(f[b"k"].decode(), int(f[b"seq"]), f[b"t"].decode()) for _, f in raw]
     assert kinds[3:] == [("start", 3, ""), ("chunk", 3, " and"), ("chunk", 4, " on."), ("end", 5, "")]
+    assert parse_entry(raw[-1][1]).reason == "length", "the end says the budget stopped the reply"
 
     # Delivered once more after it finished: nothing is generated or written again.
     assert (await serve(payload, LoadOnce(lambda: engine), client))["status"] == "done"  # type: ignore[arg-type, return-value]
@@ -107,3 +125,53 @@ async def test_a_request_nobody_waits_for_any_more_is_dropped(client: aioredis.R
     }
     result = await serve(payload, LoadOnce(lambda: engine), client)  # type: ignore[arg-type, return-value]
     assert result["status"] == "expired" and engine.calls == []
+
+
+class ServingJobs:
+    """Jobs that serve each generate request at once, on the test's event loop, from `engine`: the
+    worker's side of the reply stream without a worker process."""
+
+    def __init__(self, engine: RecordingEngine, client: aioredis.Redis) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.engine = engine
+        self.client = client
+        self.served: list[concurrent.futures.Future[JobPayload]] = []
+
+    def submit(self, name: str, payload: JobPayload) -> JobId:
+        assert name == GENERATE_JOB
+        job = serve(payload, LoadOnce(lambda: self.engine), self.client)  # type: ignore[arg-type]
+        self.served.append(asyncio.run_coroutine_threadsafe(job, self.loop))
+        return JobId(str(payload["request_id"]))
+
+    async def result(self, job_id: JobId, timeout_s: float) -> JobPayload:
+        raise NotImplementedError
+
+    async def depths(self) -> dict[str, int]:
+        return {}
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("reason", ["stop", "length"])
+async def test_how_the_engine_ended_the_reply_reaches_the_reader(
+    client: aioredis.Redis, reason: EndReason
+) -> None:
+    jobs = ServingJobs(RecordingEngine(reason), client)
+    remote = RemoteInference(
+        jobs, redis_url(TEST_REDIS_DB + 2), count_tokens=len, context_window=2048, wait_s=10.0, timeout_s=10.0
+    )
+    ending = StreamEnd()
+    chunks = [chunk async for chunk in remote.stream(HI, max_tokens=10, ending=ending)]
+    assert chunks == [" and", " on."]
+    assert ending.reason == reason
+    assert (await asyncio.wrap_future(jobs.served[0]))["status"] == "done"
+
+
+async def test_an_end_without_a_reason_says_nothing() -> None:
+    """An end entry from a worker that does not write `r` (an older one) is read as "cannot say"."""
+    end = {b"k": b"end", b"run": b"r1", b"seq": b"2", b"t": b""}
+    old = parse_entry(end)
+    assert old.kind == "end" and old.reason is None
+    assert parse_entry({**end, b"r": b"length"}).reason == "length"
+    assert parse_entry({**end, b"r": b"tool_calls"}).reason is None

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.adapters.telegram.chat import ChatPolicy
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, StreamEnd
 from tests.adapters.telegram.conftest import ANN, GROUP, replies_done, running_bot
 from tests.support.fakes import SlowInference
 from tests.support.telegram_api import FakeTelegramBotApi
@@ -136,11 +136,16 @@ class GatedInference(SlowInference):
         self.gate = asyncio.Event()
 
     async def stream(  # type: ignore[override]
-        self, messages: Sequence[ChatMessage], *, max_tokens: int, adapter: str | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
     ) -> AsyncIterator[str]:
         if "wait" in messages[-1].content:
             await self.gate.wait()
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
             yield chunk
 
 
