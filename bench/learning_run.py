@@ -52,12 +52,8 @@ def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settin
         "KINDRED_MAX_NEW_TOKENS": str(plan.max_new_tokens),
         "KINDRED_TRAIN_MAX_STEPS": str(plan.train_steps),
         "KINDRED_TRAIN_EPOCHS": "3",
-        # One day's few liked replies: at the product's 2e-4 a night's adapter moved the held-out
-        # rate from 7.5 % to 12.5 %, at 5e-4 to 30.8 % (the same day's data, 2026-12-02). KTO's
-        # β at 0.3 keeps it nearer the base (KL 0.046 against 0.062 per token, 26.7 %): at 5e-4
-        # and β 0.1 a night of 40 steps drifted past the gate's KL and regression bounds.
-        "KINDRED_TRAIN_LEARNING_RATE": "5e-4",
-        "KINDRED_TRAIN_BETA": "0.3",
+        # The learning rate and KTO's β are the product's defaults (bot/training/options.py): the
+        # proof is of what ships. Only the steps are capped, to the plan's time.
         "KINDRED_TRAIN_SEED": str(args.seed),
         "KINDRED_TRAIN_HELDOUT_SHARE": str(plan.heldout_share),
         "KINDRED_TRAIN_DEVICE": "auto",
