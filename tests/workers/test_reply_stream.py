@@ -144,6 +144,7 @@ class ServingJobs:
         return JobId(str(payload["request_id"]))
 
     async def result(self, job_id: JobId, timeout_s: float) -> JobPayload:
+        # RemoteInference reads the reply from Redis, never a job's result: a call is a bug.
         raise NotImplementedError
 
     async def depths(self) -> dict[str, int]:
