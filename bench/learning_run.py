@@ -44,22 +44,23 @@ OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps", 
 
 
 def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settings:
-    """The product's settings for the run: its own data folder, the plan's reply budget and steps."""
+    """The product's settings for the run: its own data folder and the plan's reply budget. The
+    training and the gate are the product's defaults (the proof is of what ships) unless the plan
+    overrides its steps or held-out share."""
     env = {
         "KINDRED_DATA_DIR": str(data_dir),
         "KINDRED_STORE": "sqlite",
         "KINDRED_MODEL": args.model,
         "KINDRED_MAX_NEW_TOKENS": str(plan.max_new_tokens),
-        "KINDRED_TRAIN_MAX_STEPS": str(plan.train_steps),
-        "KINDRED_TRAIN_EPOCHS": "3",
-        # The learning rate and KTO's β are the product's defaults (bot/training/options.py): the
-        # proof is of what ships. Only the steps are capped, to the plan's time.
         "KINDRED_TRAIN_SEED": str(args.seed),
-        "KINDRED_TRAIN_HELDOUT_SHARE": str(plan.heldout_share),
         "KINDRED_TRAIN_DEVICE": "auto",
         "KINDRED_INFERENCE_BATCH_SIZE": "16",
         "KINDRED_GENERATION_TIMEOUT_S": "3600",
     }
+    if plan.train_steps is not None:
+        env["KINDRED_TRAIN_MAX_STEPS"] = str(plan.train_steps)
+    if plan.heldout_share is not None:
+        env["KINDRED_TRAIN_HELDOUT_SHARE"] = str(plan.heldout_share)
     os.environ.update(env)
     return load_settings(None)
 
@@ -69,6 +70,9 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
     overrides = {name: getattr(args, name) for name in OVERRIDABLE if getattr(args, name) is not None}
     plan = dataclasses.replace(plan, **overrides)
     settings = sim_settings(args, plan, data_dir)
+    # The report names the steps and the share the nights ran with, whoever chose them.
+    training = settings.training
+    plan = dataclasses.replace(plan, train_steps=training.max_steps, heldout_share=training.heldout_share)
     taste = TASTES[args.taste]
     teacher = Teacher(
         taste, args.teacher == "random", args.noise, args.react_to_misses, random.Random(args.seed)

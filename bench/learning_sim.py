@@ -76,10 +76,10 @@ class Plan:
     eval_prompts: int
     eval_samples: int
     max_new_tokens: int
-    train_steps: int  # at most, a night: 3 passes over its examples (KINDRED_TRAIN_EPOCHS) if fewer
-    # Of each label, held out for the gate (KINDRED_TRAIN_HELDOUT_SHARE): a rare taste leaves few
-    # liked replies, and the gate needs about ten of each label held out.
-    heldout_share: float = 0.3
+    # None: the product's own (KINDRED_TRAIN_MAX_STEPS, KINDRED_TRAIN_HELDOUT_SHARE), the default:
+    # the proof is of what ships. A number overrides it, for a shorter or a different run.
+    train_steps: int | None = None
+    heldout_share: float | None = None
 
     @property
     def replies_per_day(self) -> int:
@@ -88,11 +88,11 @@ class Plan:
 
 FULL = Plan(
     nights=3, people=10, prompts_per_chat=4, candidates=8, eval_prompts=60, eval_samples=3,
-    max_new_tokens=48, train_steps=30,
+    max_new_tokens=48,
 )  # fmt: skip
 QUICK = Plan(
     nights=1, people=8, prompts_per_chat=4, candidates=6, eval_prompts=40, eval_samples=3,
-    max_new_tokens=48, train_steps=24,
+    max_new_tokens=48,
 )  # fmt: skip
 
 

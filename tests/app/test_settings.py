@@ -112,7 +112,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_DESIRABLE_AT", "0.8", lambda s: s.training.desirable_at, 0.8),
     ("KINDRED_TRAIN_UNDESIRABLE_AT", "-0.8", lambda s: s.training.undesirable_at, -0.8),
     ("KINDRED_TRAIN_MIN_EXAMPLES", "9", lambda s: s.training.min_examples, 9),
-    ("KINDRED_TRAIN_HELDOUT_SHARE", "0.3", lambda s: s.training.heldout_share, 0.3),
+    ("KINDRED_TRAIN_HELDOUT_SHARE", "0.4", lambda s: s.training.heldout_share, 0.4),
     ("KINDRED_TRAINING_DEFAULT", "off", lambda s: s.training.default_consent, False),
     ("KINDRED_TRAIN_LORA_RANK", "4", lambda s: s.training.lora_rank, 4),
     ("KINDRED_TRAIN_LORA_ALPHA", "5", lambda s: s.training.lora_alpha, 5),
