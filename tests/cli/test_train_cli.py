@@ -1,7 +1,7 @@
 """`kindred train dataset` and `kindred train now` through the real entry point: the night's
 statistics without training, then one real nightly run (a tiny model, a few KTO steps) whose
-adapter `kindred adapters list` shows. On SQLite; the registry's CLI runs on both stores in
-test_adapters_cli.py."""
+adapter `kindred adapters list` shows. On each store (`kindred_env`); the registry's other
+commands are in test_adapters_cli.py."""
 
 from __future__ import annotations
 
@@ -48,7 +48,6 @@ async def _seed(per_label: int) -> None:
         await store.close()
 
 
-@pytest.mark.parametrize("kindred_env", ["sqlite"], indirect=True)
 def test_dataset_statistics_without_training(capsys: pytest.CaptureFixture[str], tiny_training: None) -> None:
     code, out, _ = run(capsys, "train", "dataset", "--json")
     empty = json.loads(out)
@@ -67,7 +66,6 @@ def test_dataset_statistics_without_training(capsys: pytest.CaptureFixture[str],
     assert run(capsys, "adapters", "list")[1].startswith("no adapter versions yet")  # nothing trained
 
 
-@pytest.mark.parametrize("kindred_env", ["sqlite"], indirect=True)
 def test_train_now_runs_one_night_here(capsys: pytest.CaptureFixture[str], tiny_training: None) -> None:
     code, out, _ = run(capsys, "train", "now")
     assert code == 0 and out.startswith("skipped: not enough data: ")

@@ -1,5 +1,5 @@
 """Hot swap ([learning]): a new adapter version is promoted while a reply streams on the real local
-engine (a tiny model, real peft adapters, the real conversation and store). The streaming reply
+engine (a tiny model, real peft adapters, the real conversation and each store). The streaming reply
 finishes under the version it began with, with no error; the next reply uses the new version,
 and each stored reply says which version wrote it."""
 
@@ -12,9 +12,9 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyChunk, ReplyDone, UserMessage
 from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
 from bot.core.models import Feedback
+from bot.core.ports import Store
 from bot.core.serving import promote
 from bot.inference.local import LocalInference, Sampling
-from bot.store.sqlite import SqliteStore
 from tests.inference.lora_files import make_adapter
 from tests.support.fakes import HashEmbedder
 
@@ -22,14 +22,15 @@ from tests.support.fakes import HashEmbedder
 T0 = datetime.now(UTC).replace(microsecond=0)
 
 
-async def registered(store: SqliteStore, path: str) -> int:
+async def registered(store: Store, path: str) -> int:
     record = await store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", path, T0 - timedelta(days=14), T0))
     return record.version
 
 
 async def test_promoting_while_a_reply_streams_swaps_for_the_next_reply(
-    tiny_dir: Path, tmp_path: Path, store: SqliteStore
+    tiny_dir: Path, tmp_path: Path, any_store: Store
 ) -> None:
+    store = any_store
     adapters = tmp_path / "adapters"
     make_adapter(tiny_dir, adapters / "v1", seed=1)
     make_adapter(tiny_dir, adapters / "v2", seed=2)

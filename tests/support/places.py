@@ -22,6 +22,15 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return asyncio.run(fresh_database(request.getfixturevalue("pg_server")))
 
 
+def place_url(place: str) -> str:
+    """The place as a DATABASE_URL, for a process that opens the store itself."""
+    if place.endswith(".db"):
+        return f"sqlite:///{place}"
+    from tests.support.pg import as_url
+
+    return as_url(place)
+
+
 async def open_place(place: str, *, max_size: int = 2) -> Store:
     if place.endswith(".db"):
         return await SqliteStore.open(Path(place))

@@ -1,5 +1,5 @@
-"""The nightly training job on a real `train` worker (a real Celery process, Redis, SQLite, the tiny
-model, real KTO steps), SIGKILLed mid-run and redelivered: the dead run is recorded failed, the
+"""The nightly training job on a real `train` worker (a real Celery process, Redis, each store, the
+tiny model, real KTO steps), SIGKILLed mid-run and redelivered: the dead run is recorded failed, the
 redelivered one succeeds, and exactly one adapter version serves.
 
 Sent as beat sends it, with an empty payload: the run is keyed by the Celery task id, which the
@@ -19,9 +19,9 @@ from bot.app.jobs import job_registry
 from bot.app.settings import Settings
 from bot.core.nightly import NIGHTLY_JOB, PARTIAL_PREFIX
 from bot.jobs.celery_runner import CeleryJobs, make_app
-from bot.store.sqlite import SqliteStore
 from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, redis_url
 from tests.support.learning import rated_replies
+from tests.support.places import open_place, place_url
 from tests.support.tiny_model import build_tiny_model
 from tests.support.waiting import wait_until
 
@@ -30,11 +30,11 @@ PACE_S = "1.0"
 SHORT_VISIBILITY_S = "2"
 
 
-def training_env(tmp_path: Path, tiny: Path) -> dict[str, str]:
+def training_env(tmp_path: Path, place: str, tiny: Path) -> dict[str, str]:
     """Both workers share one database and one adapters folder; a gate that accepts any candidate,
     so that the run that finishes promotes (what is tested is the kill, not the gate)."""
     return {
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'kindred.db'}",
+        "DATABASE_URL": place_url(place),
         "KINDRED_ADAPTERS_DIR": str(tmp_path / "adapters"),
         "KINDRED_MODEL": str(tiny),
         "KINDRED_TRAIN_MAX_STEPS": str(STEPS),
@@ -52,9 +52,9 @@ def training_env(tmp_path: Path, tiny: Path) -> dict[str, str]:
     }
 
 
-async def mid_run(db: Path) -> bool:
+async def mid_run(place: str) -> bool:
     """A run is running and has logged at least one training step."""
-    store = await SqliteStore.open(db)
+    store = await open_place(place)
     try:
         runs = await store.list_runs(5)
     finally:
@@ -63,17 +63,16 @@ async def mid_run(db: Path) -> bool:
 
 
 async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_serving_adapter(
-    tmp_path: Path,
+    tmp_path: Path, place: str
 ) -> None:
     tiny = build_tiny_model(tmp_path / "tiny")
-    db = tmp_path / "kindred.db"
-    store = await SqliteStore.open(db)
+    store = await open_place(place)
     await rated_replies(store, 20, datetime.now(UTC) - timedelta(days=1))
     await store.close()
 
     url = redis_url(TEST_REDIS_DB + 1)  # its own database: no other worker may take the job
     flush(url)
-    env = training_env(tmp_path, tiny)
+    env = training_env(tmp_path, place, tiny)
     app = "tests.workers.training_worker_app"
     first = Worker(url, tmp_path / "first", queues="train", app=app, **env)
     second: Worker | None = None
@@ -81,7 +80,7 @@ async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_se
     try:
         first.wait_ready()
         job_id = jobs.submit(NIGHTLY_JOB, {})
-        await wait_until(lambda: mid_run(db), within_s=120, what="a run mid-way through its steps")
+        await wait_until(lambda: mid_run(place), within_s=120, what="a run mid-way through its steps")
         # Flower reads the task's state: each logged step is there as PROGRESS, with its loss.
         task = make_app(url, job_registry(Settings())).AsyncResult(job_id)
         await wait_until(lambda: task.state == "PROGRESS", within_s=30, what="progress in the task state")
@@ -100,7 +99,7 @@ async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_se
         flush(url)
 
     assert result["status"] == "succeeded" and result["promoted"] is True, result
-    store = await SqliteStore.open(db)
+    store = await open_place(place)
     try:
         runs = await store.list_runs(10)
         adapters = await store.list_adapters()

@@ -20,11 +20,11 @@ from bot.core.access import Access
 from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.ports import Store
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.core.training_commands import TrainingCommands
-from bot.store.sqlite import SqliteStore
 from tests.conftest import STORE_FILE
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord
@@ -57,7 +57,7 @@ def feedback(tmp_path: Path) -> Callable[[], list[tuple[str, str, str, float]]]:
 
 
 def services(
-    store: SqliteStore,
+    store: Store,
     *,
     inference: Any = None,
     access: Access | None = None,

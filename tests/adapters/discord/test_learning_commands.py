@@ -1,5 +1,6 @@
 """The admins' /train_now and /rollback, and /privacy's training switch, through discord.py's real
-command tree against Discord on loopback: the same core code as the CLI and Telegram."""
+command tree against Discord on loopback, on each store: the same core code as the CLI and
+Telegram."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from bot.core.access import Access
 from bot.core.controls import PRIVACY, TRAINING_OFF, training_setting
 from bot.core.jobs import JobPayload
 from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.ports import Store
 from bot.core.serving import promote
 from bot.core.training_commands import TrainingCommands
-from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support.discord_fake import ANN, BEN, FakeDiscord
 from tests.support.discord_rest import Shown
@@ -37,7 +38,7 @@ async def answer(fake: FakeDiscord, token: str) -> Shown:
 
 
 async def test_privacy_offers_the_training_switch_and_admins_get_two_commands(
-    fake: FakeDiscord, store: SqliteStore
+    fake: FakeDiscord, store: Store
 ) -> None:
     async with running(services(store)):
         pass
@@ -49,14 +50,14 @@ async def test_privacy_offers_the_training_switch_and_admins_get_two_commands(
     assert {"train_now", "rollback"} <= {command["name"] for command in synced}
 
 
-async def test_rollback_and_a_busy_train_now_for_an_admin(fake: FakeDiscord, store: SqliteStore) -> None:
-    training = TrainingCommands(store, refuse)
-    v1, v2 = [await store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", p, T0, T0)) for p in ("v1", "v2")]
+async def test_rollback_and_a_busy_train_now_for_an_admin(fake: FakeDiscord, any_store: Store) -> None:
+    training = TrainingCommands(any_store, refuse)
+    v1, v2 = [await any_store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", p, T0, T0)) for p in ("v1", "v2")]
     for record in (v1, v2):
-        await promote(store, record.version, T0)
-    run = await store.start_run("beat:tonight", datetime.now(UTC), timedelta(hours=1))
+        await promote(any_store, record.version, T0)
+    run = await any_store.start_run("beat:tonight", datetime.now(UTC), timedelta(hours=1))
     assert run is not None
-    async with running(services(store, access=ADMIN, training=training)):
+    async with running(services(any_store, access=ADMIN, training=training)):
         shown = await answer(fake, await fake.slash(ANN, "rollback"))
         expected = f"Rolled back: v{v1.version} serves now (before: v{v2.version})."
         assert shown.ephemeral and shown.content == expected
@@ -64,22 +65,22 @@ async def test_rollback_and_a_busy_train_now_for_an_admin(fake: FakeDiscord, sto
         assert shown.content == f"A training run is already running (run {run.id})."
 
 
-async def test_learning_commands_are_refused_to_everyone_else(fake: FakeDiscord, store: SqliteStore) -> None:
-    training = TrainingCommands(store, refuse)
-    record = await store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", T0, T0))
-    await promote(store, record.version, T0)
-    async with running(services(store, access=ADMIN, training=training)):
+async def test_learning_commands_are_refused_to_everyone_else(fake: FakeDiscord, any_store: Store) -> None:
+    training = TrainingCommands(any_store, refuse)
+    record = await any_store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", T0, T0))
+    await promote(any_store, record.version, T0)
+    async with running(services(any_store, access=ADMIN, training=training)):
         for command in ("train_now", "rollback"):
             shown = await answer(fake, await fake.slash(BEN, command))
             assert shown.content == "That command is for Kindred's admins."
-    serving = await store.serving_adapter()
+    serving = await any_store.serving_adapter()
     assert serving is not None and serving.version == record.version
 
 
-async def test_privacy_training_off_is_kept_and_shown(fake: FakeDiscord, store: SqliteStore) -> None:
-    async with running(services(store)):
+async def test_privacy_training_off_is_kept_and_shown(fake: FakeDiscord, any_store: Store) -> None:
+    async with running(services(any_store)):
         shown = await answer(fake, await fake.slash(ANN, "privacy", training="off"))
         assert shown.ephemeral and shown.content == TRAINING_OFF
         shown = await answer(fake, await fake.slash(ANN, "privacy"))
         assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}"
-    assert await store.training_consent(f"discord:{ANN['id']}") is False
+    assert await any_store.training_consent(f"discord:{ANN['id']}") is False

@@ -18,14 +18,14 @@ from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.intake import LocalIntake
-from bot.core.ports import Inference, Intake
+from bot.core.ports import Inference, Intake, Store
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.core.training_commands import TrainingCommands
-from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
+from tests.support.places import open_place
 from tests.support.telegram_api import FakeTelegramBotApi
 
 PERSONA = "You are a test companion."
@@ -37,8 +37,8 @@ GROUP = -1001234567890
 class Running:
     api: FakeTelegramBotApi
     adapter: TelegramAdapter
-    store: SqliteStore
-    path: Path
+    store: Store
+    path: Path  # the SQLite file (unless the test gave a PostgreSQL place)
 
     def feedback(self) -> list[tuple[int, str, str, str, float]]:
         """(turn, user, source, emoji, value) rows, read straight from the database file."""
@@ -80,13 +80,15 @@ async def running_bot(
     webhook_url: str | None = None,
     intake: Intake | None = None,
     token: str | None = None,
-    training: Callable[[SqliteStore], TrainingCommands] | None = None,
-    apps: Callable[[SqliteStore], AppCommands] | None = None,
+    training: Callable[[Store], TrainingCommands] | None = None,
+    apps: Callable[[Store], AppCommands] | None = None,
     # Scripted replies end by themselves, however long, unless a test gives a budget that cuts one.
     max_new_tokens: int = 2000,
+    # Where the store lives (tests/support/places.py); None: a SQLite file in tmp_path.
+    place: str | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
-    store = await SqliteStore.open(path)
+    store = await open_place(place or str(path))
     embedder = HashEmbedder()
     conversation = Conversation(
         store,

@@ -1,6 +1,6 @@
 """The admins' /train_now and /rollback, and /privacy training on|off, through a real
-python-telegram-bot Application against the loopback Bot API: the same core code as the CLI,
-refused to anyone who is not an admin.
+python-telegram-bot Application against the loopback Bot API, on each store: the same core code
+as the CLI, refused to anyone who is not an admin.
 
 /train_now queues the real `kindred.training.nightly` job on the in-process runner; the store
 holds no rated replies, so the run it starts is skipped at once ("not enough data") and no
@@ -24,8 +24,8 @@ from bot.core.ports import Store
 from bot.core.serving import promote
 from bot.core.training_commands import TrainingCommands
 from bot.jobs.inprocess import InProcessJobs
-from bot.store.sqlite import SqliteStore
 from tests.adapters.telegram.conftest import ANN, running_bot
+from tests.support.places import open_place, place_url
 from tests.support.telegram_api import FakeTelegramBotApi
 
 BOB = 5151
@@ -34,15 +34,15 @@ T0 = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)
 
 
 @pytest.fixture
-async def jobs(tmp_path: Path) -> AsyncIterator[InProcessJobs]:
-    """The nightly job on in-process threads, over the bot's own database file."""
+async def jobs(tmp_path: Path, place: str) -> AsyncIterator[InProcessJobs]:
+    """The nightly job on in-process threads, over the bot's own database."""
     settings = Settings(
         general=GeneralSettings(data_dir=tmp_path / "data"),
-        store=StoreSettings(DATABASE_URL=f"sqlite:///{tmp_path / 'kindred.db'}"),
+        store=StoreSettings(DATABASE_URL=place_url(place)),
     )
 
     async def opener() -> Store:
-        return await SqliteStore.open(tmp_path / "kindred.db")
+        return await open_place(place)
 
     registry = JobRegistry()
     registry.add(nightly_job(settings, opener))
@@ -51,14 +51,14 @@ async def jobs(tmp_path: Path) -> AsyncIterator[InProcessJobs]:
     await runner.close()
 
 
-def commands(jobs: InProcessJobs) -> Callable[[SqliteStore], TrainingCommands]:
+def commands(jobs: InProcessJobs) -> Callable[[Store], TrainingCommands]:
     return lambda store: TrainingCommands(store, jobs.submit, start_wait_s=10.0)
 
 
 async def test_train_now_names_the_running_run_or_starts_one(
-    api: FakeTelegramBotApi, tmp_path: Path, jobs: InProcessJobs
+    api: FakeTelegramBotApi, tmp_path: Path, place: str, jobs: InProcessJobs
 ) -> None:
-    async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs)) as bot:
+    async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs), place=place) as bot:
         busy = await bot.store.start_run("beat:tonight", datetime.now(UTC), timedelta(hours=1))
         assert busy is not None
         api.private_message(ANN, "/train_now")
@@ -76,9 +76,9 @@ async def test_train_now_names_the_running_run_or_starts_one(
 
 
 async def test_rollback_answers_which_version_serves_now(
-    api: FakeTelegramBotApi, tmp_path: Path, jobs: InProcessJobs
+    api: FakeTelegramBotApi, tmp_path: Path, place: str, jobs: InProcessJobs
 ) -> None:
-    async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs)) as bot:
+    async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs), place=place) as bot:
         versions = []
         for path in ("v1", "v2"):
             record = await bot.store.add_adapter(
@@ -99,9 +99,9 @@ async def test_rollback_answers_which_version_serves_now(
 
 
 async def test_learning_commands_are_for_admins_only(
-    api: FakeTelegramBotApi, tmp_path: Path, jobs: InProcessJobs
+    api: FakeTelegramBotApi, tmp_path: Path, place: str, jobs: InProcessJobs
 ) -> None:
-    async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs)) as bot:
+    async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs), place=place) as bot:
         record = await bot.store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", T0, T0))
         await promote(bot.store, record.version, T0)
         for command in ("/train_now", "/rollback"):
@@ -121,10 +121,10 @@ async def test_without_learning_wired_the_admin_is_told(api: FakeTelegramBotApi,
 
 
 async def test_privacy_training_off_and_on_is_kept_per_person(
-    api: FakeTelegramBotApi, tmp_path: Path
+    api: FakeTelegramBotApi, tmp_path: Path, place: str
 ) -> None:
     commands = ("/privacy training off", "/privacy", "/privacy training on", "/privacy training maybe")
-    async with running_bot(api, tmp_path) as bot:
+    async with running_bot(api, tmp_path, place=place) as bot:
         for count, command in enumerate(commands, start=1):
             api.private_message(ANN, command)
             await api.wait_until(lambda n=count: len(api.texts(ANN)) == n)
