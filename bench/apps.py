@@ -7,7 +7,7 @@
                                                    # light and dark, in headless Chromium
 
 A cold build is a new person's request (no cache to hit); the cached one repeats a request the same
-person already built. Each is `core/app_build.py: build_app` end to end: classify, fill, the model's
+person already built. Each is `core/miniapps/build.py: build_app` end to end: classify, fill, the model's
 pass when asked, render, check, store. Prints one JSON object, last, on stdout.
 """
 
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import log, machine, millis, now_iso, open_store
-from bot.core.app_build import BuildPolicy, BuildRequest, build_app
-from bot.core.app_kinds import KINDS
+from bot.core.miniapps.build import BuildPolicy, BuildRequest, build_app
+from bot.core.miniapps.kinds import KINDS
 from bot.core.ports import Inference
 from bot.web.app_render import TemplateRenderer
 

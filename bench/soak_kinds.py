@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from bench.telegram_fixtures import REPLY_WORDS
-from bot.core.app_build import STEPS
 from bot.core.controls import PRIVACY
+from bot.core.miniapps.build import STEPS
 
 REPLY_TEXT = " ".join(f"w{n}" for n in range(REPLY_WORDS))  # the load fixture's every reply
 REPLY, APP, REMINDER_OK, RING, PRIVACY_KIND, REMINDERS, MEMORIES, SETTING, ERROR, STEP = (

@@ -1,7 +1,7 @@
 """`kindred.apps.build` (the `build` queue): one mini-app, built from a person's request.
 
 Payload: {key, owner, chat_id, request}, ids and text only. The job opens its own store, reads the
-person's own statements for the rules (their city, their pet), and runs `core/app_build.py`. A
+person's own statements for the rules (their city, their pet), and runs `core/miniapps/build.py`. A
 build that cannot be made is a result ({"ok": false, "reason": "cannot", "message"}), not an error:
 retrying it would fail the same way, and the person should read why. One refused because the person
 already has builds running is a result too ({"reason": "busy"}): asking again later will work.
@@ -13,11 +13,11 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from bot.app.settings import WebSettings
-from bot.core.app_build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
 from bot.core.errors import AppBuildBusy, AppBuildError, JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.kinds import NOT_EVIDENCE
 from bot.core.loading import LoadOnce
+from bot.core.miniapps.build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
 from bot.core.ports import Inference, Store
 from bot.web.app_render import TemplateRenderer
 

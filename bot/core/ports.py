@@ -7,7 +7,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from bot.core.app_models import AppRecord, AppVersion, BuildRecord, BuildStatus, NewVersion, Rendered
 from bot.core.learning_models import (
     GLOBAL_SCOPE,
     AdapterRecord,
@@ -20,6 +19,7 @@ from bot.core.learning_models import (
     TrainingRun,
     VersionRate,
 )
+from bot.core.miniapps.models import AppRecord, AppVersion, BuildRecord, BuildStatus, NewVersion, Rendered
 from bot.core.models import (
     Admission,
     ChatMessage,

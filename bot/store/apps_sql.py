@@ -12,7 +12,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from typing import Any, Protocol, cast
 
-from bot.core.app_models import (
+from bot.core.miniapps.models import (
     AppRecord,
     AppVersion,
     BuildRecord,

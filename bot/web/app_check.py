@@ -19,7 +19,7 @@ import re
 from collections.abc import Collection
 from html.parser import HTMLParser
 
-from bot.core.app_models import Rendered
+from bot.core.miniapps.models import Rendered
 from bot.web.app_tokens import TOKENS_END, TOKENS_START
 
 MAX_APP_BYTES = 256 * 1024

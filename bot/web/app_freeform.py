@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bot.core.app_models import Rendered
+from bot.core.miniapps.models import Rendered
 from bot.web.app_check import MAX_APP_BYTES, check_app, csp_hash, inline_blocks, is_running
 from bot.web.app_tokens import TOKENS_START
 

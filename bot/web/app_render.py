@@ -17,8 +17,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from bot.core.app_kinds import KINDS
-from bot.core.app_models import Rendered
+from bot.core.miniapps.kinds import KINDS
+from bot.core.miniapps.models import Rendered
 from bot.web.app_check import check_app
 from bot.web.app_check import csp_hash as csp_hash
 from bot.web.app_freeform import adopt, check_free_form, spec_texts

@@ -24,10 +24,10 @@ import pytest
 from bot.app.backends import open_store
 from bot.app.backup import backup, restore
 from bot.app.settings import GeneralSettings, Settings, StoreSettings
-from bot.core.app_facts import Facts
-from bot.core.app_models import NewVersion
-from bot.core.app_specs import rule_spec
 from bot.core.errors import ConfigError, InvalidInput, StoreError
+from bot.core.miniapps.facts import Facts
+from bot.core.miniapps.models import NewVersion
+from bot.core.miniapps.specs import rule_spec
 from bot.core.models import Feedback
 from bot.core.ports import Store
 from bot.web.app_render import render_app

@@ -14,9 +14,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.core.app_facts import Facts
-from bot.core.app_models import NewVersion
-from bot.core.app_specs import rule_spec
+from bot.core.miniapps.facts import Facts
+from bot.core.miniapps.models import NewVersion
+from bot.core.miniapps.specs import rule_spec
 from bot.store.sqlite import SqliteStore
 from bot.web.app_render import render_app
 from tests.adapters.telegram.conftest import ANN, replies_done

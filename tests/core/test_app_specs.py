@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from bench.apps import REQUESTS  # one request of each kind, as people ask: measured there
-from bot.core.app_edits import edit_for
-from bot.core.app_facts import Facts, facts_from
-from bot.core.app_kinds import KINDS, SCHEMAS, classify
-from bot.core.app_model import first_json_object, model_spec
-from bot.core.app_schema import problems
-from bot.core.app_specs import rule_spec, title_of
 from bot.core.errors import InferenceTimeout
+from bot.core.miniapps.edits import edit_for
+from bot.core.miniapps.facts import Facts, facts_from
+from bot.core.miniapps.kinds import KINDS, SCHEMAS, classify
+from bot.core.miniapps.model_pass import first_json_object, model_spec
+from bot.core.miniapps.schema import problems
+from bot.core.miniapps.specs import rule_spec, title_of
 from bot.core.models import ChatMessage, StreamEnd
 from tests.support.fakes import ScriptedInference
 

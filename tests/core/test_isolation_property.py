@@ -23,7 +23,6 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from bot.app.app_jobs import MEMORIES_READ
-from bot.core.app_build import BuildRequest, build_app
 from bot.core.consolidation import ConsolidationPolicy, consolidate
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
@@ -32,6 +31,7 @@ from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.kinds import NOT_EVIDENCE
 from bot.core.memory_file import ImportItem
 from bot.core.memory_ops import import_items
+from bot.core.miniapps.build import BuildRequest, build_app
 from bot.core.ports import Store
 from bot.core.proactive.beat import ProactiveBeat
 from bot.core.proactive.commands import ProactiveCommands
@@ -127,7 +127,7 @@ async def play(world: World, program: list[tuple[str, int, object]]) -> None:
             world.prompts.append((who, frozenset(world.forgotten.get(who, set()))))
         elif op == "remember":
             secret = world.secret(who)
-            # The pet is what a packing list's rules take from memories (core/app_facts.py).
+            # The pet is what a packing list's rules take from memories (core/miniapps/facts.py).
             text = f"{SHARED} {secret} and my cat is called {secret.capitalize()}"
             item = ImportItem(1, text, "user", world.when())
             await import_items(world.store, HashEmbedder(), user, [item])

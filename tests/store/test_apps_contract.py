@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from bot.core.app_models import NewVersion, Rendered
+from bot.core.miniapps.models import NewVersion, Rendered
 from bot.core.ports import Store
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

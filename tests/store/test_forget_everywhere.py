@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.app_build import BuildRequest, build_app
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning_models import ExampleSnapshot
 from bot.core.memory_file import ImportItem, parse_line
 from bot.core.memory_ops import import_items
+from bot.core.miniapps.build import BuildRequest, build_app
 from bot.core.ports import Store
 from bot.core.remember import remember_turn
 from bot.core.reward import DEFAULT_REACTIONS

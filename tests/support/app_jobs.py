@@ -8,10 +8,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from bot.app.app_jobs import add_app_jobs
-from bot.core.app_build import BuildPolicy
-from bot.core.app_commands import AppCommands
 from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobRegistry
+from bot.core.miniapps.build import BuildPolicy
+from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.store.sqlite import SqliteStore

@@ -2,7 +2,7 @@
 what the browser tests open (and `bench/apps.py --screenshots`).
 
 `AppSite` runs `bot/web`'s server with the app hosting and `/admin` over one SQLite store; `build`
-is `core/app_build.py: build_app` with the shipped templates, as the build job runs it.
+is `core/miniapps/build.py: build_app` with the shipped templates, as the build job runs it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from bot.core.app_build import BuildPolicy, BuildRequest, Built, build_app
+from bot.core.miniapps.build import BuildPolicy, BuildRequest, Built, build_app
 from bot.core.ports import Inference
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage

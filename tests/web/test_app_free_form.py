@@ -14,7 +14,7 @@ import pytest
 
 from bot.app.app_jobs import build_policy
 from bot.app.settings import WebSettings
-from bot.core.app_build import BuildPolicy, BuildRequest, Built, build_app
+from bot.core.miniapps.build import BuildPolicy, BuildRequest, Built, build_app
 from bot.inference.openai_compat import OpenAICompatInference
 from bot.store.sqlite import SqliteStore
 from bot.web.app_render import TemplateRenderer, csp_hash, template_script_hashes

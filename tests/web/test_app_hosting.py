@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.core.app_facts import Facts
-from bot.core.app_models import AppRecord, NewVersion
-from bot.core.app_specs import rule_spec
+from bot.core.miniapps.facts import Facts
+from bot.core.miniapps.models import AppRecord, NewVersion
+from bot.core.miniapps.specs import rule_spec
 from bot.store.sqlite import SqliteStore
 from bot.web.app import build_web_app
 from bot.web.app_hosting import AppHosting, AppHostingOptions, download_name

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.app_build import BuildPolicy, BuildRequest, build_app
-from bot.core.app_model import DATA_NOTE
+from bot.core.miniapps.build import BuildPolicy, BuildRequest, build_app
+from bot.core.miniapps.model_pass import DATA_NOTE
 from bot.core.ports import Store
 from bot.core.quoting import WORD_JOINER
 from bot.inference.openai_compat import OpenAICompatInference

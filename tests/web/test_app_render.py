@@ -11,10 +11,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from bot.core.app_facts import Facts
-from bot.core.app_kinds import KINDS
-from bot.core.app_models import Rendered
-from bot.core.app_specs import rule_spec
+from bot.core.miniapps.facts import Facts
+from bot.core.miniapps.kinds import KINDS
+from bot.core.miniapps.models import Rendered
+from bot.core.miniapps.specs import rule_spec
 from bot.web.app_check import MAX_APP_BYTES, check_app
 from bot.web.app_render import TemplateRenderer, csp_hash, render_app, spec_json, template_script_hashes
 from bot.web.app_tokens import AA_TEXT, PRIMARY_PAIRS, ROLES, TEXT_ON, contrast, theme_colours

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from bot.core.app_kinds import KINDS
+from bot.core.miniapps.kinds import KINDS
 from bot.web.app_tokens import BRAND, DARK, LIGHT
 from tests.core.test_app_specs import REQUESTS
 from tests.support.app_web import RENDERER, AppSite, app_site

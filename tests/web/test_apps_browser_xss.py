@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
-from bot.core.app_kinds import SCHEMAS
-from bot.core.app_models import NewVersion
+from bot.core.miniapps.kinds import SCHEMAS
+from bot.core.miniapps.models import NewVersion
 from tests.core.test_app_specs import REQUESTS
 from tests.support.app_web import AppSite, BarePages, Canary, app_site, bare_pages, canary
 from tests.support.browser import Watched

@@ -17,7 +17,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from bot.adapters.telegram.ids import chat_key, user_key
-from bot.core.app_commands import RETRY_GONE, RETRY_LABEL, AppAnswer, AppCommands, Show
+from bot.core.miniapps.commands import RETRY_GONE, RETRY_LABEL, AppAnswer, AppCommands, Show
 
 log = logging.getLogger(__name__)
 OPEN = "Open the app"

@@ -17,9 +17,9 @@ from bot.adapters.base import Services
 from bot.adapters.discord.adapter import DiscordAdapter
 from bot.adapters.discord.options import DiscordOptions
 from bot.core.access import Access
-from bot.core.app_commands import AppCommands
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Store
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter

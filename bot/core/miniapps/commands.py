@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
-from bot.core.app_build import BUILD_JOB, STEPS
-from bot.core.app_models import AppRecord
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable, StoreUnavailable
 from bot.core.jobs import JobId, JobPayload, Jobs
 from bot.core.kinds import REPLY
+from bot.core.miniapps.build import BUILD_JOB, STEPS
+from bot.core.miniapps.models import AppRecord
 from bot.core.models import NewTurn
 from bot.core.ports import AppStore, Embedder, TurnLog
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.core.app_kinds import LINE_CHARS, TITLE_CHARS, AppKind
+from bot.core.miniapps.kinds import LINE_CHARS, TITLE_CHARS, AppKind
 
 Spec = dict[str, Any]
 

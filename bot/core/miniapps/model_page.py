@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from bot.core.app_model import DATA_NOTE, request_message
+from bot.core.miniapps.model_pass import DATA_NOTE, request_message
 from bot.core.models import ChatMessage
 from bot.core.ports import Inference
 

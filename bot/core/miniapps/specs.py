@@ -11,8 +11,8 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
-from bot.core.app_facts import Facts
-from bot.core.app_kinds import DESCRIPTIONS, LINE_CHARS, TITLE_CHARS, AppKind
+from bot.core.miniapps.facts import Facts
+from bot.core.miniapps.kinds import DESCRIPTIONS, LINE_CHARS, TITLE_CHARS, AppKind
 
 Spec = dict[str, Any]
 

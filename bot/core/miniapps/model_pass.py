@@ -10,8 +10,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from bot.core.app_kinds import SCHEMAS, AppKind
-from bot.core.app_schema import problems
+from bot.core.miniapps.kinds import SCHEMAS, AppKind
+from bot.core.miniapps.schema import problems
 from bot.core.models import ChatMessage
 from bot.core.ports import Inference
 from bot.core.quoting import quote
