@@ -9,11 +9,11 @@ from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation
 from bot.core.intake import LocalIntake
+from bot.core.learning.commands import TrainingCommands
 from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Intake
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.ratelimit import RateLimiter
-from bot.core.training_commands import TrainingCommands
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.jobs import Jobs
+from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
 from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.ports import Embedder, Inference, Store
@@ -30,7 +31,6 @@ from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
 from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
-from bot.core.training_commands import TrainingCommands
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -22,10 +22,10 @@ from bot.core.checks import run_checks
 from bot.core.consolidation import ConsolidationPolicy, consolidate
 from bot.core.errors import JobError
 from bot.core.jobs import JobPayload, JobRegistry
+from bot.core.learning.reward import RewardWeights
 from bot.core.loading import LoadOnce
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.remember import remember_turn
-from bot.core.reward import RewardWeights
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from bot.app.training_settings import TrainingSettings
 from bot.core.consolidation import ConsolidationPolicy
 from bot.core.conversation import ConversationPolicy
 from bot.core.errors import ConfigError
+from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.core.prompt import DEFAULT_PERSONA
-from bot.core.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.core.scoring import DEFAULT_HALF_LIVES, Scoring
 
 _SCORING = Scoring()

@@ -1,7 +1,7 @@
 """The nightly training job, part of the composition root (`bot/app/jobs.py` registers it).
 
 - `kindred.training.nightly` {run_key?}: dataset → KTO + LoRA → gate → registry → promote
-  (core/nightly.py), on the `train` queue. Beat and the in-process schedule send it with no
+  (core/learning/nightly.py), on the `train` queue. Beat and the in-process schedule send it with no
   payload; its run is then keyed by the job's id, which Celery keeps when it redelivers the job of
   a killed worker, so the redelivered run fails the dead one and starts cleanly. `/train_now` and
   `kindred train now` send a `run_key` of their own.
@@ -21,13 +21,13 @@ from pathlib import Path
 from bot.app.memory_jobs import reward_weights
 from bot.app.settings import Settings
 from bot.app.training_settings import TrainingSettings
-from bot.core.dataset import DatasetPolicy, build_dataset
-from bot.core.gate import GatePolicy
 from bot.core.jobs import Job, JobPayload, JobRegistry, JobSpec, current_job_id, run_attempt
-from bot.core.learning_models import TrainingExample
+from bot.core.learning.dataset import DatasetPolicy, build_dataset
+from bot.core.learning.gate import GatePolicy
+from bot.core.learning.models import TrainingExample
+from bot.core.learning.nightly import NIGHTLY_JOB, NightlyPolicy, run_nightly, weights
 from bot.core.loading import LoadOnce
 from bot.core.models import JSONObject
-from bot.core.nightly import NIGHTLY_JOB, NightlyPolicy, run_nightly, weights
 from bot.core.ports import AdapterScorer, Store, Trainer
 from bot.training.options import TrainingOptions
 

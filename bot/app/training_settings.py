@@ -14,8 +14,8 @@ from typing import Literal
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.core.dataset import DatasetPolicy
-from bot.core.gate import GatePolicy
+from bot.core.learning.dataset import DatasetPolicy
+from bot.core.learning.gate import GatePolicy
 from bot.training.options import MIN_BATCH, TrainingOptions
 
 _PREFIX = "KINDRED_TRAIN_"
@@ -64,7 +64,7 @@ class TrainingSettings(BaseSettings):
     beta: float = Field(default=_OPTIONS["beta"], gt=0)
     seed: int = _OPTIONS["seed"]
     device: Literal["auto", "cpu", "cuda"] = _OPTIONS["device"]
-    # The gate: a candidate serves only if each check passes (core/gate.py). The held-out margin's
+    # The gate: a candidate serves only if each check passes (core/learning/gate.py). The held-out margin's
     # gain must clear `min_margin_gain` at `confidence`; the regression loss may rise by
     # `max_loss_rise` (nats per token), the KL to the base reach `max_kl`; agreeing with false
     # claims may rise over the serving adapter's (or the base's, if lower) by `sycophancy_tolerance`.

@@ -18,6 +18,7 @@ from bot.app.settings import Settings
 from bot.core import memory_ops, telegram_export
 from bot.core.errors import InvalidInput, KindredError
 from bot.core.kinds import UNLISTED
+from bot.core.learning.reward import reply_reward
 from bot.core.memory_file import (
     MAX_FILE_BYTES,
     ImportItem,
@@ -28,7 +29,6 @@ from bot.core.memory_file import (
     size_words,
 )
 from bot.core.recall import Recalled
-from bot.core.reward import reply_reward
 
 
 def _print_json(value: dict[str, Any]) -> None:

@@ -12,9 +12,9 @@ from typing import Any
 
 from bot.app.settings import Settings
 from bot.core.errors import InvalidInput
-from bot.core.learning_models import AdapterRecord
+from bot.core.learning.models import AdapterRecord
+from bot.core.learning.serving import promote, rollback
 from bot.core.models import JSONObject
-from bot.core.serving import promote, rollback
 
 
 def add_commands(commands: Any) -> None:

@@ -11,13 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.core import curation, memory_ops, signals
+from bot.core import curation, memory_ops
 from bot.core.errors import InvalidInput, StoreUnavailable
 from bot.core.kinds import UNLISTED
+from bot.core.learning import signals
+from bot.core.learning.reward import RewardWeights
 from bot.core.memory_file import listing_record, size_words
 from bot.core.models import Memory, Revision
 from bot.core.ports import Embedder, Store
-from bot.core.reward import RewardWeights
 from bot.core.text import clean_message
 
 log = logging.getLogger(__name__)
@@ -201,9 +202,9 @@ class Controls:
         self.persona = persona
         self.page_size = page_size
         self._clock = clock
-        # The admin's choice for people who never used /privacy training (core/dataset.py).
+        # The admin's choice for people who never used /privacy training (core/learning/dataset.py).
         self.default_training_consent = default_training_consent
-        # A control used this soon after a reply counts as a tool use of it (core/signals.py).
+        # A control used this soon after a reply counts as a tool use of it (core/learning/signals.py).
         self.session_gap = session_gap
 
     async def memories_page(self, user_id: str, page: int, *, chat_id: str | None = None) -> MemoryPage:

@@ -20,14 +20,14 @@ from bot.core.events import (
     UserMessage,
 )
 from bot.core.kinds import REPLY, classify
-from bot.core.learning_models import AdapterRecord
+from bot.core.learning.models import AdapterRecord
+from bot.core.learning.reward import RewardWeights
 from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, StreamEnd, Turn, Vector
 from bot.core.outbox import Outbox, Pending, PendingLink, RemoveFeedback
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.prompt import build_messages
 from bot.core.recall import Recalled, distinct, fit_budget, hybrid_search
-from bot.core.reward import RewardWeights
 from bot.core.scoring import Scoring, shares
 from bot.core.sentences import whole_sentences
 from bot.core.text import EMBED_CHARS, clean_message

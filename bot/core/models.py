@@ -233,7 +233,7 @@ class ReplyRecord:
     """What the store holds about one reply, as it is now: the raw parts of its reward.
 
     Nothing here is a running total. Reactions are the current feedback rows, so an undone or
-    changed reaction is simply a different record; the core weighs the parts (core/reward.py).
+    changed reaction is simply a different record; the core weighs the parts (core/learning/reward.py).
     """
 
     turn_id: int

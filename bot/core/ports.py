@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from bot.core.learning_models import (
+from bot.core.learning.models import (
     GLOBAL_SCOPE,
     AdapterRecord,
     AdapterStatus,
@@ -472,7 +472,7 @@ class Trainer(Protocol):
     ) -> JSONObject:
         """Train on `examples` (KTO, reference: the base with the adapter disabled), save the
         adapter's files in `out_dir`, call `progress` once per logged step, return the metrics.
-        The weights balance the labels (core/dataset.py chooses them)."""
+        The weights balance the labels (core/learning/dataset.py chooses them)."""
         ...
 
 

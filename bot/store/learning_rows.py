@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.core.learning_models import AdapterRecord, ExampleSnapshot, RatedReply, TrainingRun
+from bot.core.learning.models import AdapterRecord, ExampleSnapshot, RatedReply, TrainingRun
 from bot.core.models import ChatMessage, Generation, JSONObject
 from bot.store.rows import Dialect, NamedRow, dump_json
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from bot.core.learning_models import ExampleSnapshot, RatedReply, VersionRate
+from bot.core.learning.models import ExampleSnapshot, RatedReply, VersionRate
 from bot.store import statements
 from bot.store.learning_rows import NEEDLE_CHARS, rated_from_row, snapshot_from_row
 from bot.store.pg_pool import PostgresPool

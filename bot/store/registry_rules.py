@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.core.errors import InvalidInput
-from bot.core.learning_models import AdapterRecord, AdapterStatus, NewAdapter, RunStatus
+from bot.core.learning.models import AdapterRecord, AdapterStatus, NewAdapter, RunStatus
 
 # A new version is what a night produced: a candidate, or one that failed its run or the gate.
 _NEW_STATUSES: frozenset[str] = frozenset({"candidate", "failed"})

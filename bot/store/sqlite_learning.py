@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import aiosqlite
 
-from bot.core.learning_models import ExampleSnapshot, RatedReply, VersionRate
+from bot.core.learning.models import ExampleSnapshot, RatedReply, VersionRate
 from bot.core.models import Generation
 from bot.store import statements
 from bot.store.learning_rows import needles, prompt_text, rated_from_row, snapshot_from_row

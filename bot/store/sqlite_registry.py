@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.core.learning_models import (
+from bot.core.learning.models import (
     GLOBAL_SCOPE,
     AdapterRecord,
     AdapterStatus,

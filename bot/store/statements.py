@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from bot.core.learning_models import ExampleSnapshot, NewAdapter
+from bot.core.learning.models import ExampleSnapshot, NewAdapter
 from bot.core.models import Feedback
 from bot.store.learning_rows import ADAPTER_COLUMNS, RUN_COLUMNS
 from bot.store.rows import Dialect

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from bot.core.learning_models import TrainingExample
+from bot.core.learning.models import TrainingExample
 from bot.core.models import JSONObject
 from bot.training.options import TrainingOptions
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.core.learning_models import TrainingExample
+from bot.core.learning.models import TrainingExample
 from bot.core.models import ChatMessage, JSONObject
 from bot.training.evalsets import RegressionItem, SycophancyProbe, regression_set, sycophancy_probes
 from bot.training.options import TrainingOptions

@@ -22,7 +22,7 @@ from transformers.trainer_callback import PrinterCallback
 from trl.trainer.kto_config import KTOConfig
 from trl.trainer.kto_trainer import KTOTrainer
 
-from bot.core.learning_models import TrainingExample
+from bot.core.learning.models import TrainingExample
 from bot.core.models import JSONObject
 from bot.training.loading import load_base
 from bot.training.options import TrainingOptions, steps_for, use_bf16

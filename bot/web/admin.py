@@ -23,7 +23,7 @@ from typing import Protocol
 from aiohttp import web
 
 from bot.core.errors import KindredError
-from bot.core.learning_models import TrainingRun, VersionRate
+from bot.core.learning.models import TrainingRun, VersionRate
 from bot.core.models import DayStats, Stats
 from bot.core.proactive.records import TriggerRate
 from bot.web.training_view import learning_section

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from bot.core.learning_models import TrainingRun, VersionRate
+from bot.core.learning.models import TrainingRun, VersionRate
 
 CURVE_W, CURVE_H, CURVE_PAD = 220, 48, 4
 # Step fields shown beside the curve, when the trainer logged them.

@@ -8,8 +8,8 @@ import io
 
 from bot.adapters.console import ConsoleChat, ConsoleIO
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.proactive.commands import ProactiveCommands
-from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 

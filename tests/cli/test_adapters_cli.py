@@ -11,7 +11,7 @@ import pytest
 from bot.app.backends import open_store
 from bot.app.settings import load_settings
 from bot.cli.main import main
-from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 
 pytestmark = pytest.mark.usefixtures("kindred_env")
 T0 = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)

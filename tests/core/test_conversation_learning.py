@@ -12,10 +12,10 @@ import pytest
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.errors import InferenceError
 from bot.core.events import ReplyDone, UserMessage
-from bot.core.learning_models import AdapterRecord, NewAdapter
+from bot.core.learning.models import AdapterRecord, NewAdapter
+from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.models import ChatMessage, EndReason, Feedback, StreamEnd
 from bot.core.ports import Store
-from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.postgres import PostgresStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.pg import PgServer, fresh_database

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.dataset import Dataset, DatasetPolicy, balance, build_dataset, heldout_rank
 from bot.core.events import ReplyDone, UserMessage
+from bot.core.learning.dataset import Dataset, DatasetPolicy, balance, build_dataset, heldout_rank
+from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
 from bot.core.ports import Store
-from bot.core.reward import DEFAULT_REACTIONS, RewardWeights
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 EMB = HashEmbedder()

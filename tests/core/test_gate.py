@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.core.gate import (
+from bot.core.learning.gate import (
     CHECKS,
     HELDOUT_MARGIN,
     KL_TO_BASE,
@@ -25,7 +25,7 @@ from bot.core.gate import (
     GateReport,
     evaluate_candidate,
 )
-from bot.core.learning_models import TrainingExample
+from bot.core.learning.models import TrainingExample
 from bot.core.models import ChatMessage, JSONObject
 
 CANDIDATE = Path("v2")

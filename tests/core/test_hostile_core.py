@@ -17,7 +17,7 @@ from bot.core.controls import Controls, page_number
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.errors import InvalidInput
 from bot.core.events import Refusal, ReplyDone, UserMessage
-from bot.core.reward import DEFAULT_REACTIONS
+from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.text import clean_message, query_terms
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference

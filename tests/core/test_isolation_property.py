@@ -26,9 +26,10 @@ from bot.app.app_jobs import MEMORIES_READ
 from bot.core.consolidation import ConsolidationPolicy, consolidate
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
-from bot.core.dataset import DatasetPolicy, build_dataset
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.kinds import NOT_EVIDENCE
+from bot.core.learning.dataset import DatasetPolicy, build_dataset
+from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.core.memory_file import ImportItem
 from bot.core.memory_ops import import_items
 from bot.core.miniapps.build import BuildRequest, build_app
@@ -38,7 +39,6 @@ from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.models import ProactiveSettings
 from bot.core.recall import hybrid_search
 from bot.core.remember import remember_turn
-from bot.core.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.web.app_render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.dataset import DatasetPolicy
 from bot.core.errors import JobError
-from bot.core.gate import GatePolicy
-from bot.core.nightly import PARTIAL_PREFIX, NightlyPolicy, run_nightly
+from bot.core.learning.dataset import DatasetPolicy
+from bot.core.learning.gate import GatePolicy
+from bot.core.learning.nightly import PARTIAL_PREFIX, NightlyPolicy, run_nightly
 from bot.core.ports import Store
 from bot.store.sqlite import SqliteStore
 from bot.training.kto import LoraKtoTrainer

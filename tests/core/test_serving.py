@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.errors import InvalidInput
-from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.serving import promote, rollback
 from bot.core.ports import Store
-from bot.core.serving import promote, rollback
 
 T0 = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)
 

@@ -19,13 +19,13 @@ import pytest
 
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
-from bot.core.learning_models import ExampleSnapshot
+from bot.core.learning.models import ExampleSnapshot
+from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory_file import ImportItem, parse_line
 from bot.core.memory_ops import import_items
 from bot.core.miniapps.build import BuildRequest, build_app
 from bot.core.ports import Store
 from bot.core.remember import remember_turn
-from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
 from bot.web.app_render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference

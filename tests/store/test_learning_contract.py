@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from bot.core.learning_models import ExampleSnapshot, NewAdapter
+from bot.core.learning.models import ExampleSnapshot, NewAdapter
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
 from bot.core.ports import Store
 from tests.store.test_contract import EMB, T0, memory, turn

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from bot.core.errors import InvalidInput, StoreError
-from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.ports import Store
 from tests.store.test_contract import T0
 

@@ -28,9 +28,9 @@ from bot.cli.logs import setup_logging
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.models import ChatMessage, StreamEnd
 from bot.core.ratelimit import RateLimiter
-from bot.core.reward import DEFAULT_REACTIONS
 from bot.web.app import WebServer, build_web_app
 
 PERSONA = "replica test"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.learning_models import TrainingExample
+from bot.core.learning.models import TrainingExample
 from bot.core.models import ChatMessage
 from bot.training.evalsets import sycophancy_probes
 

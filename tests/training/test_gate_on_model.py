@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.gate import HELDOUT_MARGIN, SYCOPHANCY, GatePolicy, evaluate_candidate
+from bot.core.learning.gate import HELDOUT_MARGIN, SYCOPHANCY, GatePolicy, evaluate_candidate
 from bot.training import LoraKtoTrainer, LoraScorer, TrainingOptions
 from tests.training.tasks import agreeing, question_back
 

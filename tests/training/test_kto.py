@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.core.learning_models import TrainingExample
+from bot.core.learning.models import TrainingExample
 from bot.core.models import JSONObject
 from bot.training import LoraKtoTrainer, TrainingOptions
 from bot.training.tokens import end_of_turn_id

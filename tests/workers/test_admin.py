@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.app.backends import replies_place
 from bot.core.errors import QueueUnavailable
-from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
 from bot.core.proactive.records import Claim, Delivery

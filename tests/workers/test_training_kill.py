@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bot.app.jobs import job_registry
 from bot.app.settings import Settings
-from bot.core.nightly import NIGHTLY_JOB, PARTIAL_PREFIX
+from bot.core.learning.nightly import NIGHTLY_JOB, PARTIAL_PREFIX
 from bot.jobs.celery_runner import CeleryJobs, make_app
 from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, redis_url
 from tests.support.learning import rated_replies

@@ -29,8 +29,8 @@ from bot.core.access import NOT_ALLOWED
 from bot.core.controls import COMMANDS, FORGET_ALL_ASK
 from bot.core.errors import InvalidInput
 from bot.core.events import UserMessage
+from bot.core.learning.commands import ADMINS_ONLY, NOT_WIRED
 from bot.core.ratelimit import slow_down
-from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED
 
 log = logging.getLogger(__name__)
 

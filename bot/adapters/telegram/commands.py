@@ -25,8 +25,8 @@ from bot.adapters.telegram.messenger import NEVER_PREFIX
 from bot.core.access import NOT_ALLOWED
 from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
 from bot.core.errors import InvalidInput
+from bot.core.learning.commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
-from bot.core.training_commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
 
 Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
 PRIVATE_ONLY = "For your privacy I only show that in our private chat. Write to me directly."

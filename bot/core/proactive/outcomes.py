@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from bot.core import signals
 from bot.core.errors import StoreUnavailable
+from bot.core.learning import signals
 from bot.core.ports import Store
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.models import SentRecord

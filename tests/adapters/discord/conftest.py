@@ -19,12 +19,12 @@ from bot.adapters.discord.options import DiscordOptions
 from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.learning.commands import TrainingCommands
+from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Store
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
-from bot.core.reward import DEFAULT_REACTIONS
-from bot.core.training_commands import TrainingCommands
 from tests.conftest import STORE_FILE
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord

@@ -17,13 +17,13 @@ from bot.core.access import Access
 from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.intake import LocalIntake
+from bot.core.learning.commands import TrainingCommands
+from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Inference, Intake, Store
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
-from bot.core.reward import DEFAULT_REACTIONS
-from bot.core.training_commands import TrainingCommands
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place
 from tests.support.telegram_api import FakeTelegramBotApi

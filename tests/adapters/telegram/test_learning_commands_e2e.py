@@ -19,10 +19,10 @@ from bot.app.training_jobs import nightly_job
 from bot.core.access import Access
 from bot.core.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
 from bot.core.jobs import JobRegistry
-from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.commands import TrainingCommands
+from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.serving import promote
 from bot.core.ports import Store
-from bot.core.serving import promote
-from bot.core.training_commands import TrainingCommands
 from bot.jobs.inprocess import InProcessJobs
 from tests.adapters.telegram.conftest import ANN, running_bot
 from tests.support.places import open_place, place_url

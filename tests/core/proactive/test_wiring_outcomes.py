@@ -11,11 +11,11 @@ import pytest
 
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
+from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.models import NewTurn
 from bot.core.proactive.models import ProactiveSettings
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.proactive.records import Claim, Delivery
-from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 

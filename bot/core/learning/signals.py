@@ -1,5 +1,5 @@
 """The implicit reward signals a reply earns ([learning]): α, a tool use, and γ, a proactive success
-(core/reward.py). Each is counted once per key (`RewardLog.record_signal`), so a retried job or a
+(core/learning/reward.py). Each is counted once per key (`RewardLog.record_signal`), so a retried job or a
 redelivered update that reports the same event again changes nothing.
 
 - A memory control (/memories, /forget, /confirm, /correct, /export) used right after a reply is a

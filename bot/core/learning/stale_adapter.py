@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from bot.core.dataset import DatasetPolicy, consents
-from bot.core.learning_models import AdapterRecord
+from bot.core.learning.dataset import DatasetPolicy, consents
+from bot.core.learning.models import AdapterRecord
 from bot.core.models import JSONObject
 from bot.core.ports import Store
 

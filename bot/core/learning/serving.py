@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.core.errors import InvalidInput
-from bot.core.learning_models import GLOBAL_SCOPE, AdapterRecord
+from bot.core.learning.models import GLOBAL_SCOPE, AdapterRecord
 from bot.core.ports import AdapterRegistry
 
 

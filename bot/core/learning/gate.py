@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from bot.core.learning_models import TrainingExample
+from bot.core.learning.models import TrainingExample
 from bot.core.models import JSONObject
 from bot.core.ports import AdapterScorer
 

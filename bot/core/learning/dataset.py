@@ -1,5 +1,5 @@
 """The nightly training set ([learning]): every rated reply of a rolling window, labelled by its
-reward R (core/reward.py), with the prompt exactly as the model saw it.
+reward R (core/learning/reward.py), with the prompt exactly as the model saw it.
 
 - Rated: at least one reaction, tool use or proactive success (`LearningLog.rated_replies`); the
   turns that followed (β) count in R but rate nothing alone.
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from bot.core.learning_models import ExampleSnapshot, RatedReply, TrainingExample
+from bot.core.learning.models import ExampleSnapshot, RatedReply, TrainingExample
+from bot.core.learning.reward import ReplyReward, RewardWeights, reply_reward
 from bot.core.models import JSONObject
 from bot.core.ports import Store
-from bot.core.reward import ReplyReward, RewardWeights, reply_reward
 from bot.core.sentences import as_written
 
 log = logging.getLogger(__name__)

@@ -14,10 +14,10 @@ from datetime import UTC, datetime, timedelta
 
 from bot.core.errors import JobError, QueueUnavailable
 from bot.core.jobs import JobPayload
-from bot.core.learning_models import TrainingRun
-from bot.core.nightly import NIGHTLY_JOB, running_run
+from bot.core.learning.models import TrainingRun
+from bot.core.learning.nightly import NIGHTLY_JOB, running_run
+from bot.core.learning.serving import rollback
 from bot.core.ports import Store
-from bot.core.serving import rollback
 
 ADMINS_ONLY = "That command is for Kindred's admins."
 NOT_WIRED = "Learning is not set up in this Kindred."
