@@ -25,12 +25,12 @@ from typing import Any
 from bench import recall
 from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
 from bench.recall_data import QUICK, Dataset, Shape, generate
-from bot.core.consolidation import ConsolidationPolicy, consolidate
-from bot.core.extraction import sentences
-from bot.core.memory_ops import all_memories
+from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
+from bot.core.memory.extraction import sentences
+from bot.core.memory.operations import all_memories
+from bot.core.memory.recall import hybrid_search
 from bot.core.models import Memory, Vector
 from bot.core.ports import Embedder, Store
-from bot.core.recall import hybrid_search
 
 KS = (5, 10)
 MODES = ("dense", "hybrid")

@@ -17,11 +17,11 @@ import psycopg
 from bench.chatter import SMALL_TALK, assistant_line, chatter_line, fill
 from bench.common import log, millis
 from bench.recall_data import FAMILIES
-from bot.core.kinds import classify
+from bot.core.memory.kinds import classify
+from bot.core.memory.recall import OVERFETCH, hybrid_search
+from bot.core.memory.remember import remember_turn
 from bot.core.models import MemoryHit, NewMemory, NewTurn, Vector
 from bot.core.ports import Embedder, Inference, Store
-from bot.core.recall import OVERFETCH, hybrid_search
-from bot.core.remember import remember_turn
 from bot.core.text import query_terms
 
 K = 10

@@ -14,8 +14,8 @@ from typing import Any
 
 from bench.common import log, millis
 from bench.memory_phases import user_text
-from bot.core import memory_ops
-from bot.core.memory_file import ImportItem
+from bot.core.memory import operations as memory_ops
+from bot.core.memory.jsonl_format import ImportItem
 from bot.core.ports import Embedder, Store
 
 IMPORT_USER = "bench-import-user"

@@ -39,9 +39,9 @@ from bench import recall_contradictions as curated
 from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso, open_store, server_for
 from bench.recall_data import FAMILIES, QUICK, Dataset, Shape, generate, overlap_summary
 from bench.recall_eval import METHODS, Answer, Case, ask_all, by_group, by_method
-from bot.core.indexing import SHIPPED_INDEXING, Indexing
-from bot.core.memory_file import ImportItem
-from bot.core.memory_ops import import_items
+from bot.core.memory.indexing import SHIPPED_INDEXING, Indexing
+from bot.core.memory.jsonl_format import ImportItem
+from bot.core.memory.operations import import_items
 from bot.core.ports import Embedder, Store
 
 LEXICAL_RANKING = {

@@ -27,14 +27,14 @@ from typing import Any, Literal
 
 from bench.chatter import assistant_line, fill, user_line
 from bench.common import log
-from bot.core.checks import run_checks
-from bot.core.consolidation import consolidate
-from bot.core.kinds import classify
-from bot.core.memory_ops import all_memories
+from bot.core.memory.checks import run_checks
+from bot.core.memory.consolidation import consolidate
+from bot.core.memory.kinds import classify
+from bot.core.memory.operations import all_memories
+from bot.core.memory.recall import Recalled, hybrid_search
+from bot.core.memory.remember import remember_turn
 from bot.core.models import NewTurn
 from bot.core.ports import Embedder, Store
-from bot.core.recall import Recalled, hybrid_search
-from bot.core.remember import remember_turn
 
 K = 5
 FETCH = 10
@@ -53,7 +53,7 @@ QuestionKind = Literal["named", "topical", "aged"]
 class Change:
     """A fact and what later makes it untrue; the questions name the subject, then only the topic.
 
-    The last wording of most is one people use that the rules (core/contradiction.py) do not
+    The last wording of most is one people use that the rules (core/memory/contradiction.py) do not
     catch yet: the benchmark measures the product on how people talk, not on the rules' forms."""
 
     reason: str

@@ -11,9 +11,9 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from bot.core.memory.recall import hybrid_search
 from bot.core.models import Vector
 from bot.core.ports import Embedder, Store
-from bot.core.recall import hybrid_search
 from bot.core.text import query_terms
 
 K = 10
@@ -58,7 +58,7 @@ async def hybrid_rrf(store: Store, case: Case, vector: Vector) -> list[int]:
 
 
 async def hybrid_without_speaker(store: Store, case: Case, vector: Vector) -> list[int]:
-    """hybrid_search as shipped but for the speaker rule (core/lifts.py): what that rule adds."""
+    """hybrid_search as shipped but for the speaker rule (core/memory/lifts.py): what that rule adds."""
     hits = await hybrid_search(store, case.user_id, case.text, vector, K, speaker_weight=0.0)
     return [hit.memory.id for hit in hits]
 

@@ -10,7 +10,7 @@
 
 Policies: `before` stores replies and questions as plain turns (what Kindred did, assistant weight
 0.85); `weight 0.5` and `weight 0` down-weigh the bot's replies instead of leaving them out; `now`
-leaves replies and questions out of search (core/kinds.py: NOT_EVIDENCE). Prints one JSON object.
+leaves replies and questions out of search (core/memory/kinds.py: NOT_EVIDENCE). Prints one JSON object.
 
     .venv/bin/python -m bench.recall_evidence
 """
@@ -30,11 +30,11 @@ from bench.recall_data import QUICK, generate
 from bench.recall_eval import KS
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
-from bot.core.kinds import is_question
+from bot.core.memory.kinds import is_question
+from bot.core.memory.recall import hybrid_search
+from bot.core.memory.scoring import Scoring
 from bot.core.models import ChatMessage, Memory, Revision, StreamEnd
 from bot.core.ports import Embedder, Store
-from bot.core.recall import hybrid_search
-from bot.core.scoring import Scoring
 
 T0 = datetime(2026, 4, 6, 18, 0, tzinfo=UTC)
 USER = "ann"

@@ -9,7 +9,7 @@ search, shares, the store's derived credit, and the scoring.
 
 The same people, questions and reactions run three times, on fresh stores: with reward weighting
 (the shipped scoring), with relevance alone, and with reward weighting plus nightly consolidation
-(core/consolidation.py, run each simulated night as the upkeep job would). The report gives
+(core/memory/consolidation.py, run each simulated night as the upkeep job would). The report gives
 precision@5 of the recalled memories (the share the person likes) at the end, the reward gain, and
 for consolidation how many memories stay recallable (and stored) against the run without it.
 
@@ -34,12 +34,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store
-from bot.core.consolidation import ConsolidationPolicy, consolidate
-from bot.core.memory_ops import all_memories
+from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
+from bot.core.memory.operations import all_memories
+from bot.core.memory.recall import hybrid_search
+from bot.core.memory.scoring import SHIPPED, Scoring, shares
 from bot.core.models import Feedback, NewMemory, NewTurn, Vector
 from bot.core.ports import Embedder, Store
-from bot.core.recall import hybrid_search
-from bot.core.scoring import SHIPPED, Scoring, shares
 
 K = 5
 TARGET_POINTS = 15.0

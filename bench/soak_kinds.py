@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from bench.telegram_fixtures import REPLY_WORDS
-from bot.core.controls import PRIVACY
+from bot.core.memory.controls import PRIVACY
 from bot.core.miniapps.build import STEPS
 
 REPLY_TEXT = " ".join(f"w{n}" for n in range(REPLY_WORDS))  # the load fixture's every reply

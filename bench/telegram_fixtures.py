@@ -13,9 +13,9 @@ from bot.adapters.base import Services
 from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.access import Access
-from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.learning.reward import DEFAULT_REACTIONS
+from bot.core.memory.controls import Controls
 from bot.core.models import ChatMessage, StreamEnd, Vector
 from bot.core.ports import Store
 from bot.core.ratelimit import RateLimiter

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.core.access import Access
-from bot.core.controls import Controls
 from bot.core.conversation import Conversation
 from bot.core.intake import LocalIntake
 from bot.core.learning.commands import TrainingCommands
+from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Intake
 from bot.core.proactive.commands import ProactiveCommands

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from bot.adapters.delivery import Layout, NotShown, deliver
-from bot.core.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.conversation import Conversation
 from bot.core.errors import StoreUnavailable
 from bot.core.events import Reaction, UserMessage
+from bot.core.memory.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.miniapps.commands import AppCommands
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 

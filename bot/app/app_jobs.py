@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from bot.app.settings import WebSettings
 from bot.core.errors import AppBuildBusy, AppBuildError, JobError
 from bot.core.jobs import JobPayload, JobRegistry
-from bot.core.kinds import NOT_EVIDENCE
 from bot.core.loading import LoadOnce
+from bot.core.memory.kinds import NOT_EVIDENCE
 from bot.core.miniapps.build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
 from bot.core.ports import Inference, Store
 from bot.web.app_render import TemplateRenderer

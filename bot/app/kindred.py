@@ -20,17 +20,17 @@ from bot.app.proactive_jobs import reachable
 from bot.app.settings import Settings, id_set
 from bot.app.shared_state import SharedState, open_shared_state
 from bot.core.access import Access
-from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.jobs import Jobs
 from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
+from bot.core.memory.controls import Controls
+from bot.core.memory.scoring import TURN_HALF_LIFE_DAYS, Scoring
 from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.ratelimit import RateLimiter
-from bot.core.scoring import TURN_HALF_LIFE_DAYS, Scoring
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -1,9 +1,9 @@
 """The memory jobs, part of the composition root (`bot/app/jobs.py` registers them).
 
 - `kindred.memory.extract` {user_id, memory_id}: after an exchange, the person's turn becomes
-  lasting memories (core/remember.py). Submitted by the conversation, never awaited by it.
-- `kindred.memory.upkeep` {}: beat's nightly run over everyone: external checks (core/checks.py),
-  then consolidation (core/consolidation.py).
+  lasting memories (core/memory/remember.py). Submitted by the conversation, never awaited by it.
+- `kindred.memory.upkeep` {}: beat's nightly run over everyone: external checks (core/memory/checks.py),
+  then consolidation (core/memory/consolidation.py).
 
 Each job opens its own store connection: a job may run on another thread's event loop or in a
 Celery worker, where the conversation's connection does not exist. Models are loaded once per
@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bot.app.settings import MemorySettings
-from bot.core.checks import run_checks
-from bot.core.consolidation import ConsolidationPolicy, consolidate
 from bot.core.errors import JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.learning.reward import RewardWeights
 from bot.core.loading import LoadOnce
+from bot.core.memory.checks import run_checks
+from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
+from bot.core.memory.remember import remember_turn
 from bot.core.ports import Embedder, Inference, Store
-from bot.core.remember import remember_turn
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from bot.cli import train as cli_train
 from bot.cli import workers as cli_workers
 from bot.cli.logs import setup_logging
 from bot.core.errors import KindredError
-from bot.core.memory_file import MAX_FILE_BYTES
+from bot.core.memory.jsonl_format import MAX_FILE_BYTES
 
 EXIT_USAGE = 2
 

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bot.app.settings import Settings
-from bot.core import memory_ops, telegram_export
+from bot.core import telegram_export
 from bot.core.errors import InvalidInput, KindredError
-from bot.core.kinds import UNLISTED
 from bot.core.learning.reward import reply_reward
-from bot.core.memory_file import (
+from bot.core.memory import operations as memory_ops
+from bot.core.memory.jsonl_format import (
     MAX_FILE_BYTES,
     ImportItem,
     bounded_lines,
@@ -28,7 +28,8 @@ from bot.core.memory_file import (
     parse_lines,
     size_words,
 )
-from bot.core.recall import Recalled
+from bot.core.memory.kinds import UNLISTED
+from bot.core.memory.recall import Recalled
 
 
 def _print_json(value: dict[str, Any]) -> None:

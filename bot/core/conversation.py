@@ -19,16 +19,16 @@ from bot.core.events import (
     ReplyEvent,
     UserMessage,
 )
-from bot.core.kinds import REPLY, classify
 from bot.core.learning.models import AdapterRecord
 from bot.core.learning.reward import RewardWeights
+from bot.core.memory.kinds import REPLY, classify
+from bot.core.memory.recall import Recalled, distinct, fit_budget, hybrid_search
+from bot.core.memory.scoring import Scoring, shares
 from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, StreamEnd, Turn, Vector
 from bot.core.outbox import Outbox, Pending, PendingLink, RemoveFeedback
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.prompt import build_messages
-from bot.core.recall import Recalled, distinct, fit_budget, hybrid_search
-from bot.core.scoring import Scoring, shares
 from bot.core.sentences import whole_sentences
 from bot.core.text import EMBED_CHARS, clean_message
 
@@ -233,7 +233,7 @@ class Conversation:
             idempotency_key=f"{key}:reply",
             meta={"chat_id": message.chat_id},
             # Kept for the history and the learning dataset, never searched: the model's words are
-            # not evidence about the person (core/kinds.py).
+            # not evidence about the person (core/memory/kinds.py).
             memory_kind=REPLY,
             generation=generation,
         )

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from bot.core.kinds import NOT_EVIDENCE
+from bot.core.memory.kinds import NOT_EVIDENCE
 
 Vector = npt.NDArray[np.float32]
 Role = Literal["system", "user", "assistant"]
@@ -72,7 +72,7 @@ class NewTurn:
     # A retry that repeats the same key returns the first stored turn instead of a second one.
     idempotency_key: str | None = None
     meta: JSONObject = field(default_factory=dict)
-    # The kind its memory is stored as (core/kinds.py): "turn", or "preference", "fact", "event",
+    # The kind its memory is stored as (core/memory/kinds.py): "turn", or "preference", "fact", "event",
     # "question"; a reply's is "reply" (never searched).
     memory_kind: str = "turn"
     # Each used memory's share of the prompt's retrieval score, in `used_memory_ids` order; a

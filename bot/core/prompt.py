@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from bot.core.memory.recall import MEMORY_DELIMITERS, Recalled, memory_line
 from bot.core.models import ChatMessage, Turn
-from bot.core.recall import MEMORY_DELIMITERS, Recalled, memory_line
 
 DEFAULT_PERSONA = (
     "You are Kindred, a warm and attentive companion. You remember what the person told you "

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.core.errors import InvalidInput
-from bot.core.memory_file import MAX_TEXT_CHARS, ImportItem, as_utc
+from bot.core.memory.jsonl_format import MAX_TEXT_CHARS, ImportItem, as_utc
 from bot.core.text import clean_message, storable
 
 OWN_SPEAKER = "user"

@@ -53,7 +53,7 @@ WITH target AS (
 ), {SCRUB_CTES},
      gone AS (DELETE FROM memories WHERE id IN (SELECT id FROM doomed) RETURNING id),
      credit AS (DELETE FROM reply_memories WHERE memory_id IN (SELECT id FROM gone)),
-     -- A short memory's context quotes the one before it (core/indexing.py).
+     -- A short memory's context quotes the one before it (core/memory/indexing.py).
      unquoted AS (
         UPDATE memories m SET context = '' FROM doomed_text d
         WHERE m.user_id = %(user_id)s AND m.id NOT IN (SELECT id FROM doomed)

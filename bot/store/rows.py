@@ -16,7 +16,7 @@ from typing import Any, Protocol, get_args
 
 import numpy as np
 
-from bot.core.kinds import NOT_EVIDENCE
+from bot.core.memory.kinds import NOT_EVIDENCE
 from bot.core.models import (
     RECALLABLE,
     DayStats,

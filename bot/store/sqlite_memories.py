@@ -64,7 +64,7 @@ SELECT m.id AS memory_id FROM memories m
 WHERE m.user_id = ? AND m.kind = 'summary'
   AND EXISTS (SELECT 1 FROM json_each(m.meta, '$.covers') j WHERE j.value = ?)
 """
-# A short memory is searched with the one before it (core/indexing.py): its context quotes that
+# A short memory is searched with the one before it (core/memory/indexing.py): its context quotes that
 # text, which must go when that memory is forgotten.
 _UNQUOTE_SQL = "UPDATE memories SET context = '' WHERE user_id = ? AND instr(context, ?) > 0"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bot.core.controls import TRAINING_OFF, training_setting
+from bot.core.memory.controls import TRAINING_OFF, training_setting
 from bot.store.sqlite import SqliteStore
 from tests.cli.test_chat_cli import chat_env, kindred
 

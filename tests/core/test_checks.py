@@ -1,11 +1,11 @@
-"""External checks (core/checks.py): `EventDatePassed` on its own, and `run_checks` on a real store,
+"""External checks (core/memory/checks.py): `EventDatePassed` on its own, and `run_checks` on a real store,
 SQLite and PostgreSQL + pgvector. Similarity plays no part here, so the hashed embedder will do."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.core.checks import EventDatePassed, Verdict, run_checks
+from bot.core.memory.checks import EventDatePassed, Verdict, run_checks
 from bot.core.models import Memory, NewMemory
 from bot.core.ports import Store
 from tests.support.fakes import HashEmbedder

@@ -1,4 +1,4 @@
-"""Consolidation (core/consolidation.py) on a real store, SQLite and PostgreSQL + pgvector: old
+"""Consolidation (core/memory/consolidation.py) on a real store, SQLite and PostgreSQL + pgvector: old
 sessions become summaries, the turns a summary says in full are archived (the bot's replies, a
 one-exchange session's turn), and a budget archives the oldest of the rest.
 Which memory is near which plays no part, so the hashed embedder will do."""
@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from bot.core.consolidation import ConsolidationPolicy, consolidate, sessions, summary_text
-from bot.core.kinds import classify
+from bot.core.memory.consolidation import ConsolidationPolicy, consolidate, sessions, summary_text
+from bot.core.memory.kinds import classify
 from bot.core.models import Feedback, Memory, NewTurn, Revision, Turn
 from bot.core.ports import Store
 from bot.core.text import query_terms

@@ -1,5 +1,5 @@
-"""Contradiction rules (core/contradiction.py, core/slots.py): which statements make older memories
-untrue, and which older memories they make untrue. Pure: memories are built here, no store."""
+"""Contradiction rules (core/memory/contradiction.py, core/memory/slots.py): which statements make
+older memories untrue, and which older memories they make untrue. Pure: memories are built here, no store."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core import slots
-from bot.core.contradiction import Contradiction, contradicts, detect, search_terms, untrue_sentences
+from bot.core.memory import slots
+from bot.core.memory.contradiction import Contradiction, contradicts, detect, search_terms, untrue_sentences
+from bot.core.memory.slots import Slot
 from bot.core.models import Memory
-from bot.core.slots import Slot
 
 NOW = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
 

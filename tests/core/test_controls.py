@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.access import Access
-from bot.core.controls import Controls, age
-from bot.core.memory_file import parse_lines
+from bot.core.memory.controls import Controls, age
+from bot.core.memory.jsonl_format import parse_lines
 from bot.core.models import NewMemory, NewTurn, Revision
 from bot.core.ratelimit import RateLimiter, slow_down
 from bot.store.sqlite import SqliteStore

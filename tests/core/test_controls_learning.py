@@ -8,8 +8,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.controls import OPT_OUT_FORGOTTEN, PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, Controls
 from bot.core.learning.signals import answered_reply, record_proactive_success, record_tool_use
+from bot.core.memory.controls import (
+    OPT_OUT_FORGOTTEN,
+    PRIVACY,
+    PRIVACY_USAGE,
+    TRAINING_OFF,
+    TRAINING_ON,
+    Controls,
+)
 from bot.core.models import NewTurn
 from bot.core.ports import Store
 from tests.support.fakes import HashEmbedder

@@ -12,8 +12,8 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.errors import InferenceTimeout
 from bot.core.events import Reaction, Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS
-from bot.core.memory_file import ImportItem
-from bot.core.memory_ops import import_items
+from bot.core.memory.jsonl_format import ImportItem
+from bot.core.memory.operations import import_items
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.controls import Controls
 from bot.core.errors import InvalidInput
+from bot.core.memory.controls import Controls
 from bot.core.models import NewMemory
 from bot.core.ports import Store
 from tests.support.fakes import HashEmbedder

@@ -1,4 +1,4 @@
-"""Candidate extraction (core/extraction.py): the rules over many phrasings, the dates they read,
+"""Candidate extraction (core/memory/extraction.py): the rules over many phrasings, the dates they read,
 and the checks a model's output must pass before anything of it is stored. Pure: no store."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from bot.core.errors import InferenceTimeout
-from bot.core.extraction import (
+from bot.core.memory.extraction import (
     MAX_CANDIDATES,
     Candidate,
     combine,
@@ -19,7 +19,7 @@ from bot.core.extraction import (
     parse_model_output,
     rule_candidates,
 )
-from bot.core.kinds import MAX_STATEMENT_CHARS
+from bot.core.memory.kinds import MAX_STATEMENT_CHARS
 from tests.support.fakes import ScriptedInference
 
 WEDNESDAY = date(2026, 3, 4)

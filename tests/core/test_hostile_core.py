@@ -13,11 +13,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.controls import Controls, page_number
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.errors import InvalidInput
 from bot.core.events import Refusal, ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS
+from bot.core.memory.controls import Controls, page_number
 from bot.core.text import clean_message, query_terms
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference

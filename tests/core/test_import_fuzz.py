@@ -1,4 +1,4 @@
-"""Hostile memory imports (core/memory_file.py, core/telegram_export.py): any bytes, any JSON, NUL
+"""Hostile memory imports (core/memory/jsonl_format.py, core/telegram_export.py): any bytes, any JSON, NUL
 and invalid UTF-8, zero-width and RTL text, huge lines, odd timestamps and meta. Every line is
 either an item or an error that names it, nothing else; an export is read or refused in one line;
 and what was accepted is stored whole on both stores (a few examples there, thousands pure)."""
@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.core.errors import InvalidInput
-from bot.core.memory_file import MAX_TEXT_CHARS, parse_lines
-from bot.core.memory_ops import import_items
+from bot.core.memory.jsonl_format import MAX_TEXT_CHARS, parse_lines
+from bot.core.memory.operations import import_items
 from bot.core.telegram_export import parse_export
 from tests.support.fakes import HashEmbedder
 from tests.support.hostile import hostile_texts, json_values, texts

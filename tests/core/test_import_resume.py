@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core.errors import StoreUnavailable
-from bot.core.memory_file import ImportItem
-from bot.core.memory_ops import IMPORT_BATCH, all_memories, import_items, not_yet_imported
+from bot.core.memory.jsonl_format import ImportItem
+from bot.core.memory.operations import IMPORT_BATCH, all_memories, import_items, not_yet_imported
 from bot.core.models import NewMemory
 from bot.core.ports import Store
 from tests.support.fakes import HashEmbedder

@@ -1,8 +1,8 @@
-"""What an imported turn is searched by besides its words (core/indexing.py)."""
+"""What an imported turn is searched by besides its words (core/memory/indexing.py)."""
 
 from __future__ import annotations
 
-from bot.core.indexing import Indexing, Said, Searched, searched
+from bot.core.memory.indexing import Indexing, Said, Searched, searched
 
 
 def test_a_named_speaker_is_embedded_and_indexed_with_the_turn() -> None:

@@ -23,22 +23,22 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from bot.app.app_jobs import MEMORIES_READ
-from bot.core.consolidation import ConsolidationPolicy, consolidate
-from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
-from bot.core.kinds import NOT_EVIDENCE
 from bot.core.learning.dataset import DatasetPolicy, build_dataset
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights
-from bot.core.memory_file import ImportItem
-from bot.core.memory_ops import import_items
+from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
+from bot.core.memory.controls import Controls
+from bot.core.memory.jsonl_format import ImportItem
+from bot.core.memory.kinds import NOT_EVIDENCE
+from bot.core.memory.operations import import_items
+from bot.core.memory.recall import hybrid_search
+from bot.core.memory.remember import remember_turn
 from bot.core.miniapps.build import BuildRequest, build_app
 from bot.core.ports import Store
 from bot.core.proactive.beat import ProactiveBeat
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.models import ProactiveSettings
-from bot.core.recall import hybrid_search
-from bot.core.remember import remember_turn
 from bot.web.app_render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place

@@ -1,13 +1,13 @@
-"""What a named speaker and a named period add in score fusion (core/lifts.py), on both stores."""
+"""What a named speaker and a named period add in score fusion (core/memory/lifts.py), on both stores."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.core.lifts import lift_for, speakers_named
+from bot.core.memory.lifts import lift_for, speakers_named
+from bot.core.memory.recall import hybrid_search
 from bot.core.models import Memory, NewMemory
 from bot.core.ports import Store
-from bot.core.recall import hybrid_search
 from tests.support.fakes import HashEmbedder
 
 T0 = datetime(2023, 7, 1, tzinfo=UTC)

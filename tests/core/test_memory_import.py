@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bot.core import memory_ops
 from bot.core.errors import StoreUnavailable
-from bot.core.memory_file import ImportItem
+from bot.core.memory import operations as memory_ops
+from bot.core.memory.jsonl_format import ImportItem
 from bot.core.models import NewMemory
 from bot.core.ports import Store
 from tests.support.fakes import HashEmbedder

@@ -13,13 +13,13 @@ import pytest
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS
-from bot.core.memory_file import ImportItem
-from bot.core.memory_ops import import_items
+from bot.core.memory.jsonl_format import ImportItem
+from bot.core.memory.operations import import_items
+from bot.core.memory.recall import Recalled, hybrid_search
+from bot.core.memory.remember import remember_turn
 from bot.core.models import Turn
 from bot.core.ports import Store
 from bot.core.prompt import memory_lines
-from bot.core.recall import Recalled, hybrid_search
-from bot.core.remember import remember_turn
 from bot.inference.embedder import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference
 

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
-from bot.core.memory_file import ImportItem
-from bot.core.memory_ops import import_items
+from bot.core.memory.jsonl_format import ImportItem
+from bot.core.memory.operations import import_items
+from bot.core.memory.recall import MAX_MEMORY_CHARS, Recalled, hybrid_search
 from bot.core.models import ChatMessage, Memory
 from bot.core.ports import Store
 from bot.core.prompt import MEMORY_HEADER, memory_lines, system_prompt
 from bot.core.quoting import WORD_JOINER
-from bot.core.recall import MAX_MEMORY_CHARS, Recalled, hybrid_search
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.hostile import hostile_texts
 

@@ -6,9 +6,17 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.core.memory.recall import (
+    Recalled,
+    distinct,
+    fit_budget,
+    fuse,
+    fuse_scores,
+    hybrid_search,
+    memory_line,
+)
+from bot.core.memory.scoring import Why
 from bot.core.models import Memory, MemoryHit, NewMemory
-from bot.core.recall import Recalled, distinct, fit_budget, fuse, fuse_scores, hybrid_search, memory_line
-from bot.core.scoring import Why
 from bot.core.text import query_terms
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder

@@ -1,4 +1,4 @@
-"""`remember_turn` (core/remember.py) on a real store, SQLite and PostgreSQL + pgvector, with the real
+"""`remember_turn` (core/memory/remember.py) on a real store, SQLite and PostgreSQL + pgvector, with the real
 MiniLM embedder: near-duplicates are a matter of its similarities, so a hashed one would not do."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from typing import Literal
 
 import numpy as np
 
-from bot.core.consolidation import consolidate
 from bot.core.errors import InferenceTimeout
-from bot.core.kinds import classify
+from bot.core.memory.consolidation import consolidate
+from bot.core.memory.kinds import classify
+from bot.core.memory.remember import DUPLICATE_SIMILARITY, remember_turn
 from bot.core.models import Memory, NewTurn, Turn
 from bot.core.ports import Store
-from bot.core.remember import DUPLICATE_SIMILARITY, remember_turn
 from bot.core.text import query_terms
 from bot.inference.embedder import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference

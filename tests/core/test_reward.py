@@ -11,8 +11,8 @@ import pytest
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights, reply_reward, turns_followed
-from bot.core.memory_file import ImportItem
-from bot.core.memory_ops import import_items
+from bot.core.memory.jsonl_format import ImportItem
+from bot.core.memory.operations import import_items
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 

@@ -10,10 +10,9 @@ import pytest
 
 from bot.app.kindred import policy
 from bot.app.settings import MemorySettings, Settings
-from bot.core.kinds import classify
-from bot.core.models import JSONObject, Memory
-from bot.core.recall import Recalled, fit_budget, memory_line
-from bot.core.scoring import (
+from bot.core.memory.kinds import classify
+from bot.core.memory.recall import Recalled, fit_budget, memory_line
+from bot.core.memory.scoring import (
     DEFAULT_HALF_LIVES,
     SHIPPED,
     Scoring,
@@ -23,6 +22,7 @@ from bot.core.scoring import (
     score,
     shares,
 )
+from bot.core.models import JSONObject, Memory
 
 NOW = datetime(2026, 8, 1, tzinfo=UTC)
 

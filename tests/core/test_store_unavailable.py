@@ -16,7 +16,7 @@ import pytest
 from bot.core.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.errors import StoreUnavailable
 from bot.core.events import MessageReaction, Reaction, ReactionResult, ReplyDone
-from bot.core.memory_file import parse_lines
+from bot.core.memory.jsonl_format import parse_lines
 from bot.core.outbox import keep_flushing
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done

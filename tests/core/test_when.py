@@ -1,4 +1,4 @@
-"""The calendar period a question names (core/when.py)."""
+"""The calendar period a question names (core/memory/when.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.when import Period, named_period
+from bot.core.memory.when import Period, named_period
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.kinds import classify
+from bot.core.memory.kinds import classify
 from bot.core.models import NewMemory, NewTurn
 from bot.core.ports import Store
 from tests.support.fakes import HashEmbedder

@@ -21,11 +21,11 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.models import ExampleSnapshot
 from bot.core.learning.reward import DEFAULT_REACTIONS
-from bot.core.memory_file import ImportItem, parse_line
-from bot.core.memory_ops import import_items
+from bot.core.memory.jsonl_format import ImportItem, parse_line
+from bot.core.memory.operations import import_items
+from bot.core.memory.remember import remember_turn
 from bot.core.miniapps.build import BuildRequest, build_app
 from bot.core.ports import Store
-from bot.core.remember import remember_turn
 from bot.store.sqlite import SqliteStore
 from bot.web.app_render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
@@ -206,7 +206,7 @@ async def test_a_nul_or_lone_surrogate_in_imported_text_is_stored_alike_on_both(
 async def test_forgetting_an_imported_line_takes_the_summary_that_quotes_it(any_store: Store) -> None:
     """Found by the isolation property test: a summary links turns, and an imported line has none;
     it is found by the ids the summary covers."""
-    from bot.core.consolidation import ConsolidationPolicy, consolidate
+    from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
 
     later = T0 + timedelta(minutes=1)
     items = [ImportItem(1, "My secret code is 4471 zebra and I keep it safe", "user", T0),

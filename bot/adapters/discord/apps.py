@@ -15,7 +15,7 @@ from bot.adapters.discord.context import kindred_of
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import chat_key, user_key
 from bot.adapters.streaming import split_text
-from bot.core.controls import APP_SOON
+from bot.core.memory.controls import APP_SOON
 from bot.core.miniapps.build import STEPS
 from bot.core.miniapps.commands import RETRY_GONE, RETRY_LABEL, AppAnswer, Show
 

@@ -26,10 +26,10 @@ from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import InteractionSurface
 from bot.adapters.streaming import split_text
 from bot.core.access import NOT_ALLOWED
-from bot.core.controls import COMMANDS, FORGET_ALL_ASK
 from bot.core.errors import InvalidInput
 from bot.core.events import UserMessage
 from bot.core.learning.commands import ADMINS_ONLY, NOT_WIRED
+from bot.core.memory.controls import COMMANDS, FORGET_ALL_ASK
 from bot.core.ratelimit import slow_down
 
 log = logging.getLogger(__name__)

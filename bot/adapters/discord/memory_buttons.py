@@ -10,7 +10,7 @@ import discord
 
 from bot.adapters.discord.context import kindred_of
 from bot.adapters.discord.policy import user_key
-from bot.core.controls import MemoryPage
+from bot.core.memory.controls import MemoryPage
 
 Button = discord.ui.Button[discord.ui.View]
 

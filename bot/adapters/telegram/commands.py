@@ -23,9 +23,9 @@ from bot.adapters.telegram.apps import RETRY_PREFIX, build_app, retry_app
 from bot.adapters.telegram.ids import PLATFORM, chat_key, place_key, user_key
 from bot.adapters.telegram.messenger import NEVER_PREFIX
 from bot.core.access import NOT_ALLOWED
-from bot.core.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
 from bot.core.errors import InvalidInput
 from bot.core.learning.commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
+from bot.core.memory.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 
 Callback = Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]

@@ -15,7 +15,7 @@ from typing import Literal, TypeVar
 
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable, StoreUnavailable
 from bot.core.jobs import JobId, JobPayload, Jobs
-from bot.core.kinds import REPLY
+from bot.core.memory.kinds import REPLY
 from bot.core.miniapps.build import BUILD_JOB, STEPS
 from bot.core.miniapps.models import AppRecord
 from bot.core.models import NewTurn

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 
 from bot.core.errors import DeliveryError, RecipientGone, StoreUnavailable
 from bot.core.jobs import JobPayload
-from bot.core.kinds import NOT_EVIDENCE, REPLY
+from bot.core.memory.kinds import NOT_EVIDENCE, REPLY
 from bot.core.models import MessageLink, NewTurn
 from bot.core.ports import Embedder, Messenger, Store
 from bot.core.proactive.backoff import rests

@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from bot.core.access import Access
-from bot.core.controls import PRIVACY, TRAINING_OFF, training_setting
 from bot.core.jobs import JobPayload
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.learning.serving import promote
+from bot.core.memory.controls import PRIVACY, TRAINING_OFF, training_setting
 from bot.core.ports import Store
 from tests.adapters.discord.conftest import running, services
 from tests.support.discord_fake import ANN, BEN, FakeDiscord

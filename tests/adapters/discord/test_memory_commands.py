@@ -4,7 +4,7 @@ shows afterwards, bad ids, someone else's memory, and open to people the allowli
 from __future__ import annotations
 
 from bot.core.access import Access
-from bot.core.controls import MAX_CORRECTION_CHARS
+from bot.core.memory.controls import MAX_CORRECTION_CHARS
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.adapters.discord.test_slash_commands import one_answer, remember

@@ -14,11 +14,11 @@ from bot.adapters.base import Services
 from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.access import Access
-from bot.core.controls import Controls
 from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.intake import LocalIntake
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
+from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Inference, Intake, Store
 from bot.core.proactive.commands import ProactiveCommands

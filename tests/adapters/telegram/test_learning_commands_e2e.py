@@ -17,11 +17,11 @@ import pytest
 from bot.app.settings import GeneralSettings, Settings, StoreSettings
 from bot.app.training_jobs import nightly_job
 from bot.core.access import Access
-from bot.core.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
 from bot.core.jobs import JobRegistry
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.learning.serving import promote
+from bot.core.memory.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
 from bot.core.ports import Store
 from bot.jobs.inprocess import InProcessJobs
 from tests.adapters.telegram.conftest import ANN, running_bot

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.core.controls import MAX_CORRECTION_CHARS
+from bot.core.memory.controls import MAX_CORRECTION_CHARS
 from tests.adapters.telegram.conftest import ANN, GROUP, running_bot
 from tests.adapters.telegram.test_commands_e2e import ANN_KEY, remember
 from tests.support.telegram_api import FakeTelegramBotApi

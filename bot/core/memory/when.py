@@ -2,7 +2,7 @@
 
 Only calendar names are read, never relative ones ("last week", "two years ago"): those need the
 time the question was asked about, which a search does not know. A month without a year stands for
-that month in any year. Used by recall to favour memories from that time (core/recall.py).
+that month in any year. Used by recall to favour memories from that time (core/memory/recall.py).
 """
 
 from __future__ import annotations

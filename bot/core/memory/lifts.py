@@ -1,9 +1,10 @@
 """What lifts a candidate in score fusion besides its words and its meaning: the calendar period a
-question names, and the speaker it names. Each adds its weight to a candidate's fused sum (core/recall.py).
+question names, and the speaker it names. Each adds its weight to a candidate's fused sum
+(core/memory/recall.py).
 
 A question that names someone who speaks in the memories ("what did Melanie paint?") is mostly
 answered by that person's own turns: in a dialogue between named people, dense search and BM25
-both see the name (it is embedded and indexed with each of their turns, core/indexing.py), but
+both see the name (it is embedded and indexed with each of their turns, core/memory/indexing.py), but
 only as one word of many, and the other person's turns that mention or address them match it as
 well. A name is matched as written, as a whole word: "Will" in "Will you remind me" names Will, but
 "will" does not, and a role ("user", "assistant") is no name, so a chat with Kindred is never
@@ -15,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from bot.core.indexing import named
+from bot.core.memory.indexing import named
+from bot.core.memory.when import named_period
 from bot.core.models import Memory
-from bot.core.when import named_period
 
 Lift = Callable[[Memory], float]
 

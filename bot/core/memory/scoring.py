@@ -4,21 +4,21 @@
     w(m)        = (r̂(m) · e^(−λ_kind · age) + v(m)) · c(m)
     r̂(m)        = (1 + tanh(r(m) / REWARD_SCALE)) / 2
 
-- relevance: the reciprocal-rank fusion of dense and lexical search (core/recall.py).
+- relevance: the reciprocal-rank fusion of dense and lexical search (core/memory/recall.py).
 - r(m): the credit m earned from reactions to the replies that used it (store: `memory_rewards`);
   r̂(m) maps it into (0, 1), ½ for a memory nobody rated. So a fresh, unrated memory has w = ½ and
   keeps its relevance unchanged; decay and reward move it from there.
 - λ_kind = ln 2 / half-life of the memory's kind; a half-life of 0 means no decay.
 - v(m): verification (−1…1): 1 once the person confirmed the memory (/confirm) or corrected it.
-- c(m): consolidation's weight, 1 unless a summary covers this raw turn (core/consolidation.py).
+- c(m): consolidation's weight, 1 unless a summary covers this raw turn (core/memory/consolidation.py).
 - speaker: the assistant's own words count less than the person's. The bot's replies are not
-  searched at all (kind `reply`, core/kinds.py), so this weighs only other memories an assistant
+  searched at all (kind `reply`, core/memory/kinds.py), so this weighs only other memories an assistant
   spoke, should a store hold any.
 
 The factor is bounded (at most ±mix/2 for unverified memories), so relevance stays first: reward and
 age reorder memories of about equal relevance, and cannot lift an unrelated one over a related one.
 A memory whose r̂ is above `favoured_reward` is kept in context first when the budget is tight
-(`fit_budget` in core/recall.py).
+(`fit_budget` in core/memory/recall.py).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Scoring:
     half_life_days: Mapping[str, float] = field(default_factory=lambda: DEFAULT_HALF_LIVES)
     # For a kind missing from `half_life_days`.
     default_half_life_days: float = TURN_HALF_LIFE_DAYS
-    # Replies (kind "reply") are never searched; see core/kinds.py and bench/recall_evidence.py.
+    # Replies (kind "reply") are never searched; see core/memory/kinds.py and bench/recall_evidence.py.
     assistant_weight: float = 0.85
     mix: float = 0.2
     favoured_reward: float = 0.7

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from bot.core import memory_ops
-from bot.core.extraction import sentences
+from bot.core.memory import operations
+from bot.core.memory.extraction import sentences
 from bot.core.models import Memory, NewMemory, Revision
 from bot.core.ports import Embedder, MemoryCuration, MemoryIndex, RewardLog
 from bot.core.text import EMBED_CHARS, query_terms
@@ -75,7 +75,7 @@ async def consolidate(
     cutoff = now - policy.older_than
     # Read once, by id, not by time: covered turns are skipped here, so a long history never makes
     # a run re-read the same oldest page night after night.
-    everything = [m async for m in memory_ops.all_memories(store, user_id)]
+    everything = [m async for m in operations.all_memories(store, user_id)]
     raw = [
         m for m in everything
         if m.recallable and m.kind in RAW_KINDS and not _covered(m) and not m.pinned

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from bot.core import consolidation
-from bot.core.contradiction import Contradiction, untrue_sentences
+from bot.core.memory import consolidation
+from bot.core.memory.contradiction import Contradiction, untrue_sentences
 from bot.core.models import Memory, NewMemory, Revision
 from bot.core.ports import Embedder, MemoryCuration, MemoryIndex
 from bot.core.text import EMBED_CHARS

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
-from bot.core import memory_ops
-from bot.core.curation import CurationStore
+from bot.core.memory import operations
+from bot.core.memory.curation import CurationStore
 from bot.core.models import Memory, Revision
 
 
@@ -63,7 +63,7 @@ async def run_checks(
 ) -> dict[str, int]:
     """Every check over one person's active memories. Returns how many each check changed."""
     changed = {check.name: 0 for check in checks}
-    async for memory in memory_ops.all_memories(store, user_id):
+    async for memory in operations.all_memories(store, user_id):
         if memory.status != "active":
             continue
         for check in checks:

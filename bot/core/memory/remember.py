@@ -15,9 +15,9 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.core import contradiction, extraction
-from bot.core.curation import CurationStore, revise_summary, supersede
 from bot.core.errors import InferenceError
+from bot.core.memory import contradiction, extraction
+from bot.core.memory.curation import CurationStore, revise_summary, supersede
 from bot.core.models import Memory, NewMemory, Revision, Vector
 from bot.core.ports import Embedder, Inference
 from bot.core.text import EMBED_CHARS, query_terms

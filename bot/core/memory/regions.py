@@ -5,7 +5,7 @@ continents, as `slots` words (lowercase, single spaces).
 told to be in a region, so a plain state naming a region never undoes one naming a city, nor the
 other way round; news of a move ("we moved to Scotland") still does, and so does another region
 ("I live in France"). The list is what people say most; a region missing from it is read as a
-city, as before (core/contradiction.py).
+city, as before (core/memory/contradiction.py).
 """
 
 from __future__ import annotations

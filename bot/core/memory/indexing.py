@@ -18,7 +18,7 @@ from dataclasses import dataclass
 # Roles, not names: "user: ..." or "assistant: ..." would only add the same word to every memory.
 ROLES = frozenset({"user", "assistant"})
 # A turn of at most this many words is searched with the turn before it (0: never). On LoCoMo's dev
-# half alone in a store (with the speaker rule of core/lifts.py), 12, 20, 30 and 50 words found
+# half alone in a store (with the speaker rule of core/memory/lifts.py), 12, 20, 30 and 50 words found
 # 0.710, 0.722, 0.736 and 0.747 of the evidence at k=10, and every turn 0.755. Not every turn: the
 # turn before comes first in what is embedded, and MiniLM reads only 256 word pieces, so a long turn
 # after a long one would lose its own words.

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.core import curation, memory_ops
 from bot.core.errors import InvalidInput, StoreUnavailable
-from bot.core.kinds import UNLISTED
 from bot.core.learning import signals
 from bot.core.learning.reward import RewardWeights
-from bot.core.memory_file import listing_record, size_words
+from bot.core.memory import curation, operations
+from bot.core.memory.jsonl_format import listing_record, size_words
+from bot.core.memory.kinds import UNLISTED
 from bot.core.models import Memory, Revision
 from bot.core.ports import Embedder, Store
 from bot.core.text import clean_message
@@ -210,7 +210,7 @@ class Controls:
     async def memories_page(self, user_id: str, page: int, *, chat_id: str | None = None) -> MemoryPage:
         """Newest first: the latest memories are the ones a person checks. What the person said,
         what was extracted from it, and summaries; the bot's replies are in the chat itself, and
-        in /export (core/kinds.py: UNLISTED). With `chat_id` (the /memories command, not a page
+        in /export (core/memory/kinds.py: UNLISTED). With `chat_id` (the /memories command, not a page
         button), opening it right after a reply counts as a tool use of that reply."""
         await self._used("memories", user_id, chat_id)
         page = max(page, 1)
@@ -281,7 +281,7 @@ class Controls:
         await self._used("export", user_id, chat_id)
         lines: list[bytes] = []
         size = 0
-        async for memory in memory_ops.all_memories(self.store, user_id):
+        async for memory in operations.all_memories(self.store, user_id):
             lines.append(json.dumps(listing_record(memory), ensure_ascii=False).encode("utf-8") + b"\n")
             size += len(lines[-1])
             if size > self.max_export_bytes:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.core import slots
+from bot.core.memory import slots
+from bot.core.memory.regions import is_region
+from bot.core.memory.slots import Slot
 from bot.core.models import Memory
-from bot.core.regions import is_region
-from bot.core.slots import Slot
 from bot.core.text import query_terms
 
 _NAME = r"[A-Z][\w'’&-]*(?:\s+(?:[A-Z][\w'’&-]*|de|di|la|le|of|the|and|&))*"

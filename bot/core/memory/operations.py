@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.core.indexing import SHIPPED_INDEXING, Indexing, Said, Searched, searched
-from bot.core.kinds import MAX_STATEMENT_CHARS, QUESTION, REPLY, is_question
-from bot.core.memory_file import ImportItem
+from bot.core.memory.indexing import SHIPPED_INDEXING, Indexing, Said, Searched, searched
+from bot.core.memory.jsonl_format import ImportItem
+from bot.core.memory.kinds import MAX_STATEMENT_CHARS, QUESTION, REPLY, is_question
+from bot.core.memory.recall import Recalled, hybrid_search
+from bot.core.memory.scoring import SHIPPED, Scoring
 from bot.core.models import Memory, NewMemory, Vector
 from bot.core.ports import Embedder, MemoryIndex, RecallIndex
-from bot.core.recall import Recalled, hybrid_search
-from bot.core.scoring import SHIPPED, Scoring
 from bot.core.text import EMBED_CHARS
 
 IMPORT_BATCH = 256
@@ -40,8 +40,8 @@ async def import_items(
 ) -> list[int]:
     """Embed and store items in batches, in file order, each batch one transaction; returns the
     ids in order. A named speaker and a short item's previous item are searched with it
-    (core/indexing.py). As in a chat, a line the assistant said is kept as a reply, and a line
-    that only asks as a question: neither is searched as evidence (core/kinds.py).
+    (core/memory/indexing.py). As in a chat, a line the assistant said is kept as a reply, and a line
+    that only asks as a question: neither is searched as evidence (core/memory/kinds.py).
 
     The next batch is embedded while the current one is written, so the embedder (its own
     thread) and the store (its own connection) work at the same time. `on_progress(done, total)`

@@ -1,6 +1,6 @@
 """Which kind of memory a turn is, by rules: preference, fact, event, question, plain turn, or reply.
 
-The kind sets how fast a memory fades (core/scoring.py): what someone likes and who they are stays,
+The kind sets how fast a memory fades (core/memory/scoring.py): what someone likes and who they are stays,
 what happened yesterday fades in weeks. Rules catch the plain forms that even a small model misses
 ("I like …", "my X is …", "yesterday …"); model-based extraction (phase 2 of [memory]) adds the rest.
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from bot.core.lifts import Lift, lift_for
+from bot.core.memory.lifts import Lift, lift_for
+from bot.core.memory.scoring import SHIPPED, Scoring, Why, explain, score
 from bot.core.models import Memory, MemoryHit, Vector
 from bot.core.ports import MemoryIndex, RecallIndex, RewardLog
 from bot.core.quoting import quote
-from bot.core.scoring import SHIPPED, Scoring, Why, explain, score
 from bot.core.text import query_terms
 
 # Reciprocal-rank fusion constant (Cormack et al.). RRF is kept for comparison (`fusion="rrf"`):
@@ -32,17 +32,17 @@ OVERFETCH = 4
 # the rule took hybrid from 0.876 to 0.886 at weights 0.75 to 1.5 (docs/benchmarks.md, "Recall").
 LEXICAL_WEIGHT = 2.0
 # The fused sum is squashed into (0, 1) as logistic(sum / RELEVANCE_SCALE): gentle enough that reward
-# and decay (core/scoring.py) still reorder memories of about equal relevance, as they did with RRF.
+# and decay (core/memory/scoring.py) still reorder memories of about equal relevance, as they did with RRF.
 RELEVANCE_SCALE = 8.0
 # A question that names a period ("in July 2023") adds this to the fused sum of each candidate from
-# that time (core/when.py). On LoCoMo's dev half weights 0.5, 1, 2, 3 and 5 found 0.672, 0.676,
+# that time (core/memory/when.py). On LoCoMo's dev half weights 0.5, 1, 2, 3 and 5 found 0.672, 0.676,
 # 0.682, 0.689 and 0.694 of the evidence at k=10, against 0.668 without; counting a memory told of
 # up to 14 or 31 days after the period as from it did no better. 3 and not 5, which gained 0.4 more:
 # the date should favour, not filter, so that a memory from another time that clearly answers (a
 # misread period, a thing told of long after) can still come in.
 DATE_WEIGHT = 3.0
 # A question that names a speaker of the memories ("what did Melanie paint?") adds this to the
-# fused sum of each candidate that speaker said (core/lifts.py). On LoCoMo's dev half alone in a
+# fused sum of each candidate that speaker said (core/memory/lifts.py). On LoCoMo's dev half alone in a
 # store, weights 1, 1.5, 2 and 3 found 0.703, 0.709, 0.710 and 0.709 of the evidence at k=10,
 # against 0.693 without; lifting only when the question names one speaker, not both, found the same
 # as 2. Chats with Kindred have roles, not names, so the generated and curated sets cannot move.
@@ -62,7 +62,7 @@ MEMORY_DELIMITERS = ("<memories>", "</memories>")
 class Recalled:
     memory: Memory
     score: float
-    # The parts of `score` (core/scoring.py); None when only relevance ranked it.
+    # The parts of `score` (core/memory/scoring.py); None when only relevance ranked it.
     why: Why | None = None
 
     @property
