@@ -35,7 +35,7 @@ from bot.app.backends import load_embedder, load_inference, open_store
 from bot.app.kindred import policy as conversation_policy
 from bot.app.settings import Settings, load_settings
 from bot.app.training_jobs import TrainingModels, nightly_job
-from bot.core.conversation import Conversation
+from bot.core.chat.conversation import Conversation
 from bot.core.jobs import run_attempt
 from bot.core.ports import Inference, Store
 from bot.inference.local import limit_torch_threads

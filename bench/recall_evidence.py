@@ -28,7 +28,7 @@ from bench import recall
 from bench.common import log, machine, now_iso, open_store
 from bench.recall_data import QUICK, generate
 from bench.recall_eval import KS
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.memory.kinds import is_question
 from bot.core.memory.recall import hybrid_search

@@ -2,11 +2,11 @@
 and how long a reply takes, to choose `KINDRED_MAX_NEW_TOKENS` ([first-run]).
 
 Each prompt goes through the local engine once, greedy (or sampled with one seed a prompt), with
-the largest budget and the product's persona (`core/prompt.py`). Either way the reply at a smaller
+the largest budget and the product's persona (`core/chat/prompt.py`). Either way the reply at a smaller
 budget b is the first b tokens of that one, so every budget is read off one generation: the reply
 is cut when it has b tokens or more (the conversation's own rule, `Generation.cut`), and a cut one
-is trimmed with `core/sentences.py: whole_sentences`, as it would be shown. The time of a reply at budget b is
-when its b-th token arrived (or its end, if it ended first). Prints one JSON object on stdout;
+is trimmed with `core/chat/sentences.py: whole_sentences`, as it would be shown. The time of a
+reply at budget b is when its b-th token arrived (or its end, if it ended first). Prints one JSON object on stdout;
 progress goes to stderr.
 
     .venv/bin/python -m bench.reply_budget
@@ -28,8 +28,8 @@ from typing import Any
 
 from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
 from bench.inference import add_engine_args, facts, load_engine
-from bot.core.prompt import DEFAULT_PERSONA, build_messages
-from bot.core.sentences import ELLIPSIS, whole_sentences
+from bot.core.chat.prompt import DEFAULT_PERSONA, build_messages
+from bot.core.chat.sentences import ELLIPSIS, whole_sentences
 from bot.inference.local import LocalInference, Sampling
 
 DEFAULT_BUDGETS = (64, 96, 128, 160, 192)

@@ -68,7 +68,7 @@ async def first_reply(
     marks: Marks, settings: Any, store: Any, embedder: Any, inference: Any, line: str
 ) -> None:
     from bot.app.kindred import close_models, policy
-    from bot.core.conversation import Conversation
+    from bot.core.chat.conversation import Conversation
     from bot.core.events import ReplyChunk, UserMessage
 
     conversation = Conversation(store, embedder, inference, policy(settings))

@@ -12,13 +12,13 @@ import numpy as np
 from bot.adapters.base import Services
 from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
-from bot.core.access import Access
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.access import Access
+from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.ratelimit import RateLimiter
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
 from bot.core.models import ChatMessage, StreamEnd, Vector
 from bot.core.ports import Store
-from bot.core.ratelimit import RateLimiter
 
 REPLY_WORDS = 24
 

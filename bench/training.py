@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso
+from bot.core.chat.prompt import DEFAULT_PERSONA
 from bot.core.learning.gate import GatePolicy, evaluate_candidate
 from bot.core.learning.models import TrainingExample
 from bot.core.models import ChatMessage, JSONObject
-from bot.core.prompt import DEFAULT_PERSONA
 from bot.training import LoraKtoTrainer, LoraScorer, TrainingOptions
 
 TURNS = (

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bot.core.access import Access
-from bot.core.conversation import Conversation
+from bot.core.chat.access import Access
+from bot.core.chat.conversation import Conversation
+from bot.core.chat.ratelimit import RateLimiter
 from bot.core.intake import LocalIntake
 from bot.core.learning.commands import TrainingCommands
 from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Intake
 from bot.core.proactive.commands import ProactiveCommands
-from bot.core.ratelimit import RateLimiter
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from bot.adapters.delivery import Layout, NotShown, deliver
-from bot.core.conversation import Conversation
+from bot.core.chat.conversation import Conversation
 from bot.core.errors import StoreUnavailable
 from bot.core.events import Reaction, UserMessage
 from bot.core.memory.controls import FORGET_ALL_ASK, Controls, page_number

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from bot.adapters import streaming
 from bot.adapters.streaming import EDIT_INTERVAL_S, StreamedReply
-from bot.core.conversation import Conversation
+from bot.core.chat.conversation import Conversation
 from bot.core.errors import KindredError
 from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from bot.core.sentences import sentence_end
+from bot.core.chat.sentences import sentence_end
 
 # Platforms throttle edits per chat; about one a second stays well inside Telegram's and Discord's.
 EDIT_INTERVAL_S = 1.0

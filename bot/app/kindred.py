@@ -19,8 +19,9 @@ from bot.app.memory_jobs import Models, reward_weights
 from bot.app.proactive_jobs import reachable
 from bot.app.settings import Settings, id_set
 from bot.app.shared_state import SharedState, open_shared_state
-from bot.core.access import Access
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.access import Access
+from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.ratelimit import RateLimiter
 from bot.core.jobs import Jobs
 from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
@@ -30,7 +31,6 @@ from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
-from bot.core.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

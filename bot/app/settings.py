@@ -29,12 +29,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.app.training_settings import TrainingSettings
-from bot.core.conversation import ConversationPolicy
+from bot.core.chat.conversation import ConversationPolicy
+from bot.core.chat.prompt import DEFAULT_PERSONA
 from bot.core.errors import ConfigError
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.core.memory.consolidation import ConsolidationPolicy
 from bot.core.memory.scoring import DEFAULT_HALF_LIVES, Scoring
-from bot.core.prompt import DEFAULT_PERSONA
 
 _SCORING = Scoring()
 _REWARD = RewardWeights()

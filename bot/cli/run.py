@@ -16,8 +16,8 @@ from bot.adapters.base import PlatformAdapter
 from bot.app.kindred import Kindred, build, services
 from bot.app.platforms import Platforms, configured, in_process_schedule, platforms, web_server
 from bot.app.settings import Settings
+from bot.core.chat.outbox import keep_flushing
 from bot.core.errors import PlatformUnreachable
-from bot.core.outbox import keep_flushing
 
 log = logging.getLogger(__name__)
 

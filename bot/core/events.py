@@ -66,7 +66,7 @@ class ReplyChunk:
 class ReplyDone:
     """The end of a reply. `turn_id` is None when the reply could not be stored (yet). `text` is
     the reply as shown and stored: when the token budget `cut` it, up to its last whole sentence
-    (core/sentences.py), so a platform's final edit drops the tail it may have streamed."""
+    (core/chat/sentences.py), so a platform's final edit drops the tail it may have streamed."""
 
     text: str
     turn_id: int | None

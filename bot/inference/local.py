@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from bot.core.chat.quoting import break_markers, markers_of, template_messages
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage, StreamEnd
-from bot.core.quoting import break_markers, markers_of, template_messages
 from bot.inference.batching import Batcher, Request
 from bot.inference.lora import AdapterSet, AdapterSlots, PeftSlots, find_adapter
 
@@ -80,7 +80,7 @@ class LocalInference:
             raise ConfigError("KINDRED_MODEL: the model's tokenizer has no chat template")
         self._model = model
         self._tokenizer = tokenizer
-        # A message that spells one of these must not become the token (core/quoting.py).
+        # A message that spells one of these must not become the token (core/chat/quoting.py).
         self._markers = markers_of(tokenizer.get_added_vocab())
         self._device = device
         self.timeout_s = timeout_s

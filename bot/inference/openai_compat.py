@@ -26,9 +26,9 @@ from typing import Any
 
 import httpx
 
+from bot.core.chat.quoting import template_messages
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage, EndReason, StreamEnd
-from bot.core.quoting import template_messages
 from bot.inference.lora import find_adapter
 
 log = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class OpenAICompatInference:
         return {
             "model": model,
             # The server renders its own template: its markers are unknown here, so the shapes
-            # templates give them are broken in every message (core/quoting.py).
+            # templates give them are broken in every message (core/chat/quoting.py).
             "messages": template_messages(messages),
             "max_tokens": max_tokens,
             "stream": True,

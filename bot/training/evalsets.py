@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from bot.core.chat.prompt import DEFAULT_PERSONA
 from bot.core.models import ChatMessage
-from bot.core.prompt import DEFAULT_PERSONA
 
 REGRESSION_FILE = "regression.jsonl"
 SYCOPHANCY_FILE = "sycophancy.jsonl"

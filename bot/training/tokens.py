@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.core.chat.quoting import markers_of, template_messages
 from bot.core.models import ChatMessage
-from bot.core.quoting import markers_of, template_messages
 
 # When prompt and completion do not fit in max_length, the completion keeps at least this share
 # of it. The prompt first loses its oldest turns, whole, as `core/prompt.build_messages` drops
@@ -36,7 +36,7 @@ class Tokenized:
 
 def render_prompt(tokenizer: Any, messages: Sequence[ChatMessage]) -> str:
     """The prompt text the local engine generates from, ending with the assistant's turn opening."""
-    # Markers a message spells are broken as the engine breaks them (core/quoting.py).
+    # Markers a message spells are broken as the engine breaks them (core/chat/quoting.py).
     markers = markers_of(tokenizer.get_added_vocab())
     rendered = tokenizer.apply_chat_template(
         template_messages(messages, markers), add_generation_prompt=True, tokenize=False

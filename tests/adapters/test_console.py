@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from bot.adapters.console import ConsoleChat, ConsoleIO
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.proactive.commands import ProactiveCommands
 from bot.store.sqlite import SqliteStore

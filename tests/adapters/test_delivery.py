@@ -26,7 +26,7 @@ from bot.adapters.discord.reply import DiscordReply
 from bot.adapters.discord.surfaces import ChannelSurface
 from bot.adapters.streaming import StreamedReply, split_text
 from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, utf16_len
-from bot.core.conversation import MODEL_FAILED, STORE_DOWN_NOTICE, Conversation, ConversationPolicy
+from bot.core.chat.conversation import MODEL_FAILED, STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.errors import StoreError
 from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
 from bot.store.sqlite import SqliteStore

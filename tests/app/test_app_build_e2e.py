@@ -24,7 +24,7 @@ from bot.app.jobs import job_registry
 from bot.app.kindred import app_link
 from bot.app.memory_jobs import Models
 from bot.app.settings import GeneralSettings, Settings, WebSettings
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.loading import LoadOnce
 from bot.core.miniapps.build import STEPS
 from bot.core.miniapps.commands import AppCommands, DeliveryLog

@@ -8,10 +8,10 @@ import pytest
 from bot.adapters.base import Services
 from bot.app.platforms import configured, platforms
 from bot.app.settings import load_settings
-from bot.core.access import Access
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.access import Access
+from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.ratelimit import RateLimiter
 from bot.core.memory.controls import Controls
-from bot.core.ratelimit import RateLimiter
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 

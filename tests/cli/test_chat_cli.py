@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.console import LOADING, STILL_LOADING
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import UserMessage
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import ScriptedInference

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.access import Access
+from bot.core.chat.access import Access
+from bot.core.chat.ratelimit import RateLimiter, slow_down
 from bot.core.memory.controls import Controls, age
 from bot.core.memory.jsonl_format import parse_lines
 from bot.core.models import NewMemory, NewTurn, Revision
-from bot.core.ratelimit import RateLimiter, slow_down
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder
 

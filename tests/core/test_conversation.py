@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.errors import InferenceTimeout
 from bot.core.events import Reaction, Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.errors import InferenceError
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.learning.models import AdapterRecord, NewAdapter

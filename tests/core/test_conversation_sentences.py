@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone
 from bot.core.learning.dataset import DatasetPolicy, build_dataset
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights

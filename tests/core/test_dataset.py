@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.learning.dataset import Dataset, DatasetPolicy, balance, build_dataset, heldout_rank
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights

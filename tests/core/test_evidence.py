@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.prompt import memory_lines
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
@@ -18,7 +19,6 @@ from bot.core.memory.recall import Recalled, hybrid_search
 from bot.core.memory.remember import remember_turn
 from bot.core.models import Turn
 from bot.core.ports import Store
-from bot.core.prompt import memory_lines
 from bot.inference.embedder import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.errors import InvalidInput
 from bot.core.events import Refusal, ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from bot.app.app_jobs import MEMORIES_READ
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.dataset import DatasetPolicy, build_dataset
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
+from bot.core.chat.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone
 from bot.store.postgres import PostgresStore
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done

@@ -15,15 +15,15 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.prompt import MEMORY_HEADER, memory_lines, system_prompt
+from bot.core.chat.quoting import WORD_JOINER
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.memory.jsonl_format import ImportItem
 from bot.core.memory.operations import import_items
 from bot.core.memory.recall import MAX_MEMORY_CHARS, Recalled, hybrid_search
 from bot.core.models import ChatMessage, Memory
 from bot.core.ports import Store
-from bot.core.prompt import MEMORY_HEADER, memory_lines, system_prompt
-from bot.core.quoting import WORD_JOINER
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.hostile import hostile_texts
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights, reply_reward, turns_followed
 from bot.core.memory.jsonl_format import ImportItem

@@ -1,4 +1,4 @@
-"""Where a reply's last whole sentence ends (core/sentences.py): Latin marks in their hostile places
+"""Where a reply's last whole sentence ends (core/chat/sentences.py): Latin marks in their hostile places
 (numbers, addresses, abbreviations, lists), other scripts' own marks, and the promise a terminal
 relies on: an end found while the text grows is never taken back by what follows."""
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.core.sentences import ELLIPSIS, as_written, sentence_end, whole_sentences
+from bot.core.chat.sentences import ELLIPSIS, as_written, sentence_end, whole_sentences
 
 CUT = [
     # (what the budget left, what is shown and stored)

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
+from bot.core.chat.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
+from bot.core.chat.outbox import keep_flushing
 from bot.core.errors import StoreUnavailable
 from bot.core.events import MessageReaction, Reaction, ReactionResult, ReplyDone
 from bot.core.memory.jsonl_format import parse_lines
-from bot.core.outbox import keep_flushing
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyChunk, ReplyDone, UserMessage
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.learning.serving import promote

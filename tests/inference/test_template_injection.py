@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.core.chat.prompt import build_messages, memory_lines
+from bot.core.chat.quoting import WORD_JOINER, markers_of, template_messages
 from bot.core.memory.recall import Recalled
 from bot.core.models import ChatMessage, Memory
-from bot.core.prompt import build_messages, memory_lines
-from bot.core.quoting import WORD_JOINER, markers_of, template_messages
 from bot.inference.chat_tokenizer import ChatTokenizer
 from bot.inference.local import LocalInference
 from bot.training.tokens import render_prompt, tokenize_example

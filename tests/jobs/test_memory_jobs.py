@@ -15,7 +15,7 @@ from bot.app.backends import open_store
 from bot.app.jobs import extraction_submitter, job_registry
 from bot.app.memory_jobs import EXTRACT_JOB, UPKEEP_JOB, Models
 from bot.app.settings import GeneralSettings, MemorySettings, Settings
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.errors import JobError
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.loading import LoadOnce

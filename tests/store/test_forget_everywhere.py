@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.models import ExampleSnapshot
 from bot.core.learning.reward import DEFAULT_REACTIONS

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
-from bot.core.conversation import Conversation
+from bot.core.chat.conversation import Conversation
 from bot.core.errors import InferenceTimeout
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.models import ChatMessage, StreamEnd, Vector

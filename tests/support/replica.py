@@ -25,12 +25,12 @@ from bot.app.platforms import platforms
 from bot.app.settings import load_settings, secret_values
 from bot.app.shared_state import open_shared_state
 from bot.cli.logs import setup_logging
-from bot.core.access import Access
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.access import Access
+from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.ratelimit import RateLimiter
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
 from bot.core.models import ChatMessage, StreamEnd
-from bot.core.ratelimit import RateLimiter
 from bot.web.app import WebServer, build_web_app
 
 PERSONA = "replica test"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from bot.core.prompt import DEFAULT_PERSONA
+from bot.core.chat.prompt import DEFAULT_PERSONA
 from bot.training.evalsets import regression_set, sycophancy_probes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.core.chat.quoting import WORD_JOINER
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, build_app
 from bot.core.miniapps.model_pass import DATA_NOTE
 from bot.core.ports import Store
-from bot.core.quoting import WORD_JOINER
 from bot.inference.openai_compat import OpenAICompatInference
 from bot.web.app_render import TemplateRenderer, template_script_hashes
 from tests.inference.openai_server import FakeOpenAI

@@ -20,9 +20,9 @@ from bot.app.settings import (
     StoreSettings,
     WorkerSettings,
 )
-from bot.core.conversation import Conversation
+from bot.core.chat.conversation import Conversation
+from bot.core.chat.sentences import whole_sentences
 from bot.core.models import Turn
-from bot.core.sentences import whole_sentences
 from bot.inference.reply_stream import Entry, parse_entry
 from bot.store.sqlite import SqliteStore
 from tests.jobs.workerproc import Worker
@@ -91,7 +91,7 @@ class Chat:
 
     def shown(self, found: list[Entry]) -> str:
         """A reply as the person reads it, from its stream's entries: the tiny model rarely ends
-        one, and a reply the token budget cut ends at its last whole sentence (core/sentences.py).
+        one, and a reply the token budget cut ends at its last whole sentence (core/chat/sentences.py).
         Cut is what the worker's end entry says, as the conversation takes it; a stream with no
         reason is judged by re-counting, as the conversation does then."""
         written = "".join(entry.text for entry in chunks(found))

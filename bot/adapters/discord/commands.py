@@ -25,12 +25,12 @@ from bot.adapters.discord.proactive import proactive, reminders
 from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import InteractionSurface
 from bot.adapters.streaming import split_text
-from bot.core.access import NOT_ALLOWED
+from bot.core.chat.access import NOT_ALLOWED
+from bot.core.chat.ratelimit import slow_down
 from bot.core.errors import InvalidInput
 from bot.core.events import UserMessage
 from bot.core.learning.commands import ADMINS_ONLY, NOT_WIRED
 from bot.core.memory.controls import COMMANDS, FORGET_ALL_ASK
-from bot.core.ratelimit import slow_down
 
 log = logging.getLogger(__name__)
 

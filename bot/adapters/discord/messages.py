@@ -8,9 +8,9 @@ from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.policy import chat_key, is_addressed, places, user_key, without_mention
 from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import ChannelSurface, shown
-from bot.core.access import NOT_ALLOWED
+from bot.core.chat.access import NOT_ALLOWED
+from bot.core.chat.ratelimit import slow_down
 from bot.core.events import UserMessage
-from bot.core.ratelimit import slow_down
 
 
 class ChannelMessages:

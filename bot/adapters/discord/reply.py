@@ -15,7 +15,7 @@ from bot.adapters.discord.context import Unlinked
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import PLATFORM
 from bot.adapters.discord.surfaces import ReplySurface
-from bot.core.conversation import Conversation
+from bot.core.chat.conversation import Conversation
 from bot.core.events import UserMessage
 
 

@@ -17,9 +17,9 @@ from bot.adapters.base import Services
 from bot.adapters.delivery import Layout, LinkTo, deliver
 from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, Unreachable, utf16_len
-from bot.core.access import NOT_ALLOWED
+from bot.core.chat.access import NOT_ALLOWED
+from bot.core.chat.ratelimit import slow_down
 from bot.core.events import ReplyDone, ReplyEvent, UserMessage
-from bot.core.ratelimit import slow_down
 
 log = logging.getLogger(__name__)
 

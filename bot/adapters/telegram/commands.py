@@ -22,7 +22,7 @@ from bot.adapters.base import Services
 from bot.adapters.telegram.apps import RETRY_PREFIX, build_app, retry_app
 from bot.adapters.telegram.ids import PLATFORM, chat_key, place_key, user_key
 from bot.adapters.telegram.messenger import NEVER_PREFIX
-from bot.core.access import NOT_ALLOWED
+from bot.core.chat.access import NOT_ALLOWED
 from bot.core.errors import InvalidInput
 from bot.core.learning.commands import ADMINS_ONLY, NOT_WIRED, TrainingCommands
 from bot.core.memory.controls import APP_SOON, COMMANDS, FORGET_ALL_ASK, MemoryPage, help_text, page_number

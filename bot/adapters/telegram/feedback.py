@@ -11,7 +11,7 @@ from telegram.ext import ContextTypes
 from bot.adapters.base import Services
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP
 from bot.adapters.telegram.ids import PLATFORM, place_key, user_key
-from bot.core.access import NOT_ALLOWED
+from bot.core.chat.access import NOT_ALLOWED
 from bot.core.events import MessageReaction
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ reward R (core/learning/reward.py), with the prompt exactly as the model saw it.
 - Balance, as KTO recommends (w_D·n_D : w_U·n_U within 1 … 4/3): the larger label weighs 1, the
   smaller n_large / n_small, so both weigh the same in the train split.
 - Replies cut at the token budget stay, flagged (`TrainingExample.cut`): trained without an end token,
-  on the whole sentences that were shown and stored (core/sentences.py).
+  on the whole sentences that were shown and stored (core/chat/sentences.py).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from bot.core.chat.sentences import as_written
 from bot.core.learning.models import ExampleSnapshot, RatedReply, TrainingExample
 from bot.core.learning.reward import ReplyReward, RewardWeights, reply_reward
 from bot.core.models import JSONObject
 from bot.core.ports import Store
-from bot.core.sentences import as_written
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from typing import Literal
 
 Kind = Literal["preference", "fact", "event", "question", "turn"]
 
-# The bot's own reply, stored with its turn (core/conversation.py) or imported as the assistant's.
+# The bot's own reply, stored with its turn (core/chat/conversation.py) or imported as the assistant's.
 REPLY = "reply"
 # A message that only asks: every sentence of it is a question.
 QUESTION = "question"

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
+from bot.core.chat.quoting import quote
 from bot.core.memory.lifts import Lift, lift_for
 from bot.core.memory.scoring import SHIPPED, Scoring, Why, explain, score
 from bot.core.models import Memory, MemoryHit, Vector
 from bot.core.ports import MemoryIndex, RecallIndex, RewardLog
-from bot.core.quoting import quote
 from bot.core.text import query_terms
 
 # Reciprocal-rank fusion constant (Cormack et al.). RRF is kept for comparison (`fusion="rrf"`):
@@ -54,7 +54,7 @@ SPEAKER_WEIGHT = 2.0
 MIN_DENSE_SPREAD = 0.05
 Fusion = Literal["score", "rrf"]
 MAX_MEMORY_CHARS = 400
-# Where a prompt's memory block starts and ends (core/prompt.py); broken inside a memory's text.
+# Where a prompt's memory block starts and ends (core/chat/prompt.py); broken inside a memory's text.
 MEMORY_DELIMITERS = ("<memories>", "</memories>")
 
 

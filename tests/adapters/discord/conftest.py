@@ -16,15 +16,15 @@ from pydantic import SecretStr
 from bot.adapters.base import Services
 from bot.adapters.discord.adapter import DiscordAdapter
 from bot.adapters.discord.options import DiscordOptions
-from bot.core.access import Access
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.access import Access
+from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.ratelimit import RateLimiter
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Store
 from bot.core.proactive.outcomes import ProactiveReplies
-from bot.core.ratelimit import RateLimiter
 from tests.conftest import STORE_FILE
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord

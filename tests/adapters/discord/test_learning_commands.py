@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.core.access import Access
+from bot.core.chat.access import Access
 from bot.core.jobs import JobPayload
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter

@@ -3,7 +3,7 @@ shows afterwards, bad ids, someone else's memory, and open to people the allowli
 
 from __future__ import annotations
 
-from bot.core.access import Access
+from bot.core.chat.access import Access
 from bot.core.memory.controls import MAX_CORRECTION_CHARS
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import running, services

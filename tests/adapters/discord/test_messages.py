@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from bot.core.access import NOT_ALLOWED, Access
+from bot.core.chat.access import NOT_ALLOWED, Access
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from bot.core.access import NOT_ALLOWED, Access
+from bot.core.chat.access import NOT_ALLOWED, Access
 from bot.core.memory.controls import APP_SOON, FORGET_ALL_ASK, PRIVACY, training_setting
 from bot.core.models import NewMemory
 from bot.store.sqlite import SqliteStore

@@ -13,8 +13,9 @@ import pytest
 from bot.adapters.base import Services
 from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
-from bot.core.access import Access
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.access import Access
+from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.ratelimit import RateLimiter
 from bot.core.intake import LocalIntake
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
@@ -23,7 +24,6 @@ from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Inference, Intake, Store
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
-from bot.core.ratelimit import RateLimiter
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place
 from tests.support.telegram_api import FakeTelegramBotApi

@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.adapters.telegram.chat import ChatPolicy
-from bot.core.access import NOT_ALLOWED, Access
-from bot.core.ratelimit import RateLimiter
+from bot.core.chat.access import NOT_ALLOWED, Access
+from bot.core.chat.ratelimit import RateLimiter
 from tests.adapters.telegram.conftest import ANN, GROUP, replies_done, running_bot
 from tests.support.fakes import SlowInference
 from tests.support.telegram_api import FakeTelegramBotApi

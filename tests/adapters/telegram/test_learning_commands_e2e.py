@@ -16,7 +16,7 @@ import pytest
 
 from bot.app.settings import GeneralSettings, Settings, StoreSettings
 from bot.app.training_jobs import nightly_job
-from bot.core.access import Access
+from bot.core.chat.access import Access
 from bot.core.jobs import JobRegistry
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core.conversation import Conversation, ConversationPolicy
+from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.models import NewTurn

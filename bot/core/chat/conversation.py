@@ -8,6 +8,9 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from bot.core.chat.outbox import Outbox, Pending, PendingLink, RemoveFeedback
+from bot.core.chat.prompt import build_messages
+from bot.core.chat.sentences import whole_sentences
 from bot.core.errors import InferenceError, InferenceTimeout, InvalidInput, StoreUnavailable
 from bot.core.events import (
     MessageReaction,
@@ -25,11 +28,8 @@ from bot.core.memory.kinds import REPLY, classify
 from bot.core.memory.recall import Recalled, distinct, fit_budget, hybrid_search
 from bot.core.memory.scoring import Scoring, shares
 from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, StreamEnd, Turn, Vector
-from bot.core.outbox import Outbox, Pending, PendingLink, RemoveFeedback
 from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.outcomes import ProactiveReplies
-from bot.core.prompt import build_messages
-from bot.core.sentences import whole_sentences
 from bot.core.text import EMBED_CHARS, clean_message
 
 log = logging.getLogger(__name__)
