@@ -6,8 +6,8 @@ the largest budget and the product's persona (`core/chat/prompt.py`). Either way
 budget b is the first b tokens of that one, so every budget is read off one generation: the reply
 is cut when it has b tokens or more (the conversation's own rule, `Generation.cut`), and a cut one
 is trimmed with `core/chat/sentences.py: whole_sentences`, as it would be shown. The time of a
-reply at budget b is when its b-th token arrived (or its end, if it ended first). Prints one JSON object on stdout;
-progress goes to stderr.
+reply at budget b is when its b-th token arrived (or its end, if it ended first). Prints one JSON
+object on stdout; progress goes to stderr.
 
     .venv/bin/python -m bench.reply_budget
     .venv/bin/python -m bench.reply_budget --quick
