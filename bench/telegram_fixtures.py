@@ -19,6 +19,8 @@ from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
 from bot.core.models import ChatMessage, StreamEnd, Vector
 from bot.core.ports import Store
+from bot.shared_state.local_buckets import LocalBuckets
+from bot.shared_state.local_intake import LocalIntake
 
 REPLY_WORDS = 24
 
@@ -67,7 +69,8 @@ def build_adapter(api_base: str, token: str, store: Store) -> TelegramAdapter:
         LoadFixtureGenerator(),
         ConversationPolicy(persona="load test", reactions=DEFAULT_REACTIONS),
     )
-    services = Services(conversation, Controls(store, "load test"), RateLimiter(0, 1), Access())
+    limiter = RateLimiter(0, 1, LocalBuckets())
+    services = Services(conversation, Controls(store, "load test"), limiter, Access(), LocalIntake())
     # The loopback server has no flood limit; Telegram's own (about 30 messages/s) would be the cap.
     config = TelegramConfig(token=token, api_base_url=api_base, chat=ChatPolicy(), sends_per_second=100_000)
     return TelegramAdapter(config, services)

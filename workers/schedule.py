@@ -13,13 +13,13 @@ from typing import Any
 
 from celery.schedules import crontab
 
-from bot.core.cron import Cron, ScheduleEntry
 from bot.core.errors import ConfigError
 from bot.core.jobs import queue_for
+from bot.core.jobs.cron import Cron, ScheduleEntry
 
 
 def cron(expression: Cron) -> crontab:
-    """Celery's crontab of an expression that `bot.core.cron.parse_cron` already checked."""
+    """Celery's crontab of an expression that `bot.core.jobs.cron.parse_cron` already checked."""
     minute, hour, day_of_month, month, day_of_week = expression.expression.split()
     try:
         return crontab(minute, hour, day_of_week, day_of_month, month)

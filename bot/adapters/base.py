@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation
 from bot.core.chat.ratelimit import RateLimiter
-from bot.core.intake import LocalIntake
 from bot.core.learning.commands import TrainingCommands
 from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
@@ -25,14 +24,14 @@ class Services:
     # Per person; its buckets are also the flood control's (in this process, or shared in Redis).
     limiter: RateLimiter
     access: Access
+    # Webhook updates: handled once and in order per chat, by this process or by every replica.
+    intake: Intake
     # The admins' /train_now and /rollback; None where learning is not wired (a test, a tool).
     training: TrainingCommands | None = None
     # /app and /apps; None where mini-apps are not wired.
     apps: AppCommands | None = None
     # /proactive and /reminders; None where check-ins are not wired.
     proactive: ProactiveCommands | None = None
-    # Webhook updates: handled once and in order per chat, by this process or by every replica.
-    intake: Intake = field(default_factory=LocalIntake)
 
 
 class PlatformAdapter(Protocol):

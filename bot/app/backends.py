@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GPU_QUEUE = "gpu"  # where kindred.inference.* jobs go (bot/core/jobs.py routes them)
+GPU_QUEUE = "gpu"  # where kindred.inference.* jobs go (bot/core/jobs/__init__.py routes them)
 # Celery's inspect waits this long for the workers' replies: what `auto` pays to ask.
 PROBE_TIMEOUT_S = 1.0
 # Before replies leave the GPU workers: a worker busy with a batch gets longer to answer.

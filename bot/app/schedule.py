@@ -17,7 +17,7 @@ from bot.app.memory_jobs import UPKEEP_JOB as MEMORY_UPKEEP_JOB
 from bot.app.proactive_jobs import BEAT_JOB as PROACTIVE_BEAT_JOB
 from bot.app.settings import WorkerSettings
 from bot.app.training_settings import TrainingSettings
-from bot.core.cron import ScheduleEntry, parse_cron
+from bot.core.jobs.cron import ScheduleEntry, parse_cron
 
 STORE_UPKEEP_JOB = "kindred.store.upkeep"
 NIGHTLY_JOB = "kindred.training.nightly"

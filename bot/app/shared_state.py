@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.app.settings import Settings
-from bot.core.buckets import LocalBuckets
-from bot.core.intake import LocalIntake
 from bot.core.ports import Buckets, Intake
+from bot.shared_state.local_buckets import LocalBuckets
+from bot.shared_state.local_intake import LocalIntake
 
 
 @dataclass(frozen=True)

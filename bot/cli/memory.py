@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bot.app.settings import Settings
-from bot.core import telegram_export
 from bot.core.errors import InvalidInput, KindredError
 from bot.core.learning.reward import reply_reward
 from bot.core.memory import operations as memory_ops
@@ -30,6 +29,7 @@ from bot.core.memory.jsonl_format import (
 )
 from bot.core.memory.kinds import UNLISTED
 from bot.core.memory.recall import Recalled
+from bot.importers import telegram_export
 
 
 def _print_json(value: dict[str, Any]) -> None:

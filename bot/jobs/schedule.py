@@ -14,9 +14,9 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
-from bot.core.cron import ScheduleEntry
 from bot.core.errors import JobError, QueueUnavailable
 from bot.core.jobs import JobPayload
+from bot.core.jobs.cron import ScheduleEntry
 
 log = logging.getLogger(__name__)
 

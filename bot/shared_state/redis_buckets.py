@@ -7,8 +7,8 @@ import logging
 
 from redis.asyncio import Redis
 
-from bot.core.buckets import LocalBuckets
 from bot.shared_state.connection import KEY_PREFIX, UNREACHABLE
+from bot.shared_state.local_buckets import LocalBuckets
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,8 @@ from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.memory.controls import Controls
+from bot.shared_state.local_buckets import LocalBuckets
+from bot.shared_state.local_intake import LocalIntake
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
@@ -34,7 +36,8 @@ async def test_a_replica_told_to_serve_telegram_leaves_discord_alone(
     monkeypatch.setenv("KINDRED_RUN_PLATFORMS", "telegram")
     settings = load_settings(env_file=None)
     conversation = Conversation(store, HashEmbedder(), ScriptedInference(), ConversationPolicy(persona="p"))
-    services = Services(conversation, Controls(store, "p"), RateLimiter(0, 1), Access())
+    limiter = RateLimiter(0, 1, LocalBuckets())
+    services = Services(conversation, Controls(store, "p"), limiter, Access(), LocalIntake())
     found = platforms(settings, services)
     assert [adapter.name for adapter in found.adapters] == ["telegram"]
     assert list(found.webhooks) == ["/telegram/webhook"]

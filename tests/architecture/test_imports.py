@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = "bot.core"
 IMPLEMENTATIONS = (
     "bot.store", "bot.inference", "bot.training", "bot.jobs", "bot.adapters", "bot.web", "bot.shared_state",
+    "bot.importers",
 )  # fmt: skip
 ROOT_OF_COMPOSITION = "bot.app"
 ENTRY_POINTS = ("bot.cli", "workers")
@@ -29,9 +30,10 @@ MODEL_LIBRARIES = (
     "sentence_transformers", "onnx", "onnxruntime",
 )  # fmt: skip
 MODEL_FLOORS = ("bot.inference", "bot.training")
-# What the entry points may use of floor 2: the shared adapter Protocol (a type), and the Celery
+# What the entry points may use of floor 2: the shared adapter Protocol (a type), other programs'
+# exports read as import items (`kindred memory import`), and the Celery
 # configuration that the worker app shares with the side that submits jobs.
-ENTRY_POINT_IMPLEMENTATIONS = {"bot.cli": ("bot.adapters.base",), "workers": ("bot.jobs.celery_runner",)}
+ENTRY_POINT_IMPLEMENTATIONS = {"bot.cli": ("bot.adapters.base", "bot.importers"), "workers": ("bot.jobs.celery_runner",)}
 
 
 def imports_of(path: Path) -> set[str]:

@@ -81,7 +81,7 @@ def test_a_bad_export_is_one_line_and_imports_nothing(
 def test_a_huge_export_is_refused_before_it_is_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.core import telegram_export
+    from bot.importers import telegram_export
 
     monkeypatch.setattr(telegram_export, "MAX_EXPORT_BYTES", 100)
     export = write(tmp_path / "result.json", chat_export())

@@ -12,6 +12,7 @@ from bot.core.chat.ratelimit import RateLimiter, slow_down
 from bot.core.memory.controls import Controls, age
 from bot.core.memory.jsonl_format import parse_lines
 from bot.core.models import NewMemory, NewTurn, Revision
+from bot.shared_state.local_buckets import LocalBuckets
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder
 
@@ -85,14 +86,15 @@ def test_ages_read_naturally() -> None:
 
 async def test_rate_limiter_allows_a_burst_then_paces() -> None:
     now = [0.0]
-    limiter = RateLimiter(per_minute=6, burst=3, clock=lambda: now[0])
+    limiter = RateLimiter(per_minute=6, burst=3, buckets=LocalBuckets(clock=lambda: now[0]))
     assert [await limiter.take("ann") for _ in range(3)] == [0.0, 0.0, 0.0]
     assert await limiter.take("ann") == pytest.approx(10.0)
     assert await limiter.take("bob") == 0.0, "each person has their own allowance"
     now[0] = 10.0
     assert await limiter.take("ann") == 0.0
     assert "10 s" in slow_down(9.2)
-    assert await RateLimiter(per_minute=0, burst=1).take("x") == 0.0, "0 turns limiting off"
+    off = RateLimiter(per_minute=0, burst=1, buckets=LocalBuckets())
+    assert await off.take("x") == 0.0, "0 turns limiting off"
 
 
 def test_access_lists_people_places_and_admins() -> None:

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from celery.schedules import crontab
 
-from bot.core.cron import parse_cron
 from bot.core.errors import ConfigError
+from bot.core.jobs.cron import parse_cron
 
 NIGHT = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)  # a Tuesday
 

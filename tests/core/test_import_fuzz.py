@@ -1,5 +1,5 @@
-"""Hostile memory imports (core/memory/jsonl_format.py, core/telegram_export.py): any bytes, any JSON, NUL
-and invalid UTF-8, zero-width and RTL text, huge lines, odd timestamps and meta. Every line is
+"""Hostile memory imports (core/memory/jsonl_format.py, importers/telegram_export.py): any bytes, any
+JSON, NUL and invalid UTF-8, zero-width and RTL text, huge lines, odd timestamps and meta. Every line is
 either an item or an error that names it, nothing else; an export is read or refused in one line;
 and what was accepted is stored whole on both stores (a few examples there, thousands pure)."""
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bot.core.errors import InvalidInput
 from bot.core.memory.jsonl_format import MAX_TEXT_CHARS, parse_lines
 from bot.core.memory.operations import import_items
-from bot.core.telegram_export import parse_export
+from bot.importers.telegram_export import parse_export
 from tests.support.fakes import HashEmbedder
 from tests.support.hostile import hostile_texts, json_values, texts
 from tests.support.places import open_place

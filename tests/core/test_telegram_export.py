@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.errors import InvalidInput
-from bot.core.telegram_export import OWN_SPEAKER, flatten_text, parse_export
+from bot.importers.telegram_export import OWN_SPEAKER, flatten_text, parse_export
 from tests.support.telegram_export import ME, SISTER, account_export, chat_export
 
 

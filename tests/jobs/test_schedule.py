@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from bot.core.cron import ScheduleEntry, parse_cron
 from bot.core.errors import QueueUnavailable
 from bot.core.jobs import JobPayload
+from bot.core.jobs.cron import ScheduleEntry, parse_cron
 from bot.jobs.schedule import InProcessSchedule
 
 START = datetime(2026, 12, 1, 3, 29, 50, tzinfo=UTC)

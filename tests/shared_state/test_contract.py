@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from redis.asyncio import Redis
 
-from bot.core.buckets import LocalBuckets
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.errors import SharedStateUnavailable
-from bot.core.intake import LocalIntake
 from bot.core.models import Admission
 from bot.core.ports import Buckets, Intake
 from bot.shared_state.connection import connect
+from bot.shared_state.local_buckets import LocalBuckets
+from bot.shared_state.local_intake import LocalIntake
 from bot.shared_state.redis_buckets import RedisBuckets
 from bot.shared_state.redis_intake import RedisIntake
 from tests.jobs.workerproc import redis_url

@@ -1,14 +1,10 @@
 """A per-person message allowance: a token bucket, so short bursts are fine and floods are not.
 
-The buckets are a port (`Buckets`): in this process by default, or shared by every replica (Redis),
-so that a person writing through two replicas is limited as one person."""
+The buckets are a port (`Buckets`): in this process (`bot/shared_state/local_buckets.py`), or shared
+by every replica (Redis), so that a person writing through two replicas is limited as one person."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
-from bot.core.buckets import LocalBuckets
 from bot.core.ports import Buckets
 
 # A person's bucket, beside others kept in the same place (flood control's, say).
@@ -20,13 +16,11 @@ class RateLimiter:
         self,
         per_minute: float,
         burst: int,
-        *,
-        buckets: Buckets | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        buckets: Buckets,
     ) -> None:
         self.per_second = per_minute / 60.0
         self.burst = float(burst)
-        self.buckets: Buckets = buckets if buckets is not None else LocalBuckets(clock=clock)
+        self.buckets = buckets
 
     async def take(self, key: str) -> float:
         """Take one message from `key`'s allowance. 0.0: go ahead; otherwise seconds to wait."""

@@ -25,6 +25,8 @@ from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Store
 from bot.core.proactive.outcomes import ProactiveReplies
+from bot.shared_state.local_buckets import LocalBuckets
+from bot.shared_state.local_intake import LocalIntake
 from tests.conftest import STORE_FILE
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord
@@ -80,8 +82,9 @@ def services(
     return Services(
         conversation=conversation,
         controls=Controls(store, PERSONA, embedder=embedder),
-        limiter=RateLimiter(per_minute, burst),
+        limiter=RateLimiter(per_minute, burst, LocalBuckets()),
         access=access or Access(),
+        intake=LocalIntake(),
         training=training,
         apps=apps,
         proactive=replies.commands,

@@ -16,7 +16,6 @@ from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ratelimit import RateLimiter
-from bot.core.intake import LocalIntake
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
@@ -24,6 +23,8 @@ from bot.core.miniapps.commands import AppCommands
 from bot.core.ports import Inference, Intake, Store
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
+from bot.shared_state.local_buckets import LocalBuckets
+from bot.shared_state.local_intake import LocalIntake
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place
 from tests.support.telegram_api import FakeTelegramBotApi
@@ -100,7 +101,7 @@ async def running_bot(
     services = Services(
         conversation=conversation,
         controls=Controls(store, PERSONA, embedder=embedder),
-        limiter=limiter or RateLimiter(per_minute=0, burst=1),
+        limiter=limiter or RateLimiter(per_minute=0, burst=1, buckets=LocalBuckets()),
         access=access or Access(),
         training=training(store) if training is not None else None,
         apps=apps(store) if apps is not None else None,

@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.chat.access import NOT_ALLOWED, Access
 from bot.core.chat.ratelimit import RateLimiter
+from bot.shared_state.local_buckets import LocalBuckets
 from tests.adapters.telegram.conftest import ANN, GROUP, replies_done, running_bot
 from tests.support.fakes import SlowInference
 from tests.support.telegram_api import FakeTelegramBotApi
@@ -115,7 +116,8 @@ async def test_a_person_not_on_the_allowlist_is_told_and_nothing_is_stored(
 
 
 async def test_a_flood_of_messages_gets_a_friendly_wait(api: FakeTelegramBotApi, tmp_path: Path) -> None:
-    async with running_bot(api, tmp_path, limiter=RateLimiter(per_minute=1, burst=2)) as bot:
+    limiter = RateLimiter(per_minute=1, burst=2, buckets=LocalBuckets())
+    async with running_bot(api, tmp_path, limiter=limiter) as bot:
         for n in range(3):
             api.private_message(ANN, f"message {n}")
         await api.wait_until(lambda: len(api.texts(ANN)) == 3)

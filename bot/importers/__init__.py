@@ -1,0 +1,1 @@
+"""Importers: other programs' exports (Telegram Desktop's chat history) read as memory import items."""
