@@ -18,7 +18,7 @@ from bot.core.app_facts import Facts
 from bot.core.app_models import NewVersion
 from bot.core.app_specs import rule_spec
 from bot.store.sqlite import SqliteStore
-from bot.web.app_render import render_app
+from bot.web.miniapps.render import render_app
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.support.telegram_api import FakeTelegramBotApi
 

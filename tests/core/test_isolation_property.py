@@ -39,7 +39,7 @@ from bot.core.proactive.models import ProactiveSettings
 from bot.core.recall import hybrid_search
 from bot.core.remember import remember_turn
 from bot.core.reward import DEFAULT_REACTIONS, RewardWeights
-from bot.web.app_render import TemplateRenderer
+from bot.web.miniapps.render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place
 

@@ -27,7 +27,7 @@ from bot.core.ports import Store
 from bot.core.remember import remember_turn
 from bot.core.reward import DEFAULT_REACTIONS
 from bot.store.sqlite import SqliteStore
-from bot.web.app_render import TemplateRenderer
+from bot.web.miniapps.render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import every_row, open_place
 

@@ -31,7 +31,7 @@ from bot.core.conversation import Conversation, ConversationPolicy
 from bot.core.models import ChatMessage, StreamEnd
 from bot.core.ratelimit import RateLimiter
 from bot.core.reward import DEFAULT_REACTIONS
-from bot.web.app import WebServer, build_web_app
+from bot.web.server import WebServer, build_web_app
 
 PERSONA = "replica test"
 

@@ -15,9 +15,9 @@ from bot.core.app_facts import Facts
 from bot.core.app_kinds import KINDS
 from bot.core.app_models import Rendered
 from bot.core.app_specs import rule_spec
-from bot.web.app_check import MAX_APP_BYTES, check_app
-from bot.web.app_render import TemplateRenderer, csp_hash, render_app, spec_json, template_script_hashes
-from bot.web.app_tokens import AA_TEXT, PRIMARY_PAIRS, ROLES, TEXT_ON, contrast, theme_colours
+from bot.web.miniapps.check import MAX_APP_BYTES, check_app
+from bot.web.miniapps.render import TemplateRenderer, csp_hash, render_app, spec_json, template_script_hashes
+from bot.web.miniapps.tokens import AA_TEXT, PRIMARY_PAIRS, ROLES, TEXT_ON, contrast, theme_colours
 from tests.core.test_app_specs import REQUESTS
 
 RENDERER = TemplateRenderer()
