@@ -19,7 +19,7 @@ from bot.core.loading import LoadOnce
 from bot.core.memory.kinds import NOT_EVIDENCE
 from bot.core.miniapps.build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
 from bot.core.ports import Inference, Store
-from bot.web.app_render import TemplateRenderer
+from bot.web.miniapps.render import TemplateRenderer
 
 MEMORIES_READ = 100
 _FIELDS = ("key", "owner", "chat_id", "request")

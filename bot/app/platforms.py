@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from bot.adapters.telegram.adapter import TelegramConfig
     from bot.jobs.beat_lock import BeatLock
     from bot.jobs.schedule import InProcessSchedule
-    from bot.web.app import WebhookHandler, WebServer
+    from bot.web.server import WebhookHandler, WebServer
 
 
 def telegram_config(telegram: TelegramSettings) -> TelegramConfig:
@@ -101,8 +101,8 @@ def web_server(
 ) -> WebServer:
     """The web server, not yet started: every webhook, /healthz, and /admin when a password is set."""
     from bot.web.admin import AdminPage
-    from bot.web.app import WebServer, build_web_app
-    from bot.web.app_hosting import AppHosting, AppHostingOptions
+    from bot.web.miniapps.hosting import AppHosting, AppHostingOptions
+    from bot.web.server import WebServer, build_web_app
     from bot.web.telegram_init import secret_key
 
     admin = None

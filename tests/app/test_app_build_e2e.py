@@ -31,8 +31,8 @@ from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.models import NewMemory
 from bot.core.ports import Store
 from bot.jobs.inprocess import InProcessJobs
-from bot.web.app import build_web_app
-from bot.web.app_hosting import AppHosting
+from bot.web.miniapps.hosting import AppHosting
+from bot.web.server import build_web_app
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 USER = "console:ann"

@@ -33,7 +33,10 @@ MODEL_FLOORS = ("bot.inference", "bot.training")
 # What the entry points may use of floor 2: the shared adapter Protocol (a type), other programs'
 # exports read as import items (`kindred memory import`), and the Celery
 # configuration that the worker app shares with the side that submits jobs.
-ENTRY_POINT_IMPLEMENTATIONS = {"bot.cli": ("bot.adapters.base", "bot.importers"), "workers": ("bot.jobs.celery_runner",)}
+ENTRY_POINT_IMPLEMENTATIONS = {
+    "bot.cli": ("bot.adapters.base", "bot.importers"),
+    "workers": ("bot.jobs.celery_runner",),
+}
 
 
 def imports_of(path: Path) -> set[str]:

@@ -39,7 +39,7 @@ from bot.core.ports import Store
 from bot.core.proactive.beat import ProactiveBeat
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.models import ProactiveSettings
-from bot.web.app_render import TemplateRenderer
+from bot.web.miniapps.render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place
 

@@ -27,7 +27,7 @@ from bot.core.memory.remember import remember_turn
 from bot.core.miniapps.build import BuildRequest, build_app
 from bot.core.ports import Store
 from bot.store.sqlite import SqliteStore
-from bot.web.app_render import TemplateRenderer
+from bot.web.miniapps.render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import every_row, open_place
 

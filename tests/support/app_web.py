@@ -20,9 +20,9 @@ from bot.core.miniapps.build import BuildPolicy, BuildRequest, Built, build_app
 from bot.core.ports import Inference
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage
-from bot.web.app import WebServer, build_web_app
-from bot.web.app_hosting import AppHosting, AppHostingOptions
-from bot.web.app_render import TemplateRenderer
+from bot.web.miniapps.hosting import AppHosting, AppHostingOptions
+from bot.web.miniapps.render import TemplateRenderer
+from bot.web.server import WebServer, build_web_app
 
 ADMIN_PASSWORD = "browser-admin-pw"
 RENDERER = TemplateRenderer()

@@ -31,7 +31,7 @@ from bot.core.chat.ratelimit import RateLimiter
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
 from bot.core.models import ChatMessage, StreamEnd
-from bot.web.app import WebServer, build_web_app
+from bot.web.server import WebServer, build_web_app
 
 PERSONA = "replica test"
 

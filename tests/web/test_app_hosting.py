@@ -15,9 +15,9 @@ from bot.core.miniapps.facts import Facts
 from bot.core.miniapps.models import AppRecord, NewVersion
 from bot.core.miniapps.specs import rule_spec
 from bot.store.sqlite import SqliteStore
-from bot.web.app import build_web_app
-from bot.web.app_hosting import AppHosting, AppHostingOptions, download_name
-from bot.web.app_render import render_app
+from bot.web.miniapps.hosting import AppHosting, AppHostingOptions, download_name
+from bot.web.miniapps.render import render_app
+from bot.web.server import build_web_app
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 QUOTA = 2048

@@ -18,7 +18,7 @@ from bot.core.miniapps.build import BuildPolicy, BuildRequest, build_app
 from bot.core.miniapps.model_pass import DATA_NOTE
 from bot.core.ports import Store
 from bot.inference.openai_compat import OpenAICompatInference
-from bot.web.app_render import TemplateRenderer, template_script_hashes
+from bot.web.miniapps.render import TemplateRenderer, template_script_hashes
 from tests.inference.openai_server import FakeOpenAI
 from tests.web.free_form_pages import GOOD_PAGE, capable_model, chunked
 
@@ -67,7 +67,7 @@ async def test_the_request_reaches_the_model_as_quoted_data_and_the_page_as_text
     version = await any_store.apps.get_version(built.app.id, built.app.version)
     assert version is not None and built.source == version.body.source == "rules"
     html = version.body.rendered.html
-    assert "innerHTML" not in html and "evil.example/?c=\" + document.cookie" not in html
+    assert "innerHTML" not in html and 'evil.example/?c=" + document.cookie' not in html
     assert "<script>alert" not in html and "pwned" not in version.body.title
     assert set(version.body.rendered.script_hashes) <= template_script_hashes()
     assert RENDERER.problems(version.body.rendered) == []

@@ -15,10 +15,11 @@ from bot.core.miniapps.facts import Facts
 from bot.core.miniapps.kinds import KINDS
 from bot.core.miniapps.models import Rendered
 from bot.core.miniapps.specs import rule_spec
-from bot.web.app_check import MAX_APP_BYTES, check_app
-from bot.web.app_render import TemplateRenderer, csp_hash, render_app, spec_json, template_script_hashes
-from bot.web.app_tokens import AA_TEXT, PRIMARY_PAIRS, ROLES, TEXT_ON, contrast, theme_colours
+from bot.web.miniapps.check import MAX_APP_BYTES, check_app
+from bot.web.miniapps.render import TemplateRenderer, csp_hash, render_app, spec_json, template_script_hashes
+from bot.web.miniapps.tokens import ROLES
 from tests.core.test_app_specs import REQUESTS
+from tests.web.contrast import AA_TEXT, PRIMARY_PAIRS, TEXT_ON, contrast, theme_colours
 
 RENDERER = TemplateRenderer()
 XSS = (

@@ -19,7 +19,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from bot.core.miniapps.kinds import KINDS
-from bot.web.app_tokens import BRAND, DARK, LIGHT
+from bot.web.miniapps.tokens import BRAND, DARK, LIGHT
 from tests.core.test_app_specs import REQUESTS
 from tests.support.app_web import RENDERER, AppSite, app_site
 from tests.support.browser import VIEWPORT, Watched, artefacts_dir, light_and_dark

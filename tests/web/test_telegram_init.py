@@ -25,9 +25,9 @@ from bot.core.miniapps.facts import Facts
 from bot.core.miniapps.models import AppRecord, NewVersion
 from bot.core.miniapps.specs import rule_spec
 from bot.store.sqlite import SqliteStore
-from bot.web.app import build_web_app
-from bot.web.app_hosting import INIT_DATA_HEADER, AppHosting, AppHostingOptions
-from bot.web.app_render import render_app
+from bot.web.miniapps.hosting import INIT_DATA_HEADER, AppHosting, AppHostingOptions
+from bot.web.miniapps.render import render_app
+from bot.web.server import build_web_app
 from bot.web.telegram_init import InitDataRefused, secret_key, verify_init_data
 
 BOT_TOKEN = "123456:AAE-kindred-test-token-never-shown"

@@ -18,7 +18,7 @@ from bot.core.proactive.records import Claim, Delivery
 from bot.inference.auto import AutoInference
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage
-from bot.web.app import build_web_app
+from bot.web.server import build_web_app
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 PASSWORD = "s3cret-admin-pw"

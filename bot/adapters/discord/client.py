@@ -7,13 +7,10 @@ import logging
 
 import discord
 
-from bot.adapters.discord.apps import AppRetryButton
-from bot.adapters.discord.commands import command_tree
+from bot.adapters.discord.commands import BUTTONS, command_tree
 from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.feedback import FeedbackButton, reaction_event
-from bot.adapters.discord.memory_buttons import ForgetAllButton, MemoryPageButton
 from bot.adapters.discord.messages import ChannelMessages
-from bot.adapters.discord.proactive import NeverAgainButton
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +45,7 @@ class KindredClient(discord.Client):
         self._messages = ChannelMessages(kindred)
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(
-            FeedbackButton, MemoryPageButton, ForgetAllButton, NeverAgainButton, AppRetryButton
-        )
+        self.add_dynamic_items(FeedbackButton, *BUTTONS)
         await self.sync_commands()
 
     async def sync_commands(self) -> None:

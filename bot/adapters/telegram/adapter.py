@@ -1,7 +1,7 @@
 """The Telegram adapter: a python-telegram-bot Application wired to the core, by polling or webhook.
 
 Receiving updates (the Updater's long poll, or the web app's webhook route) is kept apart from
-handling them (the handlers in chat.py, commands.py and feedback.py).
+handling them (the handlers in chat.py, commands/ and feedback.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from telegram.ext import (
 
 from bot.adapters.base import Services
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP, ChatHandler, ChatPolicy
-from bot.adapters.telegram.commands import Commands, bot_commands
+from bot.adapters.telegram.commands import bot_commands, command_handlers
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.flood import SharedFloodLimiter
 from bot.adapters.telegram.ordering import Admitted, PerChatOrder
@@ -153,7 +153,7 @@ class TelegramAdapter:
         application = builder.build()
         chat = ChatHandler(self.services, self.config.chat)
         feedback = Feedback(self.services)
-        application.add_handlers(Commands(self.services).handlers())
+        application.add_handlers(command_handlers(self.services))
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, chat))
         application.add_handler(MessageReactionHandler(feedback.on_reaction))
         application.add_handler(

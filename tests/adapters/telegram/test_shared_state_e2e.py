@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from bot.shared_state.connection import connect
 from bot.shared_state.redis_intake import RedisIntake
-from bot.web.app import WebServer, build_web_app
+from bot.web.server import WebServer, build_web_app
 from tests.adapters.telegram.conftest import ANN, replies_done, running_bot
 from tests.jobs.workerproc import redis_url
 from tests.support.tcp_link import CuttableLink

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.web.app import WebServer, build_web_app
+from bot.web.server import WebServer, build_web_app
 from tests.adapters.telegram.conftest import ANN, replies_done, running_bot
 from tests.support.telegram_api import FakeTelegramBotApi
 

@@ -11,16 +11,14 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
+from bot.adapters.discord.commands.interaction import Feature, Interaction, chat_of, described, reply_text
 from bot.adapters.discord.context import kindred_of
-from bot.adapters.discord.options import MESSAGE_LIMIT
-from bot.adapters.discord.policy import chat_key, user_key
-from bot.adapters.streaming import split_text
-from bot.core.memory.controls import APP_SOON
+from bot.adapters.discord.policy import user_key
+from bot.adapters.gates import miniapps_of
 from bot.core.miniapps.build import STEPS
 from bot.core.miniapps.commands import RETRY_GONE, RETRY_LABEL, AppAnswer, Show
 
 log = logging.getLogger(__name__)
-Interaction = discord.Interaction[Any]
 Button = discord.ui.Button[discord.ui.View]
 OPEN = "Open the app"
 
@@ -43,9 +41,10 @@ class AppRetryButton(discord.ui.DynamicItem[Button], template=r"kindred:app-retr
         return cls(match["id"])
 
     async def callback(self, interaction: Interaction) -> None:
-        commands = kindred_of(interaction.client).services.apps
-        if commands is None or not commands.may_retry(user_key(interaction.user.id), self.retry_id):
-            await interaction.response.send_message(RETRY_GONE if commands else APP_SOON, ephemeral=True)
+        commands = miniapps_of(kindred_of(interaction.client).services)
+        if isinstance(commands, str) or not commands.may_retry(user_key(interaction.user.id), self.retry_id):
+            refusal = commands if isinstance(commands, str) else RETRY_GONE
+            await interaction.response.send_message(refusal, ephemeral=True)
             return
         await interaction.response.edit_message(content=STEPS["understanding"], view=None)
         answer = await commands.retry(user_key(interaction.user.id), self.retry_id, _progress(interaction))
@@ -84,14 +83,13 @@ def link_view(answer: AppAnswer) -> discord.ui.View | None:
 
 @app_commands.describe(request="what the app is for, e.g. a packing list for my beach trip")
 async def app(interaction: Interaction, request: str = "") -> None:
-    apps = kindred_of(interaction.client).services.apps
-    if apps is None:
-        await interaction.response.send_message(APP_SOON, ephemeral=True)
+    apps = miniapps_of(kindred_of(interaction.client).services)
+    if isinstance(apps, str):
+        await interaction.response.send_message(apps, ephemeral=True)
         return
     await interaction.response.defer(ephemeral=True, thinking=True)
-    channel = interaction.channel_id or interaction.user.id
     answer = await apps.build(
-        user_key(interaction.user.id), chat_key(channel), request, _progress(interaction)
+        user_key(interaction.user.id), chat_of(interaction), request, _progress(interaction)
     )
     await _finish(interaction, answer)
 
@@ -104,13 +102,12 @@ async def apps(
     app: int | None = None,
     version: int | None = None,
 ) -> None:
-    commands = kindred_of(interaction.client).services.apps
-    if commands is None:
-        await interaction.response.send_message(APP_SOON, ephemeral=True)
+    commands = miniapps_of(kindred_of(interaction.client).services)
+    if isinstance(commands, str):
+        await interaction.response.send_message(commands, ephemeral=True)
         return
     words = [] if action == "list" else [action, *(str(n) for n in (app, version) if n is not None)]
-    answer = await commands.manage(user_key(interaction.user.id), " ".join(words))
-    first, *rest = split_text(answer, MESSAGE_LIMIT)
-    await interaction.response.send_message(first, ephemeral=True)
-    for piece in rest:
-        await interaction.followup.send(piece, ephemeral=True)
+    await reply_text(interaction, await commands.manage(user_key(interaction.user.id), " ".join(words)))
+
+
+MINIAPPS = Feature(commands=(described("app", app), described("apps", apps)), buttons=(AppRetryButton,))

@@ -1,4 +1,4 @@
-"""The design-token sheet every mini-app is drawn with, and the contrast of its colour pairs.
+"""The design-token sheet every miniapp is drawn with.
 
 The pastel palette with #FF9AA2 as primary, a 12 px radius and a type scale. Dark mode swaps the
 surfaces and the text and keeps the primary; text on the primary is dark in both (white on #FF9AA2
@@ -12,7 +12,6 @@ from collections.abc import Mapping
 
 TOKENS_START = "/* tokens */"
 TOKENS_END = "/* end tokens */"
-AA_TEXT = 4.5
 
 BRAND: Mapping[str, str] = {
     "primary": "#FF9AA2",
@@ -53,10 +52,6 @@ ROLES: Mapping[str, str] = {
     "text": "var(--tg-text, var(--text-base))",
     "muted": "var(--tg-muted, var(--muted-base))",
 }
-# The (text, background) pairs the templates use; tests/web check each in both themes.
-TEXT_ON = {"text": ("surface", "card"), "muted": ("surface", "card")}
-PRIMARY_PAIRS = (("on-primary", "primary"), *(("on-primary", name) for name in
-                 ("peach", "apricot", "mint", "seafoam", "lavender")))  # fmt: skip
 
 
 def _block(selector: str, values: Mapping[str, str]) -> str:
@@ -71,24 +66,3 @@ def token_css() -> str:
         f"{TOKENS_START}\n{_block(':root', {**BRAND, **LIGHT, **SHAPE})}{dark}{auto_dark}"
         f"{_block(':root', ROLES)}{TOKENS_END}\n"
     )
-
-
-def luminance(colour: str) -> float:
-    """WCAG relative luminance of #RRGGBB."""
-    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
-    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-
-def contrast(foreground: str, background: str) -> float:
-    high, low = sorted((luminance(foreground), luminance(background)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
-
-
-def theme_colours(theme: str) -> dict[str, str]:
-    """Every colour token of `theme` ("light" or "dark"), roles resolved outside Telegram."""
-    surfaces = DARK if theme == "dark" else LIGHT
-    colours = {**BRAND, **surfaces}
-    for role in ROLES:
-        colours[role] = colours[f"{role}-base"]
-    return colours

@@ -9,44 +9,35 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
+from bot.adapters.discord.commands.interaction import Feature, Interaction, described, reply_text
 from bot.adapters.discord.context import kindred_of
 from bot.adapters.discord.messenger import NEVER_AGAIN_ID, PLATFORM
-from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import chat_key, user_key
-from bot.adapters.streaming import split_text
+from bot.adapters.gates import proactive_of
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED
-
-Interaction = discord.Interaction[Any]
-
-
-async def _answer(interaction: Interaction, text: str) -> None:
-    first, *rest = split_text(text, MESSAGE_LIMIT)
-    await interaction.response.send_message(first, ephemeral=True)
-    for piece in rest:
-        await interaction.followup.send(piece, ephemeral=True)
 
 
 @app_commands.describe(
     setting="on, off, timezone Europe/Berlin, quiet 22-7, never habits, allow habits (empty: your settings)"
 )
 async def proactive(interaction: Interaction, setting: str = "") -> None:
-    commands = kindred_of(interaction.client).services.proactive
-    if commands is None:
-        await _answer(interaction, PROACTIVE_NOT_WIRED)
+    commands = proactive_of(kindred_of(interaction.client).services)
+    if isinstance(commands, str):
+        await reply_text(interaction, commands)
         return
-    await _answer(interaction, await commands.proactive(user_key(interaction.user.id), setting))
+    await reply_text(interaction, await commands.proactive(user_key(interaction.user.id), setting))
 
 
 @app_commands.describe(action="cancel: cancel the reminder numbered", number="the reminder's number")
 async def reminders(
     interaction: Interaction, action: Literal["list", "cancel"] = "list", number: int | None = None
 ) -> None:
-    commands = kindred_of(interaction.client).services.proactive
-    if commands is None:
-        await _answer(interaction, PROACTIVE_NOT_WIRED)
+    commands = proactive_of(kindred_of(interaction.client).services)
+    if isinstance(commands, str):
+        await reply_text(interaction, commands)
         return
     argument = "" if action == "list" else f"cancel {'' if number is None else number}"
-    await _answer(interaction, await commands.reminders(user_key(interaction.user.id), argument))
+    await reply_text(interaction, await commands.reminders(user_key(interaction.user.id), argument))
 
 
 class NeverAgainButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=NEVER_AGAIN_ID):
@@ -66,9 +57,15 @@ class NeverAgainButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=
         replies = kindred_of(interaction.client).services.conversation.proactive
         message, channel = interaction.message, interaction.channel_id
         if replies is None or message is None or channel is None:
-            await _answer(interaction, PROACTIVE_NOT_WIRED)
+            await reply_text(interaction, PROACTIVE_NOT_WIRED)
             return
         person = user_key(interaction.user.id)
-        await _answer(
+        await reply_text(
             interaction, await replies.never_again_on(PLATFORM, chat_key(channel), str(message.id), person)
         )
+
+
+PROACTIVE = Feature(
+    commands=(described("proactive", proactive), described("reminders", reminders)),
+    buttons=(NeverAgainButton,),
+)

@@ -5,7 +5,7 @@ and <h1>; and the whole spec, as JSON in a data block that no browser runs, with
 U+2028 and U+2029 written as JSON escapes so that no string can close the block or start markup.
 The page's one script is the kind's template code, byte for byte, so its CSP hash is known before
 any spec exists (`template_script_hashes`). A capable model's own page (free-form) is made into an
-app by `TemplateRenderer.free_form`, judged by `app_freeform.py`.
+app by `TemplateRenderer.free_form`, judged by `freeform.py`.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 
 from bot.core.miniapps.kinds import KINDS
 from bot.core.miniapps.models import Rendered
-from bot.web.app_check import check_app
-from bot.web.app_check import csp_hash as csp_hash
-from bot.web.app_freeform import adopt, check_free_form, spec_texts
-from bot.web.app_tokens import token_css
+from bot.web.miniapps.check import check_app
+from bot.web.miniapps.check import csp_hash as csp_hash
+from bot.web.miniapps.freeform import adopt, check_free_form, spec_texts
+from bot.web.miniapps.tokens import token_css
 
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _THEMES = ("auto", "light", "dark")
@@ -48,7 +48,7 @@ SHELL = """<!doctype html>
 
 
 def _template(name: str) -> str:
-    return resources.files("bot.web").joinpath("app_templates", name).read_text(encoding="utf-8")
+    return resources.files("bot.web.miniapps").joinpath("templates", name).read_text(encoding="utf-8")
 
 
 @cache
@@ -97,7 +97,7 @@ def render_app(kind: str, spec: Mapping[str, Any]) -> Rendered:
 
 
 class TemplateRenderer:
-    """The AppRenderer of the templates shipped in bot/web/app_templates."""
+    """The AppRenderer of the templates shipped in bot/web/miniapps/templates."""
 
     def render(self, kind: str, spec: Mapping[str, Any]) -> Rendered:
         return render_app(kind, spec)

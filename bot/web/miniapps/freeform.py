@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from bot.core.miniapps.models import Rendered
-from bot.web.app_check import MAX_APP_BYTES, check_app, csp_hash, inline_blocks, is_running
-from bot.web.app_tokens import TOKENS_START
+from bot.web.miniapps.check import MAX_APP_BYTES, check_app, csp_hash, inline_blocks, is_running
+from bot.web.miniapps.tokens import TOKENS_START
 
 _HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _BODY = re.compile(r"<body\b[^>]*>", re.IGNORECASE)

@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.web.admin import AdminPage
-from bot.web.app_hosting import AppHosting
+from bot.web.miniapps.hosting import AppHosting
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from collections.abc import Collection
 from html.parser import HTMLParser
 
 from bot.core.miniapps.models import Rendered
-from bot.web.app_tokens import TOKENS_END, TOKENS_START
+from bot.web.miniapps.tokens import TOKENS_END, TOKENS_START
 
 MAX_APP_BYTES = 256 * 1024
 _LOADING_TAGS = frozenset({"iframe", "frame", "frameset", "object", "embed", "applet", "base", "link",

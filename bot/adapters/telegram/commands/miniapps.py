@@ -12,10 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, WebAppInfo
+from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update, WebAppInfo
 from telegram.constants import ChatType
 from telegram.error import TelegramError
+from telegram.ext import CallbackQueryHandler, ContextTypes
 
+from bot.adapters.gates import miniapps_of
+from bot.adapters.telegram.commands.feature import Feature, Handler, told_unless_private, words
 from bot.adapters.telegram.ids import chat_key, user_key
 from bot.core.miniapps.commands import RETRY_GONE, RETRY_LABEL, AppAnswer, AppCommands, Show
 
@@ -81,3 +84,46 @@ async def _answered(
         except TelegramError as exc:
             log.info("app status not edited, sending the answer instead: %s", exc)
     await message.reply_text(answer.text, reply_markup=markup)
+
+
+class Miniapps(Feature):
+    def handlers(self) -> list[Handler]:
+        return [
+            self.command("app", self.app),
+            self.command("apps", self.apps),
+            CallbackQueryHandler(self.guarded(self.retry), pattern=f"^{RETRY_PREFIX}"),
+        ]
+
+    async def app(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        apps = await self._wired(message)
+        if apps is not None:
+            await build_app(apps, message, person.id, words(context))
+
+    async def retry(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query = update.callback_query
+        assert query is not None
+        apps = miniapps_of(self.services)
+        if isinstance(apps, str):
+            await query.answer()
+            return
+        await retry_app(apps, query)
+
+    async def apps(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message, person = update.effective_message, update.effective_user
+        assert message and person
+        apps = await self._wired(message)
+        if apps is None:
+            return
+        if await told_unless_private(message):  # each link is its app's key: not for a group to see
+            return
+        await message.reply_text(await apps.manage(user_key(person.id), words(context)))
+
+    async def _wired(self, message: Message) -> AppCommands | None:
+        """The mini-apps' commands; where they are not wired, None once the person is told so."""
+        apps = miniapps_of(self.services)
+        if isinstance(apps, str):
+            await message.reply_text(apps)
+            return None
+        return apps
