@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import log, machine, millis, now_iso, open_store
+from bot.core.chat.ports import Inference
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, build_app
 from bot.core.miniapps.kinds import KINDS
-from bot.core.ports import Inference
 from bot.web.miniapps.render import TemplateRenderer
 
 # One request of each kind, as people ask for it; the tests build the same ones.

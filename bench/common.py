@@ -26,7 +26,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from bot.core.ports import Store
+from bot.core.store import Store
 
 URL_ENV = "BENCH_DATABASE_URL"
 # What the tests' embedded server turns off; a benchmark of writes must pay for them.

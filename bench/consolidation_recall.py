@@ -28,9 +28,10 @@ from bench.recall_data import QUICK, Dataset, Shape, generate
 from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
 from bot.core.memory.extraction import sentences
 from bot.core.memory.operations import all_memories
+from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import hybrid_search
 from bot.core.models import Memory, Vector
-from bot.core.ports import Embedder, Store
+from bot.core.store import Store
 
 KS = (5, 10)
 MODES = ("dense", "hybrid")

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.models import ChatMessage
-from bot.core.ports import Inference
 
 LIKE, DISLIKE = "👍", "👎"
 

@@ -36,8 +36,9 @@ from bot.app.kindred import policy as conversation_policy
 from bot.app.settings import Settings, load_settings
 from bot.app.training_jobs import TrainingModels, nightly_job
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.ports import Inference
 from bot.core.jobs import run_attempt
-from bot.core.ports import Inference, Store
+from bot.core.store import Store
 from bot.inference.local import limit_torch_threads
 
 OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps", "heldout_share")

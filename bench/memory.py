@@ -42,7 +42,7 @@ from bench import memory_phases as phases
 from bench import memory_speed as speed
 from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
 from bench.memory_phases import Plan
-from bot.core.ports import Embedder
+from bot.core.memory.ports import Embedder
 
 if TYPE_CHECKING:
     from bot.inference.local import LocalInference

@@ -17,11 +17,13 @@ import psycopg
 from bench.chatter import SMALL_TALK, assistant_line, chatter_line, fill
 from bench.common import log, millis
 from bench.recall_data import FAMILIES
+from bot.core.chat.ports import Inference
 from bot.core.memory.kinds import classify
+from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import OVERFETCH, hybrid_search
 from bot.core.memory.remember import remember_turn
 from bot.core.models import MemoryHit, NewMemory, NewTurn, Vector
-from bot.core.ports import Embedder, Inference, Store
+from bot.core.store import Store
 from bot.core.text import query_terms
 
 K = 10

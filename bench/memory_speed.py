@@ -16,7 +16,8 @@ from bench.common import log, millis
 from bench.memory_phases import user_text
 from bot.core.memory import operations as memory_ops
 from bot.core.memory.jsonl_format import ImportItem
-from bot.core.ports import Embedder, Store
+from bot.core.memory.ports import Embedder
+from bot.core.store import Store
 
 IMPORT_USER = "bench-import-user"
 SHORT_TEXTS = ("I slept badly again", "my sister lives in Lyon", "what was the name of my dog?",

@@ -42,7 +42,8 @@ from bench.recall_eval import METHODS, Answer, Case, ask_all, by_group, by_metho
 from bot.core.memory.indexing import SHIPPED_INDEXING, Indexing
 from bot.core.memory.jsonl_format import ImportItem
 from bot.core.memory.operations import import_items
-from bot.core.ports import Embedder, Store
+from bot.core.memory.ports import Embedder
+from bot.core.store import Store
 
 LEXICAL_RANKING = {
     "sqlite": "FTS5 bm25, porter stemmer",

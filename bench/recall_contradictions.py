@@ -31,10 +31,11 @@ from bot.core.memory.checks import run_checks
 from bot.core.memory.consolidation import consolidate
 from bot.core.memory.kinds import classify
 from bot.core.memory.operations import all_memories
+from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import Recalled, hybrid_search
 from bot.core.memory.remember import remember_turn
 from bot.core.models import NewTurn
-from bot.core.ports import Embedder, Store
+from bot.core.store import Store
 
 K = 5
 FETCH = 10

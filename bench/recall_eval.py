@@ -11,9 +11,10 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import hybrid_search
 from bot.core.models import Vector
-from bot.core.ports import Embedder, Store
+from bot.core.store import Store
 from bot.core.text import query_terms
 
 K = 10

@@ -31,10 +31,11 @@ from bench.recall_eval import KS
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.memory.kinds import is_question
+from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import hybrid_search
 from bot.core.memory.scoring import Scoring
 from bot.core.models import ChatMessage, Memory, Revision, StreamEnd
-from bot.core.ports import Embedder, Store
+from bot.core.store import Store
 
 T0 = datetime(2026, 4, 6, 18, 0, tzinfo=UTC)
 USER = "ann"

@@ -36,10 +36,11 @@ from typing import Any
 from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store
 from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
 from bot.core.memory.operations import all_memories
+from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import hybrid_search
 from bot.core.memory.scoring import SHIPPED, Scoring, shares
 from bot.core.models import Feedback, NewMemory, NewTurn, Vector
-from bot.core.ports import Embedder, Store
+from bot.core.store import Store
 
 K = 5
 TARGET_POINTS = 15.0

@@ -17,8 +17,9 @@ from bot.app.kindred import build
 from bot.app.settings import Settings, load_settings, secret_values
 from bot.cli.logs import setup_logging
 from bot.cli.run import serve
+from bot.core.chat.ports import Inference
+from bot.core.memory.ports import Embedder
 from bot.core.models import ChatMessage, StreamEnd
-from bot.core.ports import Embedder, Inference
 
 TAG = re.compile(r"\[r\d+\]")
 

@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 
 from bench.telegram_fixtures import build_adapter
-from bot.core.ports import Store
+from bot.core.store import Store
 
 
 async def serve(args: argparse.Namespace) -> None:

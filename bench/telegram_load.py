@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import exit_cleanly_on_sigterm, fresh_database, log, machine, millis, now_iso, server_for
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.telegram_api import Call, FakeTelegramBotApi
 
 TARGETS = {"p95_added_latency_ms": 50.0, "messages_per_s": 100.0}

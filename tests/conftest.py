@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from playwright.async_api import Browser
 
-    from bot.core.ports import Store
+    from bot.core.store import Store
     from bot.inference.embedder import SentenceTransformerEmbedder
     from bot.inference.onnx_embedder import OnnxEmbedder
     from bot.store.sqlite import SqliteStore

@@ -7,11 +7,11 @@ from typing import Protocol
 
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.ports import Intake
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.learning.commands import TrainingCommands
 from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
-from bot.core.ports import Intake
 from bot.core.proactive.commands import ProactiveCommands
 
 

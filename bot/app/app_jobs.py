@@ -13,12 +13,13 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from bot.app.settings import WebSettings
+from bot.core.chat.ports import Inference
 from bot.core.errors import AppBuildBusy, AppBuildError, JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.loading import LoadOnce
 from bot.core.memory.kinds import NOT_EVIDENCE
 from bot.core.miniapps.build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
-from bot.core.ports import Inference, Store
+from bot.core.store import Store
 from bot.web.miniapps.render import TemplateRenderer
 
 MEMORIES_READ = 100

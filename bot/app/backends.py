@@ -11,9 +11,11 @@ import os
 from typing import TYPE_CHECKING
 
 from bot.app.settings import InferenceSettings, Settings
+from bot.core.chat.ports import Inference
 from bot.core.errors import ConfigError
 from bot.core.jobs import JobRegistry, Jobs
-from bot.core.ports import Embedder, Inference, Store
+from bot.core.memory.ports import Embedder
+from bot.core.store import Store
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -15,7 +15,7 @@ from bot.core.errors import ConfigError, JobError, QueueUnavailable
 from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
 from bot.core.loading import LoadOnce
 from bot.core.models import Turn
-from bot.core.ports import Store
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 

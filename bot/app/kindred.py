@@ -21,16 +21,18 @@ from bot.app.settings import Settings, id_set
 from bot.app.shared_state import SharedState, open_shared_state
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.ports import Inference
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.jobs import Jobs
 from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
 from bot.core.memory.controls import Controls
+from bot.core.memory.ports import Embedder
 from bot.core.memory.scoring import TURN_HALF_LIFE_DAYS, Scoring
 from bot.core.miniapps.commands import AppCommands, DeliveryLog
-from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -18,14 +18,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bot.app.settings import MemorySettings
+from bot.core.chat.ports import Inference
 from bot.core.errors import JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.learning.reward import RewardWeights
 from bot.core.loading import LoadOnce
 from bot.core.memory.checks import run_checks
 from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
+from bot.core.memory.ports import Embedder
 from bot.core.memory.remember import remember_turn
-from bot.core.ports import Embedder, Inference, Store
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,11 @@ from datetime import UTC, datetime
 
 from bot.app.memory_jobs import Models
 from bot.app.settings import Settings
+from bot.core.chat.ports import Messenger
 from bot.core.errors import JobError
 from bot.core.jobs import JobPayload, JobRegistry
-from bot.core.ports import Messenger, Store
 from bot.core.proactive.beat import ProactiveBeat
+from bot.core.store import Store
 
 BEAT_JOB = "kindred.proactive.beat"
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.app.settings import Settings
-from bot.core.ports import Buckets, Intake
+from bot.core.chat.ports import Buckets, Intake
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
 

@@ -26,9 +26,10 @@ from bot.core.learning.dataset import DatasetPolicy, build_dataset
 from bot.core.learning.gate import GatePolicy
 from bot.core.learning.models import TrainingExample
 from bot.core.learning.nightly import NIGHTLY_JOB, NightlyPolicy, run_nightly, weights
+from bot.core.learning.ports import AdapterScorer, Trainer
 from bot.core.loading import LoadOnce
 from bot.core.models import JSONObject
-from bot.core.ports import AdapterScorer, Store, Trainer
+from bot.core.store import Store
 from bot.training.options import TrainingOptions
 
 # The hard limit lets a run past its soft limit record itself failed before the worker is killed.

@@ -30,10 +30,10 @@ import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 
+from bot.core.chat.ports import Inference
 from bot.core.errors import InferenceUnavailable
 from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage, StreamEnd
-from bot.core.ports import Inference
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""One Store made of six roles, each one Protocol of `core/ports.py`, that share one connection.
+"""One Store made of six roles, each one Protocol of a room's `ports.py`, that share one connection.
 
 Both stores build this: `SqliteStore` from the `sqlite_*` roles over one file, `PostgresStore` from
 the `pg_*` roles over one pool. The façade only forwards; each role holds its own SQL. The dialect
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from bot.core.chat.ports import TurnLog
 from bot.core.learning.models import (
     GLOBAL_SCOPE,
     AdapterRecord,
@@ -21,6 +22,8 @@ from bot.core.learning.models import (
     TrainingRun,
     VersionRate,
 )
+from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog
+from bot.core.memory.ports import MemoryCuration, MemoryIndex
 from bot.core.models import (
     Feedback,
     JSONObject,
@@ -35,7 +38,6 @@ from bot.core.models import (
     Turn,
     Vector,
 )
-from bot.core.ports import AdapterRegistry, LearningLog, MemoryCuration, MemoryIndex, RewardLog, TurnLog
 
 
 class StoreFacade:

@@ -1,7 +1,7 @@
 """The Store on PostgreSQL with pgvector.
 
 `PostgresStore` composes six roles that share one connection pool (`pg_pool.PostgresPool`), one
-per Protocol of `core/ports.py`: TurnLog (`pg_turns`), MemoryIndex (`pg_memories`, queries in
+per Protocol of the rooms' `ports.py`: TurnLog (`pg_turns`), MemoryIndex (`pg_memories`, queries in
 `pg_search`), MemoryCuration (`pg_curation`), RewardLog (`pg_reward`), LearningLog (`pg_learning`)
 and AdapterRegistry (`pg_registry`). This module opens the pool and answers what belongs to the
 whole database: migrations, stats, daily activity and upkeep.

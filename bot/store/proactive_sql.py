@@ -12,13 +12,14 @@ from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, time, timedelta
 from typing import Any, Protocol, cast
 
-from bot.core.proactive.models import Activity, ProactiveSettings
-from bot.core.proactive.records import (
+from bot.core.proactive.models import (
+    Activity,
     Claim,
     Delivery,
     LedgerRow,
     NewReminder,
     Outcome,
+    ProactiveSettings,
     Reminder,
     ReminderStatus,
     SendStatus,

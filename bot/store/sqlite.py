@@ -1,7 +1,7 @@
 """The zero-setup store: one SQLite file, FTS5 for words, exact cosine search for meaning.
 
 `SqliteStore` composes six roles that share one connection (`sqlite_db.SqliteDatabase`), one per
-Protocol of `core/ports.py`: TurnLog (`sqlite_turns`), MemoryIndex (`sqlite_memories`),
+Protocol of the rooms' `ports.py`: TurnLog (`sqlite_turns`), MemoryIndex (`sqlite_memories`),
 MemoryCuration (`sqlite_curation`), RewardLog (`sqlite_reward`), LearningLog (`sqlite_learning`) and
 AdapterRegistry (`sqlite_registry`). This module opens the file and
 answers what belongs to the whole database: migrations, stats, daily activity and upkeep.

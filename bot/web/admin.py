@@ -25,7 +25,7 @@ from aiohttp import web
 from bot.core.errors import KindredError
 from bot.core.learning.models import TrainingRun, VersionRate
 from bot.core.models import DayStats, Stats
-from bot.core.proactive.records import TriggerRate
+from bot.core.proactive.models import TriggerRate
 from bot.web.training_view import learning_section
 
 log = logging.getLogger(__name__)

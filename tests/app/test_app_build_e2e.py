@@ -29,7 +29,7 @@ from bot.core.loading import LoadOnce
 from bot.core.miniapps.build import STEPS
 from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.models import NewMemory
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.web.miniapps.hosting import AppHosting
 from bot.web.server import build_web_app

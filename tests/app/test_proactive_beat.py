@@ -12,10 +12,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.adapters.telegram.messenger import TelegramMessenger
-from bot.core.ports import Store
 from bot.core.proactive.beat import FOOTER, BeatReport, ProactiveBeat
-from bot.core.proactive.models import ProactiveSettings
-from bot.core.proactive.records import Claim, Delivery, NewReminder
+from bot.core.proactive.models import Claim, Delivery, NewReminder, ProactiveSettings
+from bot.core.store import Store
 from bot.store.sqlite import SqliteStore
 from tests.support import proactive
 from tests.support.fakes import HashEmbedder

@@ -17,11 +17,11 @@ from bot.app.memory_jobs import Models
 from bot.app.proactive_jobs import BEAT_JOB, reachable
 from bot.app.schedule import schedule_entries
 from bot.app.settings import GeneralSettings, Settings, TelegramSettings
+from bot.core.chat.ports import Inference
 from bot.core.errors import JobError
 from bot.core.jobs import JobId, JobPayload
 from bot.core.loading import LoadOnce
-from bot.core.ports import Inference
-from bot.core.proactive.records import NewReminder
+from bot.core.proactive.models import NewReminder
 from bot.jobs.inprocess import InProcessJobs
 from bot.jobs.schedule import InProcessSchedule
 from tests.support.fakes import HashEmbedder

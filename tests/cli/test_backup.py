@@ -29,7 +29,7 @@ from bot.core.miniapps.facts import Facts
 from bot.core.miniapps.models import NewVersion
 from bot.core.miniapps.specs import rule_spec
 from bot.core.models import Feedback
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.web.miniapps.render import render_app
 from tests.store.test_contract import T0, memory, turn
 from tests.store.test_registry_contract import candidate

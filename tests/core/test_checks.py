@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.core.memory.checks import EventDatePassed, Verdict, run_checks
 from bot.core.models import Memory, NewMemory
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 EMB = HashEmbedder()

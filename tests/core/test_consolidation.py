@@ -12,7 +12,7 @@ from typing import Literal
 from bot.core.memory.consolidation import ConsolidationPolicy, consolidate, sessions, summary_text
 from bot.core.memory.kinds import classify
 from bot.core.models import Feedback, Memory, NewTurn, Revision, Turn
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.core.text import query_terms
 from tests.support.fakes import HashEmbedder
 

@@ -18,7 +18,7 @@ from bot.core.memory.controls import (
     Controls,
 )
 from bot.core.models import NewTurn
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 EMB = HashEmbedder()

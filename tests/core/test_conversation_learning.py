@@ -15,7 +15,7 @@ from bot.core.events import ReplyDone, UserMessage
 from bot.core.learning.models import AdapterRecord, NewAdapter
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.models import ChatMessage, EndReason, Feedback, StreamEnd
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.store.postgres import PostgresStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.pg import PgServer, fresh_database

@@ -16,7 +16,7 @@ from bot.core.events import ReplyDone
 from bot.core.learning.dataset import DatasetPolicy, build_dataset
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.core.models import ChatMessage, Feedback, StreamEnd
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
 
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)

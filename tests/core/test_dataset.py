@@ -14,7 +14,7 @@ from bot.core.events import ReplyDone, UserMessage
 from bot.core.learning.dataset import Dataset, DatasetPolicy, balance, build_dataset, heldout_rank
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 EMB = HashEmbedder()

@@ -11,7 +11,7 @@ import pytest
 from bot.core.errors import InvalidInput
 from bot.core.memory.controls import Controls
 from bot.core.models import NewMemory
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 USER = "telegram:1"

@@ -1,6 +1,6 @@
 """The gate's decision, as arithmetic over what a scorer measured.
 
-`FixedScorer` below implements `AdapterScorer`, our own Protocol (bot/core/ports.py), with fixed
+`FixedScorer` below implements `AdapterScorer`, our own Protocol (bot/core/learning/ports.py), with fixed
 numbers: it stands in for no SDK object and no transport, only for the measurements, so the
 bootstrap and the bounds can be checked exactly. The gate on a real model, with the real scorer
 and real training, is tested in tests/training/test_gate_on_model.py.

@@ -18,7 +18,7 @@ from bot.core.errors import StoreUnavailable
 from bot.core.memory.jsonl_format import ImportItem
 from bot.core.memory.operations import IMPORT_BATCH, all_memories, import_items, not_yet_imported
 from bot.core.models import NewMemory
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 USER = "telegram:1"

@@ -35,10 +35,10 @@ from bot.core.memory.operations import import_items
 from bot.core.memory.recall import hybrid_search
 from bot.core.memory.remember import remember_turn
 from bot.core.miniapps.build import BuildRequest, build_app
-from bot.core.ports import Store
 from bot.core.proactive.beat import ProactiveBeat
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.models import ProactiveSettings
+from bot.core.store import Store
 from bot.web.miniapps.render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place

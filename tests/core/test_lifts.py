@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from bot.core.memory.lifts import lift_for, speakers_named
 from bot.core.memory.recall import hybrid_search
 from bot.core.models import Memory, NewMemory
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 T0 = datetime(2023, 7, 1, tzinfo=UTC)

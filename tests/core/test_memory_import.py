@@ -13,7 +13,7 @@ from bot.core.errors import StoreUnavailable
 from bot.core.memory import operations as memory_ops
 from bot.core.memory.jsonl_format import ImportItem
 from bot.core.models import NewMemory
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)

@@ -19,7 +19,7 @@ from bot.core.memory.operations import import_items
 from bot.core.memory.recall import Recalled, hybrid_search
 from bot.core.memory.remember import remember_turn
 from bot.core.models import Turn
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.inference.embedder import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference
 

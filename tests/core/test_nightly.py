@@ -15,7 +15,7 @@ from bot.core.errors import JobError
 from bot.core.learning.dataset import DatasetPolicy
 from bot.core.learning.gate import GatePolicy
 from bot.core.learning.nightly import PARTIAL_PREFIX, NightlyPolicy, run_nightly
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.store.sqlite import SqliteStore
 from bot.training.kto import LoraKtoTrainer
 from bot.training.options import TrainingOptions

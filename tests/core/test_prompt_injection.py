@@ -23,7 +23,7 @@ from bot.core.memory.jsonl_format import ImportItem
 from bot.core.memory.operations import import_items
 from bot.core.memory.recall import MAX_MEMORY_CHARS, Recalled, hybrid_search
 from bot.core.models import ChatMessage, Memory
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.hostile import hostile_texts
 

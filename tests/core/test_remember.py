@@ -14,7 +14,7 @@ from bot.core.memory.consolidation import consolidate
 from bot.core.memory.kinds import classify
 from bot.core.memory.remember import DUPLICATE_SIMILARITY, remember_turn
 from bot.core.models import Memory, NewTurn, Turn
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.core.text import query_terms
 from bot.inference.embedder import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference

@@ -10,7 +10,7 @@ import pytest
 from bot.core.errors import InvalidInput
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.learning.serving import promote, rollback
-from bot.core.ports import Store
+from bot.core.store import Store
 
 T0 = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)
 

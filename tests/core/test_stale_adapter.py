@@ -9,7 +9,7 @@ from bot.core.learning.dataset import DatasetPolicy, build_dataset
 from bot.core.learning.models import GLOBAL_SCOPE, AdapterRecord, NewAdapter
 from bot.core.learning.reward import RewardWeights
 from bot.core.learning.stale_adapter import recorded_examples, retire_outdated
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.core.test_dataset import AT, NOW, rated
 
 POLICY = DatasetPolicy(heldout_share=0.0)

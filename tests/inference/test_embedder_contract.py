@@ -10,7 +10,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from bot.core.ports import Embedder
+from bot.core.memory.ports import Embedder
 from tests.support.fakes import HashEmbedder
 
 LONG = "coffee " * 5000  # far past MiniLM's 256 tokens

@@ -19,7 +19,7 @@ from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.errors import JobError
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.loading import LoadOnce
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.inference.embedder import SentenceTransformerEmbedder
 from bot.jobs.inprocess import InProcessJobs
 from tests.support.fakes import ScriptedInference

@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from redis.asyncio import Redis
 
+from bot.core.chat.ports import Buckets, Intake
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.errors import SharedStateUnavailable
 from bot.core.models import Admission
-from bot.core.ports import Buckets, Intake
 from bot.shared_state.connection import connect
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake

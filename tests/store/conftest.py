@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.ports import Store
+from bot.core.store import Store
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from bot.core.miniapps.models import NewVersion, Rendered
-from bot.core.ports import Store
+from bot.core.store import Store
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 STALE = timedelta(minutes=10)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bot.core.models import Feedback, MessageLink, NewMemory, NewTurn, Revision
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 EMB = HashEmbedder()

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.models import Memory, MemoryHit, Revision, Vector
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.store.test_contract import EMB, T0, memory, turn
 
 Dense = Callable[[str, Vector, int], Awaitable[list[MemoryHit]]]

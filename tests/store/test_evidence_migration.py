@@ -11,7 +11,7 @@ import pytest
 
 from bot.core.memory.kinds import classify
 from bot.core.models import NewMemory, NewTurn
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 EMB = HashEmbedder()

@@ -25,7 +25,7 @@ from bot.core.memory.jsonl_format import ImportItem, parse_line
 from bot.core.memory.operations import import_items
 from bot.core.memory.remember import remember_turn
 from bot.core.miniapps.build import BuildRequest, build_app
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.store.sqlite import SqliteStore
 from bot.web.miniapps.render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference

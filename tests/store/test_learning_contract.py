@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from bot.core.learning.models import ExampleSnapshot, NewAdapter
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.store.test_contract import EMB, T0, memory, turn
 
 SINCE = T0 - timedelta(days=1)

@@ -6,9 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 
 from bot.core.models import NewTurn
-from bot.core.ports import Store
-from bot.core.proactive.models import ProactiveSettings
-from bot.core.proactive.records import Claim, Delivery, NewReminder
+from bot.core.proactive.models import Claim, Delivery, NewReminder, ProactiveSettings
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

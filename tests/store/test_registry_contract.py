@@ -11,7 +11,7 @@ import pytest
 
 from bot.core.errors import InvalidInput, StoreError
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.store.test_contract import T0
 
 HOUR = timedelta(hours=1)

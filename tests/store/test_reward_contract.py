@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from bot.core.models import Feedback, NewTurn, Reaction
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.store.test_contract import EMB, T0, memory, turn
 
 

@@ -12,7 +12,7 @@ from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobRegistry
 from bot.core.miniapps.build import BuildPolicy
 from bot.core.miniapps.commands import AppCommands
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.store.sqlite import SqliteStore
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from bot.core.chat.ports import Inference
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, Built, build_app
-from bot.core.ports import Inference
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.miniapps.hosting import AppHosting, AppHostingOptions

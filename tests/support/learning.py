@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 EMB = HashEmbedder()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.store.sqlite import SqliteStore
 
 

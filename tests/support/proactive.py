@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.core.models import NewTurn
-from bot.core.ports import Store
 from bot.core.proactive.models import ProactiveSettings
+from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
 
 

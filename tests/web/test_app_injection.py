@@ -16,7 +16,7 @@ import pytest
 from bot.core.chat.quoting import WORD_JOINER
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, build_app
 from bot.core.miniapps.model_pass import DATA_NOTE
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.inference.openai_compat import OpenAICompatInference
 from bot.web.miniapps.render import TemplateRenderer, template_script_hashes
 from tests.inference.openai_server import FakeOpenAI

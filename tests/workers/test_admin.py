@@ -14,7 +14,7 @@ from bot.core.errors import QueueUnavailable
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
-from bot.core.proactive.records import Claim, Delivery
+from bot.core.proactive.models import Claim, Delivery
 from bot.inference.auto import AutoInference
 from bot.store.sqlite import SqliteStore
 from bot.web.admin import AdminPage

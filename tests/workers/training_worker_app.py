@@ -14,7 +14,7 @@ from bot.app.backends import open_store
 from bot.app.settings import load_settings
 from bot.app.training_jobs import nightly_job
 from bot.core.jobs import JobRegistry
-from bot.core.ports import Store
+from bot.core.store import Store
 from workers.app import build_app
 
 

@@ -19,7 +19,7 @@ from telegram.constants import FloodLimit
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
-from bot.core.ports import Buckets
+from bot.core.chat.ports import Buckets
 
 log = logging.getLogger(__name__)
 

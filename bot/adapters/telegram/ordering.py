@@ -22,8 +22,8 @@ from typing import Any
 from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
+from bot.core.chat.ports import Intake
 from bot.core.models import Admission
-from bot.core.ports import Intake
 
 log = logging.getLogger(__name__)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.core.chat.outbox import Outbox, Pending, PendingLink, RemoveFeedback
+from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
 from bot.core.chat.sentences import whole_sentences
 from bot.core.errors import InferenceError, InferenceTimeout, InvalidInput, StoreUnavailable
@@ -25,11 +26,12 @@ from bot.core.events import (
 from bot.core.learning.models import AdapterRecord
 from bot.core.learning.reward import RewardWeights
 from bot.core.memory.kinds import REPLY, classify
+from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import Recalled, distinct, fit_budget, hybrid_search
 from bot.core.memory.scoring import Scoring, shares
 from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, StreamEnd, Turn, Vector
-from bot.core.ports import Embedder, Inference, Store
 from bot.core.proactive.outcomes import ProactiveReplies
+from bot.core.store import Store
 from bot.core.text import EMBED_CHARS, clean_message
 
 log = logging.getLogger(__name__)

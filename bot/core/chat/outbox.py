@@ -12,9 +12,9 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.core.chat.ports import TurnLog
 from bot.core.errors import StoreUnavailable
 from bot.core.models import Feedback, MessageLink, NewTurn
-from bot.core.ports import TurnLog
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ by every replica (Redis), so that a person writing through two replicas is limit
 
 from __future__ import annotations
 
-from bot.core.ports import Buckets
+from bot.core.chat.ports import Buckets
 
 # A person's bucket, beside others kept in the same place (flood control's, say).
 KEY_PREFIX = "person:"

@@ -17,7 +17,7 @@ from bot.core.jobs import JobPayload
 from bot.core.learning.models import TrainingRun
 from bot.core.learning.nightly import NIGHTLY_JOB, running_run
 from bot.core.learning.serving import rollback
-from bot.core.ports import Store
+from bot.core.store import Store
 
 ADMINS_ONLY = "That command is for Kindred's admins."
 NOT_WIRED = "Learning is not set up in this Kindred."

@@ -32,7 +32,7 @@ from bot.core.chat.sentences import as_written
 from bot.core.learning.models import ExampleSnapshot, RatedReply, TrainingExample
 from bot.core.learning.reward import ReplyReward, RewardWeights, reply_reward
 from bot.core.models import JSONObject
-from bot.core.ports import Store
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from bot.core.learning.models import TrainingExample
+from bot.core.learning.ports import AdapterScorer
 from bot.core.models import JSONObject
-from bot.core.ports import AdapterScorer
 
 HELDOUT_MARGIN = "heldout_margin"
 REGRESSION_LOSS = "regression_loss"

@@ -28,11 +28,12 @@ from bot.core.jobs import report_progress
 from bot.core.learning.dataset import Dataset, DatasetPolicy, build_dataset
 from bot.core.learning.gate import GatePolicy, GateReport, evaluate_candidate
 from bot.core.learning.models import GLOBAL_SCOPE, AdapterRecord, NewAdapter, TrainingRun
+from bot.core.learning.ports import AdapterScorer, Trainer
 from bot.core.learning.reward import RewardWeights
 from bot.core.learning.serving import label
 from bot.core.learning.stale_adapter import retire_outdated
 from bot.core.models import JSONObject
-from bot.core.ports import AdapterScorer, Store, Trainer
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 

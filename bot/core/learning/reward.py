@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.core.ports import RewardLog
+from bot.core.learning.ports import RewardLog
 
 # Whether a person's reactions count: the nightly dataset leaves out those of people who switched
 # training off, whoever's reply they reacted to.

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from bot.core.errors import InvalidInput
 from bot.core.learning.models import GLOBAL_SCOPE, AdapterRecord
-from bot.core.ports import AdapterRegistry
+from bot.core.learning.ports import AdapterRegistry
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from bot.core.ports import RewardLog, TurnLog
+from bot.core.chat.ports import TurnLog
+from bot.core.learning.ports import RewardLog
 
 
 async def record_tool_use(log: RewardLog, turn_id: int, key: str, at: datetime) -> None:

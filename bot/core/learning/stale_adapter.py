@@ -17,7 +17,7 @@ from datetime import datetime
 from bot.core.learning.dataset import DatasetPolicy, consents
 from bot.core.learning.models import AdapterRecord
 from bot.core.models import JSONObject
-from bot.core.ports import Store
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from bot.core.learning.ports import RewardLog
 from bot.core.memory import operations
 from bot.core.memory.extraction import sentences
+from bot.core.memory.ports import Embedder, MemoryCuration, MemoryIndex
 from bot.core.models import Memory, NewMemory, Revision
-from bot.core.ports import Embedder, MemoryCuration, MemoryIndex, RewardLog
 from bot.core.text import EMBED_CHARS, query_terms
 
 RAW_KINDS = frozenset({"turn", "imported"})

@@ -17,8 +17,9 @@ from bot.core.learning.reward import RewardWeights
 from bot.core.memory import curation, operations
 from bot.core.memory.jsonl_format import listing_record, size_words
 from bot.core.memory.kinds import UNLISTED
+from bot.core.memory.ports import Embedder
 from bot.core.models import Memory, Revision
-from bot.core.ports import Embedder, Store
+from bot.core.store import Store
 from bot.core.text import clean_message
 
 log = logging.getLogger(__name__)

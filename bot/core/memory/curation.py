@@ -14,8 +14,8 @@ from typing import Protocol
 
 from bot.core.memory import consolidation
 from bot.core.memory.contradiction import Contradiction, untrue_sentences
+from bot.core.memory.ports import Embedder, MemoryCuration, MemoryIndex
 from bot.core.models import Memory, NewMemory, Revision
-from bot.core.ports import Embedder, MemoryCuration, MemoryIndex
 from bot.core.text import EMBED_CHARS
 
 

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from bot.core.chat.ports import Inference
 from bot.core.memory import contradiction
 from bot.core.memory.kinds import MAX_STATEMENT_CHARS, QUESTION, classify
 from bot.core.models import ChatMessage
-from bot.core.ports import Inference
 from bot.core.text import query_terms
 
 KINDS = ("preference", "fact", "event")

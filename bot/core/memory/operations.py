@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from bot.core.memory.indexing import SHIPPED_INDEXING, Indexing, Said, Searched, searched
 from bot.core.memory.jsonl_format import ImportItem
 from bot.core.memory.kinds import MAX_STATEMENT_CHARS, QUESTION, REPLY, is_question
+from bot.core.memory.ports import Embedder, MemoryIndex, RecallIndex
 from bot.core.memory.recall import Recalled, hybrid_search
 from bot.core.memory.scoring import SHIPPED, Scoring
 from bot.core.models import Memory, NewMemory, Vector
-from bot.core.ports import Embedder, MemoryIndex, RecallIndex
 from bot.core.text import EMBED_CHARS
 
 IMPORT_BATCH = 256

@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from bot.core.chat.quoting import quote
+from bot.core.learning.ports import RewardLog
 from bot.core.memory.lifts import Lift, lift_for
+from bot.core.memory.ports import MemoryIndex, RecallIndex
 from bot.core.memory.scoring import SHIPPED, Scoring, Why, explain, score
 from bot.core.models import Memory, MemoryHit, Vector
-from bot.core.ports import MemoryIndex, RecallIndex, RewardLog
 from bot.core.text import query_terms
 
 # Reciprocal-rank fusion constant (Cormack et al.). RRF is kept for comparison (`fusion="rrf"`):

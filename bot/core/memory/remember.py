@@ -15,11 +15,12 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.core.chat.ports import Inference
 from bot.core.errors import InferenceError
 from bot.core.memory import contradiction, extraction
 from bot.core.memory.curation import CurationStore, revise_summary, supersede
+from bot.core.memory.ports import Embedder
 from bot.core.models import Memory, NewMemory, Revision, Vector
-from bot.core.ports import Embedder, Inference
 from bot.core.text import EMBED_CHARS, query_terms
 
 log = logging.getLogger(__name__)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from bot.core.chat.ports import Inference
 from bot.core.errors import AppBuildBusy, AppBuildError
 from bot.core.miniapps.edits import edit_for
 from bot.core.miniapps.facts import facts_from
@@ -25,9 +26,9 @@ from bot.core.miniapps.kinds import KINDS, SCHEMAS, AppKind, classify
 from bot.core.miniapps.model_page import model_page
 from bot.core.miniapps.model_pass import model_spec
 from bot.core.miniapps.models import AppRecord, NewVersion, Rendered, SpecSource
+from bot.core.miniapps.ports import AppRenderer, AppStore
 from bot.core.miniapps.schema import problems
 from bot.core.miniapps.specs import rule_spec
-from bot.core.ports import AppRenderer, AppStore, Inference
 
 log = logging.getLogger(__name__)
 

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
+from bot.core.chat.ports import TurnLog
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable, StoreUnavailable
 from bot.core.jobs import JobId, JobPayload, Jobs
 from bot.core.memory.kinds import REPLY
+from bot.core.memory.ports import Embedder
 from bot.core.miniapps.build import BUILD_JOB, STEPS
 from bot.core.miniapps.models import AppRecord
+from bot.core.miniapps.ports import AppStore
 from bot.core.models import NewTurn
-from bot.core.ports import AppStore, Embedder, TurnLog
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -10,9 +10,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from bot.core.chat.ports import Inference
 from bot.core.miniapps.model_pass import DATA_NOTE, request_message
 from bot.core.models import ChatMessage
-from bot.core.ports import Inference
 
 log = logging.getLogger(__name__)
 

@@ -10,11 +10,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from bot.core.chat.ports import Inference
 from bot.core.chat.quoting import quote
 from bot.core.miniapps.kinds import SCHEMAS, AppKind
 from bot.core.miniapps.schema import problems
 from bot.core.models import ChatMessage
-from bot.core.ports import Inference
 
 log = logging.getLogger(__name__)
 

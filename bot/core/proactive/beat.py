@@ -21,27 +21,33 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 
+from bot.core.chat.ports import Messenger
 from bot.core.errors import DeliveryError, RecipientGone, StoreUnavailable
 from bot.core.jobs import JobPayload
 from bot.core.memory.kinds import NOT_EVIDENCE, REPLY
+from bot.core.memory.ports import Embedder
 from bot.core.models import MessageLink, NewTurn
-from bot.core.ports import Embedder, Messenger, Store
 from bot.core.proactive.backoff import rests
 from bot.core.proactive.evaluate import evaluate
 from bot.core.proactive.manners import choose
 from bot.core.proactive.models import (
     DONT_SUGGEST_AGAIN,
+    Claim,
+    Delivery,
+    LedgerRow,
     Occasion,
     PersonView,
     ProactiveSettings,
     RememberedFact,
+    Reminder,
     ScheduledReminder,
     SentRecord,
+    TriggerRate,
 )
 from bot.core.proactive.occasions import as_message
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
-from bot.core.proactive.records import Claim, Delivery, LedgerRow, Reminder, TriggerRate
 from bot.core.proactive.reminder import next_due
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.core.ports import ProactiveStore
 from bot.core.proactive.local_time import quiet_until, zone
-from bot.core.proactive.models import ProactiveSettings
+from bot.core.proactive.models import NewReminder, ProactiveSettings, Reminder
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
-from bot.core.proactive.records import NewReminder, Reminder
+from bot.core.proactive.ports import ProactiveStore
 from bot.core.proactive.reminder_text import (
     ASK_LIKE_THIS,
     ReminderRefusal,

@@ -17,13 +17,12 @@ from datetime import UTC, datetime
 
 from bot.core.errors import StoreUnavailable
 from bot.core.learning import signals
-from bot.core.ports import Store
 from bot.core.proactive.commands import ProactiveCommands
-from bot.core.proactive.models import SentRecord
+from bot.core.proactive.models import LedgerRow, SentRecord
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
-from bot.core.proactive.records import LedgerRow
 from bot.core.proactive.reminder_text import is_reminder_request
 from bot.core.proactive.replies import is_dont_suggest_again, outcome
+from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 HABIT = "habit"

@@ -27,9 +27,10 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from bot.core.errors import StoreError
+from bot.core.learning.ports import RewardLog
 from bot.core.learning.signals import record_tool_use
 from bot.core.miniapps.models import AppRecord, AppVersion
-from bot.core.ports import AppStore, RewardLog
+from bot.core.miniapps.ports import AppStore
 from bot.web.telegram_init import MAX_AGE, InitDataRefused, verify_init_data
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
-from bot.core.ports import Store
 from bot.core.proactive.outcomes import ProactiveReplies
+from bot.core.store import Store
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
 from tests.conftest import STORE_FILE

@@ -12,7 +12,7 @@ from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.learning.serving import promote
 from bot.core.memory.controls import PRIVACY, TRAINING_OFF, training_setting
-from bot.core.ports import Store
+from bot.core.store import Store
 from tests.adapters.discord.conftest import running, services
 from tests.support.discord_fake import ANN, BEN, FakeDiscord
 from tests.support.discord_rest import Shown

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from bot.adapters.discord.messenger import NEVER_AGAIN_ID, DiscordMessenger
 from bot.core.models import NewTurn
 from bot.core.proactive.beat import ProactiveBeat
-from bot.core.proactive.records import NewReminder
+from bot.core.proactive.models import NewReminder
 from bot.store.sqlite import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p

@@ -22,7 +22,7 @@ from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.learning.serving import promote
 from bot.core.memory.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
-from bot.core.ports import Store
+from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from tests.adapters.telegram.conftest import ANN, running_bot
 from tests.support.places import open_place, place_url

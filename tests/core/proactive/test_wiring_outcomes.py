@@ -13,9 +13,8 @@ from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.models import NewTurn
-from bot.core.proactive.models import ProactiveSettings
+from bot.core.proactive.models import Claim, Delivery, ProactiveSettings
 from bot.core.proactive.outcomes import ProactiveReplies
-from bot.core.proactive.records import Claim, Delivery
 from bot.store.sqlite import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
