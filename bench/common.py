@@ -152,7 +152,7 @@ async def open_store(backend: str, server_dsn: str | None = None) -> AsyncIterat
     Postgres needs `server_dsn` (see `postgres_server`): each call makes a database of its own there.
     """
     if backend == "sqlite":
-        from bot.store.sqlite import SqliteStore
+        from bot.store.sqlite.store import SqliteStore
 
         with tempfile.TemporaryDirectory(prefix="kindred-bench-") as folder:
             store = await SqliteStore.open(Path(folder) / "bench.db")
@@ -161,7 +161,7 @@ async def open_store(backend: str, server_dsn: str | None = None) -> AsyncIterat
             finally:
                 await store.close()
         return
-    from bot.store.postgres import PostgresStore
+    from bot.store.postgres.store import PostgresStore
 
     if server_dsn is None:
         raise ValueError("a PostgreSQL store needs a server DSN")

@@ -363,7 +363,7 @@ async def heavy_user(
         "load_seconds": round(seconds, 1),
     }
     if dsn:
-        from bot.store import pg_search
+        from bot.store.postgres import search as pg_search
 
         table_rows = await analyze(dsn)
         walks = pg_search.walks_index(size, table_rows, K, pg_search.EXACT_SCAN_MAX)

@@ -128,7 +128,7 @@ async def drain(api: FakeTelegramBotApi, pusher: WebhookPusher, people: Sequence
 
 async def migrate(dsn: str) -> None:
     """Once, before the bot and the worker open the store at the same moment."""
-    from bot.store.postgres import PostgresStore
+    from bot.store.postgres.store import PostgresStore
 
     await (await PostgresStore.open(dsn, min_size=1, max_size=1)).close()
 

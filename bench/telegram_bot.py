@@ -19,11 +19,11 @@ from bot.core.store import Store
 async def serve(args: argparse.Namespace) -> None:
     store: Store
     if args.sqlite:
-        from bot.store.sqlite import SqliteStore
+        from bot.store.sqlite.store import SqliteStore
 
         store = await SqliteStore.open(Path(args.sqlite))
     else:
-        from bot.store.postgres import PostgresStore
+        from bot.store.postgres.store import PostgresStore
 
         store = await PostgresStore.open(args.postgres)
     stop = asyncio.Event()

@@ -109,10 +109,10 @@ async def store_location(backend: str, server_dsn: str | None) -> AsyncIterator[
 
 async def open_location(where: list[str]) -> Store:
     if where[0] == "--sqlite":
-        from bot.store.sqlite import SqliteStore
+        from bot.store.sqlite.store import SqliteStore
 
         return await SqliteStore.open(Path(where[1]))
-    from bot.store.postgres import PostgresStore
+    from bot.store.postgres.store import PostgresStore
 
     return await PostgresStore.open(where[1])
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from bot.core.store import Store
     from bot.inference.embedder import SentenceTransformerEmbedder
     from bot.inference.onnx_embedder import OnnxEmbedder
-    from bot.store.sqlite import SqliteStore
+    from bot.store.sqlite.store import SqliteStore
 
 # Where the `store` fixture keeps its file, for a test that opens it a second way.
 STORE_FILE = "kindred.db"
@@ -44,7 +44,7 @@ STORE_FILE = "kindred.db"
 
 @pytest.fixture
 async def store(tmp_path: "Path") -> AsyncIterator["SqliteStore"]:
-    from bot.store.sqlite import SqliteStore
+    from bot.store.sqlite.store import SqliteStore
 
     opened = await SqliteStore.open(tmp_path / STORE_FILE)
     yield opened
@@ -53,13 +53,13 @@ async def store(tmp_path: "Path") -> AsyncIterator["SqliteStore"]:
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
 async def any_store(request: pytest.FixtureRequest, tmp_path: "Path") -> AsyncIterator["Store"]:
-    from bot.store.sqlite import SqliteStore
+    from bot.store.sqlite.store import SqliteStore
 
     opened: Store
     if request.param == "sqlite":
         opened = await SqliteStore.open(tmp_path / STORE_FILE)
     else:
-        from bot.store.postgres import PostgresStore
+        from bot.store.postgres.store import PostgresStore
         from tests.support.pg import migrated_database
 
         opened = await PostgresStore.open(await migrated_database(request.getfixturevalue("pg_server")))

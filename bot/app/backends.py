@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from bot.inference.local import LocalInference
-    from bot.store.postgres import PostgresStore
-    from bot.store.sqlite import SqliteStore
+    from bot.store.postgres.store import PostgresStore
+    from bot.store.sqlite.store import SqliteStore
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,11 @@ CONFIRM_TIMEOUT_S = 3.0
 async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
     """The configured store, migrated to the current schema unless `migrate` is False."""
     if settings.store.backend == "postgres":
-        from bot.store.postgres import PostgresStore
+        from bot.store.postgres.store import PostgresStore
 
         assert settings.store.database_url is not None
         return await PostgresStore.open(settings.store.database_url, migrate=migrate)
-    from bot.store.sqlite import SqliteStore
+    from bot.store.sqlite.store import SqliteStore
 
     return await SqliteStore.open(
         settings.sqlite_path, busy_timeout_ms=settings.store.sqlite_busy_timeout_ms, migrate=migrate
@@ -51,12 +51,12 @@ async def migrate_store(settings: Settings) -> tuple[str, list[int], list[int]]:
     """Apply pending migrations. Returns the backend, the versions applied now, and all applied."""
     store: SqliteStore | PostgresStore
     if settings.store.backend == "postgres":
-        from bot.store.postgres import PostgresStore
+        from bot.store.postgres.store import PostgresStore
 
         assert settings.store.database_url is not None
         store = await PostgresStore.open(settings.store.database_url, migrate=False)
     else:
-        from bot.store.sqlite import SqliteStore
+        from bot.store.sqlite.store import SqliteStore
 
         store = await SqliteStore.open(settings.sqlite_path, migrate=False)
     try:

@@ -83,7 +83,7 @@ async def check_store(settings: Settings) -> Check:
     from bot.store import migrations
 
     if settings.store.backend == "postgres":
-        from bot.store.postgres import schema_versions
+        from bot.store.postgres.store import schema_versions
 
         assert settings.store.database_url is not None
         where = f"postgres {postgres_place(settings.store.database_url)}"
@@ -111,7 +111,7 @@ async def check_store(settings: Settings) -> Check:
 
 
 async def _sqlite_versions(path: Path) -> list[int]:
-    from bot.store.sqlite import SqliteStore
+    from bot.store.sqlite.store import SqliteStore
 
     store = await SqliteStore.open(path, busy_timeout_ms=SQLITE_BUSY_MS, migrate=False)
     try:

@@ -10,7 +10,7 @@ from bot.adapters.console import ConsoleChat, ConsoleIO
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.proactive.commands import ProactiveCommands
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 PLANNED = "Sure, happy to help. Let's start with the mornings."

@@ -29,7 +29,7 @@ from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, utf16_
 from bot.core.chat.conversation import MODEL_FAILED, STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.errors import StoreError
 from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done

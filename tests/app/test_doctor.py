@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from bot.app import doctor
 from bot.app.doctor import Check
 from bot.app.settings import Settings, load_settings
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.inference.openai_server import FakeOpenAI
 from tests.jobs.workerproc import Worker, flush, free_port, redis_url
 

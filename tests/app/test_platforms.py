@@ -14,7 +14,7 @@ from bot.core.chat.ratelimit import RateLimiter
 from bot.core.memory.controls import Controls
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 

@@ -15,7 +15,7 @@ from bot.adapters.telegram.messenger import TelegramMessenger
 from bot.core.proactive.beat import FOOTER, BeatReport, ProactiveBeat
 from bot.core.proactive.models import Claim, Delivery, NewReminder, ProactiveSettings
 from bot.core.store import Store
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support import proactive
 from tests.support.fakes import HashEmbedder
 from tests.support.telegram_api import DEFAULT_TOKEN, FakeTelegramBotApi

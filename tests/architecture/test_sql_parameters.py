@@ -39,24 +39,24 @@ SINKS = frozenset(
 SAFE_CALLS = frozenset({"int", "len", "float"})
 CONSTANT = re.compile(r"^_?[A-Z][A-Z0-9_]*$")
 COMPOSERS = {
-    "recallable": "bot/store/rows.py: the status and kind conditions from the core's fixed sets; "
+    "recallable": "bot/store/sql/rows.py: the status and kind conditions from the core's fixed sets; "
     "its argument is a column name written in the query",
-    "select_list": "bot/store/rows.py: `alias.column` for columns of a fixed tuple",
-    "_kinds_left_out": "bot/store/sqlite_memories.py: ' AND m.kind NOT IN (?,…)', one parameter a kind",
+    "select_list": "bot/store/sql/rows.py: `alias.column` for columns of a fixed tuple",
+    "_kinds_left_out": "bot/store/sqlite/memories.py: ' AND m.kind NOT IN (?,…)', one parameter a kind",
 }
 ALLOWED = {
-    ("bot/store/sqlite_curation.py", "revise_memory", "column"): "revision_changes returns only "
+    ("bot/store/sqlite/curation.py", "revise_memory", "column"): "revision_changes returns only "
     "columns of its own fixed set (rows.py); every value is a parameter",
-    ("bot/store/rows.py", "recallable", "column"): "a composer (see COMPOSERS): every caller passes "
+    ("bot/store/sql/rows.py", "recallable", "column"): "a composer (see COMPOSERS): every caller passes "
     "a column name written in its query",
-    ("bot/store/rows.py", "recallable", "kind"): "the same column name with its status suffix "
+    ("bot/store/sql/rows.py", "recallable", "kind"): "the same column name with its status suffix "
     "replaced by kind",
-    ("bot/store/sqlite_db.py", "migrate", "step.sql"): "a migration: the text of a file in "
+    ("bot/store/sqlite/db.py", "migrate", "step.sql"): "a migration: the text of a file in "
     "schema/sqlite/, shipped with the code, never input",
     # fts_match writes an FTS5 query, not SQL: it is bound to `MATCH ?` as a parameter.
-    ("bot/store/sqlite_memories.py", "fts_match", "user_tag(user_id)"): "the person's FTS5 tag, "
+    ("bot/store/sqlite/memories.py", "fts_match", "user_tag(user_id)"): "the person's FTS5 tag, "
     "a hex digest of their id",
-    ("bot/store/sqlite_memories.py", "fts_match", "either"): "the search words, each an FTS5 "
+    ("bot/store/sqlite/memories.py", "fts_match", "either"): "the search words, each an FTS5 "
     'phrase in double quotes with its quotes doubled (query_terms gives \\w+ words only)',
 }
 
@@ -342,7 +342,7 @@ GOOD = {
 
 
 def test_a_value_put_into_the_stores_own_sql_is_found() -> None:
-    path = "bot/store/sqlite_memories.py"
+    path = "bot/store/sqlite/memories.py"
     source = (ROOT / path).read_text(encoding="utf-8")
     assert not scan(source, path).findings
     for old, new in [("IN ({marks})", "IN ({', '.join(map(str, ids))})"), ("?{_kinds_left_out(", "?{str(")]:

@@ -16,7 +16,7 @@ import pytest
 from bot.adapters.console import LOADING, STILL_LOADING
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import UserMessage
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import ScriptedInference
 
 

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from bot.core.memory.controls import TRAINING_OFF, training_setting
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.cli.test_chat_cli import chat_env, kindred
 
 

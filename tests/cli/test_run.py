@@ -17,7 +17,7 @@ import pytest
 from bot.core.miniapps.facts import Facts
 from bot.core.miniapps.models import NewVersion
 from bot.core.miniapps.specs import rule_spec
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from bot.web.miniapps.render import render_app
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.support.telegram_api import FakeTelegramBotApi

@@ -18,7 +18,7 @@ from bot.app.settings import (
 )
 from bot.app.training_settings import TrainingSettings
 from bot.cli.run import serve
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.waiting import wait_until
 

@@ -74,7 +74,7 @@ async def test_telegram_and_discord_share_one_process_and_one_store(
         finally:
             stop.set()
             assert await asyncio.wait_for(served, 60) == 0
-    from bot.store.sqlite import SqliteStore
+    from bot.store.sqlite.store import SqliteStore
 
     store = await SqliteStore.open(tmp_path / "kindred.db")
     try:

@@ -13,7 +13,7 @@ from bot.core.memory.controls import Controls, age
 from bot.core.memory.jsonl_format import parse_lines
 from bot.core.models import NewMemory, NewTurn, Revision
 from bot.shared_state.local_buckets import LocalBuckets
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder
 
 EMB = HashEmbedder()

@@ -14,7 +14,7 @@ from bot.core.events import Reaction, Refusal, ReplyChunk, ReplyDone, ReplyEvent
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.jsonl_format import ImportItem
 from bot.core.memory.operations import import_items
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)

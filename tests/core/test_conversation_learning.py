@@ -16,7 +16,7 @@ from bot.core.learning.models import AdapterRecord, NewAdapter
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.models import ChatMessage, EndReason, Feedback, StreamEnd
 from bot.core.store import Store
-from bot.store.postgres import PostgresStore
+from bot.store.postgres.store import PostgresStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.pg import PgServer, fresh_database
 

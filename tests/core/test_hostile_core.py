@@ -19,7 +19,7 @@ from bot.core.events import Refusal, ReplyDone, UserMessage
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls, page_number
 from bot.core.text import clean_message, query_terms
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.hostile import hostile_texts, odd_arguments
 

@@ -16,7 +16,7 @@ from bot.core.learning.dataset import DatasetPolicy
 from bot.core.learning.gate import GatePolicy
 from bot.core.learning.nightly import PARTIAL_PREFIX, NightlyPolicy, run_nightly
 from bot.core.store import Store
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from bot.training.kto import LoraKtoTrainer
 from bot.training.options import TrainingOptions
 from bot.training.scorer import LoraScorer

@@ -9,7 +9,7 @@ import pytest
 
 from bot.core.chat.conversation import STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone
-from bot.store.postgres import PostgresStore
+from bot.store.postgres.store import PostgresStore
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
 from tests.support.pg import PgServer, fresh_database
 

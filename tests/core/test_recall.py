@@ -18,7 +18,7 @@ from bot.core.memory.recall import (
 from bot.core.memory.scoring import Why
 from bot.core.models import Memory, MemoryHit, NewMemory
 from bot.core.text import query_terms
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder
 
 T0 = datetime(2026, 8, 1, tzinfo=UTC)

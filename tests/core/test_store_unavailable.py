@@ -18,7 +18,7 @@ from bot.core.chat.outbox import keep_flushing
 from bot.core.errors import StoreUnavailable
 from bot.core.events import MessageReaction, Reaction, ReactionResult, ReplyDone
 from bot.core.memory.jsonl_format import parse_lines
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference, reply_done
 
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)

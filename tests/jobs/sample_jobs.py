@@ -16,7 +16,7 @@ from bot.app.settings import Settings
 from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.models import NewTurn
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder
 
 

@@ -12,7 +12,7 @@ from bot.core.errors import JobError, QueueUnavailable
 from bot.core.jobs import JobRegistry
 from bot.core.miniapps.commands import AppCommands
 from bot.jobs.celery_runner import CeleryJobs, make_app
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.jobs.workerproc import TEST_REDIS_DB, RedisServer, Worker, flush, redis_url
 from tests.support.waiting import wait_until
 

@@ -39,7 +39,7 @@ async def opened(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     if request.param == "sqlite":
         import aiosqlite
 
-        from bot.store.sqlite import SqliteStore
+        from bot.store.sqlite.store import SqliteStore
 
         path = tmp_path / "kindred.db"
         store: Store = await SqliteStore.open(path)
@@ -52,7 +52,7 @@ async def opened(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     else:
         import psycopg
 
-        from bot.store.postgres import PostgresStore
+        from bot.store.postgres.store import PostgresStore
         from tests.support.pg import fresh_database
 
         dsn = await fresh_database(request.getfixturevalue("pg_server"))

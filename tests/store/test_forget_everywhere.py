@@ -26,7 +26,7 @@ from bot.core.memory.operations import import_items
 from bot.core.memory.remember import remember_turn
 from bot.core.miniapps.build import BuildRequest, build_app
 from bot.core.store import Store
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from bot.web.miniapps.render import TemplateRenderer
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import every_row, open_place
@@ -129,7 +129,7 @@ async def test_postgres_vacuums_the_tables_forget_all_touched(pg_dsn: str) -> No
     the dead rows' space is marked free at once (docs/memory.md says what stays on disk)."""
     import psycopg
 
-    from bot.store.statements import FORGOTTEN_TABLES
+    from bot.store.sql.statements import FORGOTTEN_TABLES
 
     store = await open_place(pg_dsn)
     try:

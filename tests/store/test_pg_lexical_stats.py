@@ -11,8 +11,8 @@ import psycopg
 import pytest
 
 from bot.core.models import NewMemory, NewTurn, Revision
-from bot.store.postgres import PostgresStore
-from bot.store.rows import recallable
+from bot.store.postgres.store import PostgresStore
+from bot.store.sql.rows import recallable
 from tests.support.fakes import HashEmbedder
 from tests.support.pg import PgServer, fresh_database
 

@@ -19,9 +19,9 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from bot.core.errors import StoreError, StoreUnavailable
 from bot.core.models import Feedback, NewMemory, NewTurn, Vector
 from bot.store import migrations
-from bot.store.pg_pool import PostgresPool
-from bot.store.pg_search import walks_index
-from bot.store.postgres import PostgresStore
+from bot.store.postgres.pool import PostgresPool
+from bot.store.postgres.search import walks_index
+from bot.store.postgres.store import PostgresStore
 from tests.support.pg import PgServer, drop_database, fresh_database, pg_dsn, pg_server
 
 __all__ = ["pg_dsn", "pg_server"]  # fixtures, imported for pytest to find

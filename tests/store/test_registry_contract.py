@@ -145,8 +145,8 @@ async def test_the_database_refuses_a_second_serving_row(any_store: Store) -> No
 
 async def _raw_write(store: Store, sql: str) -> None:
     """One statement past the registry, the way another tool or an old process might write."""
-    from bot.store.postgres import PostgresStore
-    from bot.store.sqlite import SqliteStore
+    from bot.store.postgres.store import PostgresStore
+    from bot.store.sqlite.store import SqliteStore
 
     if isinstance(store, SqliteStore):
         async with store._db.write() as db:

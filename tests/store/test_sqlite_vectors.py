@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from bot.core.models import NewMemory, NewTurn, Revision, Vector
-from bot.store.sqlite import SqliteStore
-from bot.store.sqlite_db import SqliteDatabase
-from bot.store.sqlite_vectors import MIN_CACHED_ROWS, VectorCache
+from bot.store.sqlite.db import SqliteDatabase
+from bot.store.sqlite.store import SqliteStore
+from bot.store.sqlite.vectors import MIN_CACHED_ROWS, VectorCache
 
 DIM = 384
 K = 10

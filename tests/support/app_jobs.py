@@ -14,7 +14,7 @@ from bot.core.miniapps.build import BuildPolicy
 from bot.core.miniapps.commands import AppCommands
 from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 
 APPS_URL = "https://apps.example"
 

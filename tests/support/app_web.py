@@ -18,7 +18,7 @@ from aiohttp import web
 
 from bot.core.chat.ports import Inference
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, Built, build_app
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.miniapps.hosting import AppHosting, AppHostingOptions
 from bot.web.miniapps.render import TemplateRenderer

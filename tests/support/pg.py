@@ -263,7 +263,7 @@ async def migrated_database(server: PgServer) -> str:
     the tests of the migrations themselves start from `fresh_database` (or `pg_dsn`).
     """
     if server.template is None:
-        from bot.store.postgres import PostgresStore
+        from bot.store.postgres.store import PostgresStore
 
         dsn = await fresh_database(server)
         await (await PostgresStore.open(dsn, min_size=1, max_size=1)).close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.store import Store
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.pg)])
@@ -34,7 +34,7 @@ def place_url(place: str) -> str:
 async def open_place(place: str, *, max_size: int = 2) -> Store:
     if place.endswith(".db"):
         return await SqliteStore.open(Path(place))
-    from bot.store.postgres import PostgresStore
+    from bot.store.postgres.store import PostgresStore
 
     return await PostgresStore.open(place, max_size=max_size)
 

@@ -16,7 +16,7 @@ from bot.app.app_jobs import build_policy
 from bot.app.settings import WebSettings
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, Built, build_app
 from bot.inference.openai_compat import OpenAICompatInference
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from bot.web.miniapps.render import TemplateRenderer, csp_hash, template_script_hashes
 from tests.inference.openai_server import FakeOpenAI
 from tests.web.free_form_pages import BAD_PAGES, GOOD_PAGE, MARK, capable_model, chunked

@@ -24,7 +24,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.core.miniapps.facts import Facts
 from bot.core.miniapps.models import AppRecord, NewVersion
 from bot.core.miniapps.specs import rule_spec
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from bot.web.miniapps.hosting import INIT_DATA_HEADER, AppHosting, AppHostingOptions
 from bot.web.miniapps.render import render_app
 from bot.web.server import build_web_app

@@ -16,7 +16,7 @@ from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage, Feedback, Generation, NewTurn
 from bot.core.proactive.models import Claim, Delivery
 from bot.inference.auto import AutoInference
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.server import build_web_app
 from tests.support.fakes import HashEmbedder, ScriptedInference

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.conftest import STORE_FILE
 from tests.support.app_jobs import APPS_URL, app_commands

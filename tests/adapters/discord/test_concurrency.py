@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord

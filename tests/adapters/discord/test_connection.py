@@ -13,7 +13,7 @@ from bot.adapters.discord.client import needed_intents
 from bot.app.platforms import discord_options
 from bot.app.settings import DiscordSettings
 from bot.core.errors import ConfigError
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import OPTIONS, running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.core.chat.access import Access
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, BEN, FakeDiscord, settled

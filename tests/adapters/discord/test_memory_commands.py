@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot.core.chat.access import Access
 from bot.core.memory.controls import MAX_CORRECTION_CHARS
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.adapters.discord.test_slash_commands import one_answer, remember
 from tests.support.discord_fake import ANN, BEN, FakeDiscord

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from bot.core.chat.access import NOT_ALLOWED, Access
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, BEN, FakeDiscord, dm_channel_id, settled

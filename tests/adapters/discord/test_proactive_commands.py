@@ -3,7 +3,7 @@ discord.py's real command tree and gateway on the loopback server."""
 
 from __future__ import annotations
 
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id
 from tests.support.waiting import wait_until

@@ -11,7 +11,7 @@ from bot.adapters.discord.messenger import NEVER_AGAIN_ID, DiscordMessenger
 from bot.core.models import NewTurn
 from bot.core.proactive.beat import ProactiveBeat
 from bot.core.proactive.models import NewReminder
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support import proactive

@@ -5,7 +5,7 @@ sentence, also when the tail had run past Discord's 2,000 characters."""
 from __future__ import annotations
 
 from bot.adapters.discord.options import MESSAGE_LIMIT
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from bot.core.chat.access import NOT_ALLOWED, Access
 from bot.core.memory.controls import APP_SOON, FORGET_ALL_ASK, PRIVACY, training_setting
 from bot.core.models import NewMemory
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import PERSONA, running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id

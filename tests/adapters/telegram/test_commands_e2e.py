@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bot.adapters.telegram.commands import unknown_command_text
 from bot.core.models import NewMemory
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.adapters.telegram.conftest import ANN, GROUP, PERSONA, running_bot
 from tests.support.fakes import HashEmbedder
 from tests.support.telegram_api import FakeTelegramBotApi

@@ -9,7 +9,7 @@ import pytest
 
 from bot.core.models import NewTurn
 from bot.core.proactive.commands import NEEDS_ZONE, OFF, UNREACHABLE, ProactiveCommands, quiet_hours
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)  # a Tuesday; 10:00 in Berlin

@@ -15,7 +15,7 @@ from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.models import NewTurn
 from bot.core.proactive.models import Claim, Delivery, ProactiveSettings
 from bot.core.proactive.outcomes import ProactiveReplies
-from bot.store.sqlite import SqliteStore
+from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 SENT = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)

@@ -19,11 +19,11 @@ from bot.core.learning.models import (
     TrainingRun,
 )
 from bot.core.models import JSONObject
-from bot.store import statements
-from bot.store.learning_rows import adapter_from_row, run_from_row
-from bot.store.pg_pool import Connection, PostgresPool
-from bot.store.pg_rows import POSTGRES, jsonb, to_utc
-from bot.store.registry_rules import (
+from bot.store.postgres.pool import Connection, PostgresPool
+from bot.store.postgres.rows import POSTGRES, jsonb, to_utc
+from bot.store.sql import statements
+from bot.store.sql.learning_rows import adapter_from_row, run_from_row
+from bot.store.sql.registry_rules import (
     check_finish_status,
     check_new_adapter,
     check_promotable,

@@ -11,11 +11,11 @@ import aiosqlite
 
 from bot.core.learning.models import ExampleSnapshot, RatedReply, VersionRate
 from bot.core.models import Generation
-from bot.store import statements
-from bot.store.learning_rows import needles, prompt_text, rated_from_row, snapshot_from_row
-from bot.store.rows import to_epoch
-from bot.store.sqlite_db import SqliteDatabase
-from bot.store.sqlite_rows import SQLITE
+from bot.store.sql import statements
+from bot.store.sql.learning_rows import needles, prompt_text, rated_from_row, snapshot_from_row
+from bot.store.sql.rows import to_epoch
+from bot.store.sqlite.db import SqliteDatabase
+from bot.store.sqlite.rows import SQLITE
 
 _INSERT_GENERATION_SQL = """
 INSERT INTO generations (turn_id, prompt, adapter_version, cut) VALUES (?, ?, ?, ?)

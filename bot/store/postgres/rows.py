@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 
 from bot.core.models import JSONObject
 from bot.core.text import storable_json
-from bot.store.rows import Dialect
+from bot.store.sql.rows import Dialect
 
 
 def to_utc(moment: datetime) -> datetime:

@@ -10,10 +10,10 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from bot.store.apps_sql import SqlApps, Transaction
-from bot.store.pg_pool import PostgresPool
-from bot.store.pg_rows import POSTGRES
-from bot.store.rows import Dialect, NamedRow
+from bot.store.postgres.pool import PostgresPool
+from bot.store.postgres.rows import POSTGRES
+from bot.store.sql.miniapps import SqlApps, Transaction
+from bot.store.sql.rows import Dialect, NamedRow
 
 
 class PostgresRunner:

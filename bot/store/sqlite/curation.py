@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.core.models import Memory, Revision
-from bot.store import statements
-from bot.store.rows import MEMORY_COLUMNS, memory_from_row, revision_changes
-from bot.store.sqlite_db import SqliteDatabase
-from bot.store.sqlite_rows import SQLITE, stored_value
+from bot.store.sql import statements
+from bot.store.sql.rows import MEMORY_COLUMNS, memory_from_row, revision_changes
+from bot.store.sqlite.db import SqliteDatabase
+from bot.store.sqlite.rows import SQLITE, stored_value
 
 _GET_SQL = "SELECT {columns} FROM memories WHERE user_id = ? AND id IN ({marks}) ORDER BY id"
 # Linking goes through the memory's row, so a memory forgotten meanwhile links nothing (no FK error).

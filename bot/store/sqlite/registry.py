@@ -18,9 +18,9 @@ from bot.core.learning.models import (
     TrainingRun,
 )
 from bot.core.models import JSONObject
-from bot.store import statements
-from bot.store.learning_rows import adapter_from_row, run_from_row
-from bot.store.registry_rules import (
+from bot.store.sql import statements
+from bot.store.sql.learning_rows import adapter_from_row, run_from_row
+from bot.store.sql.registry_rules import (
     check_finish_status,
     check_new_adapter,
     check_promotable,
@@ -28,9 +28,9 @@ from bot.store.registry_rules import (
     redelivered_message,
     stale_message,
 )
-from bot.store.rows import dump_json, to_epoch
-from bot.store.sqlite_db import SqliteDatabase
-from bot.store.sqlite_rows import SQLITE
+from bot.store.sql.rows import dump_json, to_epoch
+from bot.store.sqlite.db import SqliteDatabase
+from bot.store.sqlite.rows import SQLITE
 
 # A JSON step appended to the run's list, in the statement that is also its heartbeat.
 _LOG_STEP_SQL = """

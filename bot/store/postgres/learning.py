@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from bot.core.learning.models import ExampleSnapshot, RatedReply, VersionRate
-from bot.store import statements
-from bot.store.learning_rows import NEEDLE_CHARS, rated_from_row, snapshot_from_row
-from bot.store.pg_pool import PostgresPool
-from bot.store.pg_rows import POSTGRES, to_utc
+from bot.store.postgres.pool import PostgresPool
+from bot.store.postgres.rows import POSTGRES, to_utc
+from bot.store.sql import statements
+from bot.store.sql.learning_rows import NEEDLE_CHARS, rated_from_row, snapshot_from_row
 
 # Common table expressions for pg_memories' _FORGET_SQL, after its `doomed` (the memory ids that
 # go): the person's stored prompts that used one of them (reply_memories, read before the same

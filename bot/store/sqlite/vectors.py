@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from bot.core.models import Vector
-from bot.store.rows import blob_to_matrix, recallable
-from bot.store.sqlite_db import SqliteDatabase
+from bot.store.sql.rows import blob_to_matrix, recallable
+from bot.store.sqlite.db import SqliteDatabase
 
 # Below this a person's rows read in about a millisecond: not worth the memory.
 MIN_CACHED_ROWS = 2000

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from bot.core.models import Reaction, ReplyRecord, Signal, UsedMemory
-from bot.store import statements
-from bot.store.rows import from_epoch, to_epoch
-from bot.store.sqlite_db import SqliteDatabase
+from bot.store.sql import statements
+from bot.store.sql.rows import from_epoch, to_epoch
+from bot.store.sqlite.db import SqliteDatabase
 
 # r(m): share × the reply's mean current reaction, summed over the replies that used m, for the
 # given memories that are this person's. A reply with no reaction adds nothing (avg over no rows is

@@ -10,10 +10,10 @@ from typing import Any
 
 import aiosqlite
 
-from bot.store.apps_sql import SqlApps, Transaction
-from bot.store.rows import Dialect, NamedRow
-from bot.store.sqlite_db import SqliteDatabase
-from bot.store.sqlite_rows import SQLITE
+from bot.store.sql.miniapps import SqlApps, Transaction
+from bot.store.sql.rows import Dialect, NamedRow
+from bot.store.sqlite.db import SqliteDatabase
+from bot.store.sqlite.rows import SQLITE
 
 
 class SqliteRunner:

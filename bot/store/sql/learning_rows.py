@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.core.learning.models import AdapterRecord, ExampleSnapshot, RatedReply, TrainingRun
 from bot.core.models import ChatMessage, Generation, JSONObject
-from bot.store.rows import Dialect, NamedRow, dump_json
+from bot.store.sql.rows import Dialect, NamedRow, dump_json
 
 ADAPTER_COLUMNS = (
     "version",

@@ -12,8 +12,8 @@ from typing import Any
 
 from bot.core.learning.models import ExampleSnapshot, NewAdapter
 from bot.core.models import Feedback
-from bot.store.learning_rows import ADAPTER_COLUMNS, RUN_COLUMNS
-from bot.store.rows import Dialect
+from bot.store.sql.learning_rows import ADAPTER_COLUMNS, RUN_COLUMNS
+from bot.store.sql.rows import Dialect
 
 # A second reaction from the same person and source replaces the first (TurnLog.record_feedback).
 UPSERT_FEEDBACK = """

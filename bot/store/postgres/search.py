@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from psycopg.rows import DictRow
 
 from bot.core.models import MemoryHit, Vector
-from bot.store.pg_pool import Connection
-from bot.store.pg_rows import POSTGRES
-from bot.store.rows import MEMORY_COLUMNS, memory_from_row, recallable, select_list
+from bot.store.postgres.pool import Connection
+from bot.store.postgres.rows import POSTGRES
+from bot.store.sql.rows import MEMORY_COLUMNS, memory_from_row, recallable, select_list
 
 _COLUMNS = select_list(MEMORY_COLUMNS, "m")
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bot.core.models import Feedback, MessageLink, NewMemory, NewTurn, Turn
-from bot.store import statements
-from bot.store.rows import TURN_COLUMNS, dump_json, from_epoch, stored_turn, to_epoch, turn_from_row
-from bot.store.sqlite_db import SqliteDatabase
-from bot.store.sqlite_learning import insert_generation
-from bot.store.sqlite_memories import ensure_user, insert_memory
-from bot.store.sqlite_rows import SQLITE
+from bot.store.sql import statements
+from bot.store.sql.rows import TURN_COLUMNS, dump_json, from_epoch, stored_turn, to_epoch, turn_from_row
+from bot.store.sqlite.db import SqliteDatabase
+from bot.store.sqlite.learning import insert_generation
+from bot.store.sqlite.memories import ensure_user, insert_memory
+from bot.store.sqlite.rows import SQLITE
 
 _COLUMNS = ", ".join(TURN_COLUMNS)
 _TURN_BY_KEY_SQL = f"SELECT {_COLUMNS} FROM turns WHERE idempotency_key = ?"

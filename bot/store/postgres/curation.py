@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from psycopg import sql
 
 from bot.core.models import Memory, Revision
-from bot.store import statements
-from bot.store.pg_pool import PostgresPool
-from bot.store.pg_rows import POSTGRES, stored_value
-from bot.store.rows import MEMORY_COLUMNS, memory_from_row, revision_changes, select_list
+from bot.store.postgres.pool import PostgresPool
+from bot.store.postgres.rows import POSTGRES, stored_value
+from bot.store.sql import statements
+from bot.store.sql.rows import MEMORY_COLUMNS, memory_from_row, revision_changes, select_list
 
 _GET_SQL = f"""
 SELECT {select_list(MEMORY_COLUMNS, "m")} FROM memories m

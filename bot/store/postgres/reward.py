@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from bot.core.models import Reaction, ReplyRecord, Signal, UsedMemory
-from bot.store import statements
-from bot.store.pg_pool import PostgresPool
-from bot.store.pg_rows import POSTGRES, to_utc
+from bot.store.postgres.pool import PostgresPool
+from bot.store.postgres.rows import POSTGRES, to_utc
+from bot.store.sql import statements
 
 # r(m): share × the reply's mean current reaction, summed over the replies that used m, for the
 # given memories that are this person's. A reply with no reaction adds nothing (avg over no rows is

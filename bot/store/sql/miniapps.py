@@ -21,7 +21,7 @@ from bot.core.miniapps.models import (
     Rendered,
     SpecSource,
 )
-from bot.store.rows import Dialect, NamedRow
+from bot.store.sql.rows import Dialect, NamedRow
 
 _APP_COLUMNS = (
     "id, owner, chat_id, token, kind, title, version, latest, created_at, updated_at, revoked_at, turn_id"

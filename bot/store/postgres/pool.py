@@ -23,7 +23,7 @@ from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from bot.core.errors import StoreError, StoreUnavailable
-from bot.store import pg_migrate
+from bot.store.postgres import migrate
 
 DEFAULT_TIMEOUT_S = 5.0
 
@@ -118,12 +118,12 @@ class PostgresPool:
 
     async def applied_versions(self) -> list[int]:
         async with self.connection() as conn:
-            return await pg_migrate.applied_versions(conn)
+            return await migrate.applied_versions(conn)
 
     async def _apply_migrations(self) -> list[int]:
         with self._mapped_errors():
             async with await _connect(self._dsn, self._timeout_s) as conn:
-                return await pg_migrate.apply_pending(conn)
+                return await migrate.apply_pending(conn)
 
     # -- connections and errors ------------------------------------------------------------
 
@@ -145,7 +145,7 @@ async def schema_versions(dsn: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> 
     that raises StoreUnavailable within about `timeout_s`, with the server's own reason."""
     with _map_errors(_password_of(dsn)):
         async with await _connect(dsn, timeout_s) as conn:
-            return await pg_migrate.applied_versions(conn)
+            return await migrate.applied_versions(conn)
 
 
 async def _connect(dsn: str, timeout_s: float) -> Connection:

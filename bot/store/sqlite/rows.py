@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.store.rows import Dialect, dump_json, from_epoch, load_json, to_epoch, vector_to_blob
+from bot.store.sql.rows import Dialect, dump_json, from_epoch, load_json, to_epoch, vector_to_blob
 
 SQLITE = Dialect(
     mark="?",

@@ -14,9 +14,9 @@ import aiosqlite
 import numpy as np
 
 from bot.core.models import Memory, MemoryHit, NewMemory, Vector
-from bot.store import statements
-from bot.store.learning_rows import needles
-from bot.store.rows import (
+from bot.store.sql import statements
+from bot.store.sql.learning_rows import needles
+from bot.store.sql.rows import (
     MEMORY_COLUMNS,
     dump_json,
     memory_from_row,
@@ -27,10 +27,10 @@ from bot.store.rows import (
     user_tag,
     vector_to_blob,
 )
-from bot.store.sqlite_db import SqliteDatabase
-from bot.store.sqlite_learning import scrub_generations
-from bot.store.sqlite_rows import SQLITE
-from bot.store.sqlite_vectors import VectorCache
+from bot.store.sqlite.db import SqliteDatabase
+from bot.store.sqlite.learning import scrub_generations
+from bot.store.sqlite.rows import SQLITE
+from bot.store.sqlite.vectors import VectorCache
 
 _COLUMNS = select_list(MEMORY_COLUMNS, "m")
 TIE_DIGITS = 6  # cosines equal to this many decimals are ties

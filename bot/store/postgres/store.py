@@ -12,19 +12,20 @@ from __future__ import annotations
 from typing import Self
 
 from bot.core.models import DayStats, MemoryHit, Stats, Vector
-from bot.store import pg_search, statements
 from bot.store.facade import StoreFacade
-from bot.store.pg_apps import PostgresRunner, pg_apps
-from bot.store.pg_curation import PostgresCuration
-from bot.store.pg_learning import PostgresLearning
-from bot.store.pg_memories import PostgresMemories
-from bot.store.pg_pool import DEFAULT_TIMEOUT_S, PostgresPool, schema_versions
-from bot.store.pg_registry import PostgresRegistry
-from bot.store.pg_reward import PostgresRewards
-from bot.store.pg_rows import POSTGRES
-from bot.store.pg_turns import PostgresTurns
-from bot.store.proactive_sql import SqlProactive
-from bot.store.rows import activity_window, day_stats
+from bot.store.postgres import search
+from bot.store.postgres.curation import PostgresCuration
+from bot.store.postgres.learning import PostgresLearning
+from bot.store.postgres.memories import PostgresMemories
+from bot.store.postgres.miniapps import PostgresRunner, pg_apps
+from bot.store.postgres.pool import DEFAULT_TIMEOUT_S, PostgresPool, schema_versions
+from bot.store.postgres.registry import PostgresRegistry
+from bot.store.postgres.reward import PostgresRewards
+from bot.store.postgres.rows import POSTGRES
+from bot.store.postgres.turns import PostgresTurns
+from bot.store.sql import statements
+from bot.store.sql.proactive import SqlProactive
+from bot.store.sql.rows import activity_window, day_stats
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore", "schema_versions"]
 
@@ -75,7 +76,7 @@ class PostgresStore(StoreFacade):
         max_size: int = 10,
         migrate: bool = True,
         timeout_s: float = DEFAULT_TIMEOUT_S,
-        exact_scan_max: int = pg_search.EXACT_SCAN_MAX,
+        exact_scan_max: int = search.EXACT_SCAN_MAX,
     ) -> Self:
         """Connect, apply pending migrations unless `migrate=False`, and fill the pool.
 

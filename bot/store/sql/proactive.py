@@ -25,7 +25,7 @@ from bot.core.proactive.models import (
     SendStatus,
     TriggerRate,
 )
-from bot.store.rows import Dialect, NamedRow
+from bot.store.sql.rows import Dialect, NamedRow
 
 _SETTINGS = "SELECT * FROM proactive_settings WHERE user_id = ?"
 _ACTIVE = "SELECT active FROM users WHERE id = ?"

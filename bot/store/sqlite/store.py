@@ -14,18 +14,18 @@ from pathlib import Path
 from typing import Self
 
 from bot.core.models import DayStats, Stats
-from bot.store import statements
 from bot.store.facade import StoreFacade
-from bot.store.proactive_sql import SqlProactive
-from bot.store.rows import activity_window, day_stats, to_epoch
-from bot.store.sqlite_apps import SqliteRunner, sqlite_apps
-from bot.store.sqlite_curation import SqliteCuration
-from bot.store.sqlite_db import SqliteDatabase
-from bot.store.sqlite_learning import SqliteLearning
-from bot.store.sqlite_memories import SqliteMemories
-from bot.store.sqlite_registry import SqliteRegistry
-from bot.store.sqlite_reward import SqliteRewards
-from bot.store.sqlite_turns import SqliteTurns
+from bot.store.sql import statements
+from bot.store.sql.proactive import SqlProactive
+from bot.store.sql.rows import activity_window, day_stats, to_epoch
+from bot.store.sqlite.curation import SqliteCuration
+from bot.store.sqlite.db import SqliteDatabase
+from bot.store.sqlite.learning import SqliteLearning
+from bot.store.sqlite.memories import SqliteMemories
+from bot.store.sqlite.miniapps import SqliteRunner, sqlite_apps
+from bot.store.sqlite.registry import SqliteRegistry
+from bot.store.sqlite.reward import SqliteRewards
+from bot.store.sqlite.turns import SqliteTurns
 
 # (kind, UTC day, n, extra) per day since the bound time; see rows.day_stats.
 _ACTIVITY_SQL = """

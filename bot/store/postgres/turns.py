@@ -7,11 +7,11 @@ from typing import Any
 
 from bot.core.errors import StoreError
 from bot.core.models import Feedback, MessageLink, NewTurn, Turn
-from bot.store import statements
-from bot.store.learning_rows import prompt_json
-from bot.store.pg_pool import PostgresPool
-from bot.store.pg_rows import POSTGRES, jsonb, to_utc
-from bot.store.rows import TURN_COLUMNS, select_list, stored_turn, turn_from_row
+from bot.store.postgres.pool import PostgresPool
+from bot.store.postgres.rows import POSTGRES, jsonb, to_utc
+from bot.store.sql import statements
+from bot.store.sql.learning_rows import prompt_json
+from bot.store.sql.rows import TURN_COLUMNS, select_list, stored_turn, turn_from_row
 
 _COLUMNS = select_list(TURN_COLUMNS, "t")
 # One statement, so one round trip: reserve both ids, insert the turn unless its idempotency key is

@@ -9,11 +9,12 @@ from datetime import datetime
 
 from bot.core.errors import StoreError
 from bot.core.models import Memory, MemoryHit, NewMemory, Vector
-from bot.store import pg_search, statements
-from bot.store.pg_learning import SCRUB_CTES
-from bot.store.pg_pool import PostgresPool
-from bot.store.pg_rows import POSTGRES, jsonb, to_utc
-from bot.store.rows import MEMORY_COLUMNS, memory_from_row, select_list
+from bot.store.postgres import search
+from bot.store.postgres.learning import SCRUB_CTES
+from bot.store.postgres.pool import PostgresPool
+from bot.store.postgres.rows import POSTGRES, jsonb, to_utc
+from bot.store.sql import statements
+from bot.store.sql.rows import MEMORY_COLUMNS, memory_from_row, select_list
 
 _COUNT_MEMORIES_SQL = """
 INSERT INTO users AS u (id, created_at, memory_count) VALUES (%s, %s, %s)
@@ -115,35 +116,35 @@ class PostgresMemories:
             size = await cursor.fetchone()
             if size is None or size["memory_count"] == 0:
                 return []
-            if pg_search.walks_index(size["memory_count"], size["table_rows"], k, self._exact_scan_max):
-                return await pg_search.dense_index(conn, user_id, vector, k)
-            return await pg_search.dense_exact(conn, user_id, vector, k)
+            if search.walks_index(size["memory_count"], size["table_rows"], k, self._exact_scan_max):
+                return await search.dense_index(conn, user_id, vector, k)
+            return await search.dense_exact(conn, user_id, vector, k)
 
     async def dense_search_exact(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
         """Always the exact scan: the ground truth a benchmark measures the index against."""
         if k <= 0:
             return []
         async with self._pool.connection() as conn:
-            return await pg_search.dense_exact(conn, user_id, vector, k)
+            return await search.dense_exact(conn, user_id, vector, k)
 
     async def dense_search_index(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
         """Always the HNSW path with iterative scan, whatever the person's memory count."""
         if k <= 0:
             return []
         async with self._pool.connection() as conn:
-            return await pg_search.dense_index(conn, user_id, vector, k)
+            return await search.dense_index(conn, user_id, vector, k)
 
     async def lexical_search(self, user_id: str, terms: Sequence[str], k: int) -> list[MemoryHit]:
         if k <= 0 or not terms:
             return []
         async with self._pool.connection() as conn:
-            return await pg_search.lexical(conn, user_id, terms, k)
+            return await search.lexical(conn, user_id, terms, k)
 
     async def rare_terms(self, user_id: str, terms: Sequence[str], *, share: float, floor: int) -> list[str]:
         if not terms:
             return []
         async with self._pool.connection() as conn:
-            return await pg_search.rare_terms(conn, user_id, terms, share=share, floor=floor)
+            return await search.rare_terms(conn, user_id, terms, share=share, floor=floor)
 
     async def list_memories(
         self, user_id: str, limit: int, offset: int = 0, *, without_kinds: Sequence[str] = ()

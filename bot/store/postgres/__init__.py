@@ -1,0 +1,1 @@
+"""The PostgreSQL + pgvector store: one pool, a role object per room on it (psycopg 3)."""

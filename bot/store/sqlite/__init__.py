@@ -1,0 +1,1 @@
+"""The SQLite store: one file, one connection, a role object per room on it (aiosqlite)."""
