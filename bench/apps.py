@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import log, machine, millis, now_iso, open_store
+from bench.parts.common import log, machine, millis, now_iso, open_store
 from bot.core.app_build import BuildPolicy, BuildRequest, build_app
 from bot.core.app_kinds import KINDS
 from bot.core.ports import Inference

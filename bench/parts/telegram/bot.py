@@ -1,6 +1,6 @@
 """The bot side of bench/telegram_load.py, in a process of its own, as it would run in production.
 
-    python -m bench.telegram_bot --api-base URL --token TOKEN (--sqlite PATH | --postgres DSN)
+    python -m bench.parts.telegram.bot --api-base URL --token TOKEN (--sqlite PATH | --postgres DSN)
 
 Serves until SIGTERM with the load fixtures (instant generator, hash embedder). Prints "ready".
 """
@@ -12,7 +12,7 @@ import asyncio
 import signal
 from pathlib import Path
 
-from bench.telegram_fixtures import build_adapter
+from bench.parts.telegram.fixtures import build_adapter
 from bot.core.ports import Store
 
 

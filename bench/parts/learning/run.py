@@ -17,8 +17,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import log, machine, now_iso
-from bench.learning_people import DayReport, Teacher, chat_day, held_out_replies
 from bench.learning_sim import (
     QUICK_TARGET_MINUTES,
     QUICK_TARGET_POINTS,
@@ -31,6 +29,8 @@ from bench.learning_sim import (
     prompts,
     rate,
 )
+from bench.parts.common import log, machine, now_iso
+from bench.parts.learning.people import DayReport, Teacher, chat_day, held_out_replies
 from bot.app.backends import load_embedder, load_inference, open_store
 from bot.app.kindred import policy as conversation_policy
 from bot.app.settings import Settings, load_settings

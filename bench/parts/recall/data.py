@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from bench import facts_personal, facts_places
-from bench.chatter import assistant_line, chatter_line, fill, user_line
-from bench.facts import SHARED, Family
+from bench.parts.chatter import assistant_line, chatter_line, fill, user_line
+from bench.parts.recall import facts_personal, facts_places
+from bench.parts.recall.facts import SHARED, Family
 from bot.core.text import query_terms
 
 Speaker = Literal["user", "assistant"]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.common import log
+from bench.parts.common import log
 from bot.core.models import ChatMessage
 from bot.inference.local import LocalInference
 

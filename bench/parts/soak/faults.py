@@ -14,9 +14,9 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from bench.common import log
-from bench.soak_people import Person, build, chat
-from bench.soak_procs import System
+from bench.parts.common import log
+from bench.parts.soak.people import Person, build, chat
+from bench.parts.soak.procs import System
 from tests.support.telegram_api import FakeTelegramBotApi
 
 CANARY_BASE = 9_000_000

@@ -16,8 +16,8 @@ from typing import Any
 
 import psycopg
 
-from bench.soak_kinds import APP, ERROR, NOT_ANSWERS, RING, STEP, has_notice, kind_of, reply_tag
-from bench.soak_people import Person
+from bench.parts.soak.kinds import APP, ERROR, NOT_ANSWERS, RING, STEP, has_notice, kind_of, reply_tag
+from bench.parts.soak.people import Person
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.telegram_push import WebhookPusher
 

@@ -1,8 +1,8 @@
-"""Fact families about pets, places, things, plans and codes (see bench/facts.py)."""
+"""Fact families about pets, places, things, plans and codes (see bench/parts/recall/facts.py)."""
 
 from __future__ import annotations
 
-from bench.facts import Family
+from bench.parts.recall.facts import Family
 
 FAMILIES: tuple[Family, ...] = (
     Family(

@@ -1,5 +1,5 @@
-"""`celery -A bench.soak_worker worker`: Kindred's worker app (workers/app.py `build_app`, every
-job, beat's schedule) with the load fixtures of bench/telegram_fixtures.py as its embedder and
+"""`celery -A bench.parts.soak.worker worker`: Kindred's worker app (workers/app.py `build_app`, every
+job, beat's schedule) with the load fixtures of bench/parts/telegram/fixtures.py as its embedder and
 model, settings from the environment only. bench/soak.py runs it with the options `kindred worker`
 gives (bot/cli/workers.py); only the app differs, since the fixtures cannot be named in settings."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from celery import Celery
 
-from bench.telegram_fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
+from bench.parts.telegram.fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
 from bot.app.jobs import job_registry
 from bot.app.memory_jobs import Models
 from bot.app.settings import load_settings

@@ -11,7 +11,16 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bench.soak_kinds import APP, MEMORIES, PRIVACY_KIND, REMINDER_OK, REMINDERS, REPLY, SETTING, kind_of
+from bench.parts.soak.kinds import (
+    APP,
+    MEMORIES,
+    PRIVACY_KIND,
+    REMINDER_OK,
+    REMINDERS,
+    REPLY,
+    SETTING,
+    kind_of,
+)
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP
 from tests.support.telegram_api import FakeTelegramBotApi
 
@@ -72,7 +81,7 @@ def replies(api: FakeTelegramBotApi, person: Person) -> list[int]:
 
 
 def say(api: FakeTelegramBotApi, person: Person, text: str) -> None:
-    """A chat message, tagged so that its reply can be told apart (bench/soak_bot.py)."""
+    """A chat message, tagged so that its reply can be told apart (bench/parts/soak/bot.py)."""
     tag = f"[r{len(person.tags)}]"
     person.tags.append(tag)
     owe(person, REPLY)

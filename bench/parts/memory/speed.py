@@ -12,8 +12,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bench.common import log, millis
-from bench.memory_phases import user_text
+from bench.parts.common import log, millis
+from bench.parts.memory.phases import user_text
 from bot.core import memory_ops
 from bot.core.memory_file import ImportItem
 from bot.core.ports import Embedder, Store

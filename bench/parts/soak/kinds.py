@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from bench.telegram_fixtures import REPLY_WORDS
+from bench.parts.telegram.fixtures import REPLY_WORDS
 from bot.core.app_build import STEPS
 from bot.core.controls import PRIVACY
 
@@ -19,7 +19,7 @@ NOT_ANSWERS = frozenset({RING, ERROR, STEP})
 _FAILURE_WORDS = ("went wrong", "right now", "try again", "couldn't", "can't start", "unavailable")
 
 
-TAG = re.compile(r"^ ?(\[r\d+\])")  # the message a reply answers (bench/soak_bot.py)
+TAG = re.compile(r"^ ?(\[r\d+\])")  # the message a reply answers (bench/parts/soak/bot.py)
 
 
 def has_notice(text: str | None) -> bool:

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from bench.chatter import assistant_line, fill, user_line
-from bench.common import log
+from bench.parts.chatter import assistant_line, fill, user_line
+from bench.parts.common import log
 from bot.core.checks import run_checks
 from bot.core.consolidation import consolidate
 from bot.core.kinds import classify

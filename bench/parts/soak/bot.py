@@ -1,8 +1,8 @@
 """The bot of bench/soak.py: `kindred run` itself (bot/cli/run.py `serve`: the Telegram adapter,
 the web server with its webhook, jobs on Celery when REDIS_URL is set, a graceful stop on SIGTERM),
-with the load fixtures of bench/telegram_fixtures.py in place of the model and the embedder.
+with the load fixtures of bench/parts/telegram/fixtures.py in place of the model and the embedder.
 
-    python -m bench.soak_bot        # settings from the environment only, as `kindred run` reads them
+    python -m bench.parts.soak.bot        # settings from the environment only, as `kindred run` reads them
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import functools
 import re
 from collections.abc import AsyncIterator, Sequence
 
-from bench.telegram_fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
+from bench.parts.telegram.fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
 from bot.app.kindred import build
 from bot.app.settings import Settings, load_settings, secret_values
 from bot.cli.logs import setup_logging

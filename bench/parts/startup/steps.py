@@ -2,7 +2,7 @@
 
 `kindred chat` overlaps these steps (the models load on a thread while the store opens and the
 prompt reads the first line); here they run in turn, so that each one's own cost shows. Run as
-`python -m bench.startup_parts SPAWNED_AT LINE` by bench/startup.py, with the chat's environment;
+`python -m bench.parts.startup.steps SPAWNED_AT LINE` by bench/startup.py, with the chat's environment;
 prints one JSON object: each part's wall and CPU seconds and when it ended, since `SPAWNED_AT`
 (the parent's `time.monotonic()` just before it started this process; Linux's monotonic clock
 is one for the whole machine).

@@ -14,9 +14,9 @@ from typing import Any, Protocol
 import numpy as np
 import psycopg
 
-from bench.chatter import SMALL_TALK, assistant_line, chatter_line, fill
-from bench.common import log, millis
-from bench.recall_data import FAMILIES
+from bench.parts.chatter import SMALL_TALK, assistant_line, chatter_line, fill
+from bench.parts.common import log, millis
+from bench.parts.recall.data import FAMILIES
 from bot.core.kinds import classify
 from bot.core.models import MemoryHit, NewMemory, NewTurn, Vector
 from bot.core.ports import Embedder, Inference, Store
@@ -113,7 +113,7 @@ def question_text(rng: random.Random) -> str:
 
 
 def _values(rng: random.Random, slots: Any) -> dict[str, str]:
-    from bench.facts import SHARED
+    from bench.parts.recall.facts import SHARED
 
     return {name: rng.choice(options) for name, options in {**SHARED, **slots}.items()}
 

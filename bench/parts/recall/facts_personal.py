@@ -1,8 +1,8 @@
-"""Fact families about health, habits, family and feelings (see bench/facts.py)."""
+"""Fact families about health, habits, family and feelings (see bench/parts/recall/facts.py)."""
 
 from __future__ import annotations
 
-from bench.facts import Family
+from bench.parts.recall.facts import Family
 
 FAMILIES: tuple[Family, ...] = (
     Family(

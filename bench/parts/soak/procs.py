@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common import log
+from bench.parts.common import log
 from tests.jobs.workerproc import ROOT, RedisServer, free_port
 
 READY_TIMEOUT_S = 90.0
@@ -154,7 +154,7 @@ class System:
         # What `kindred worker --queues build,default` runs (bot/cli/workers.py), with the fixtures' app.
         self.worker = Process(
             "worker",
-            [python, "-m", "celery", "-A", "bench.soak_worker", "worker", "--queues", "build,default",
+            [python, "-m", "celery", "-A", "bench.parts.soak.worker", "worker", "--queues", "build,default",
              "--pool", "prefork", "--concurrency", "2", "--hostname", "soak@%h", "--loglevel", "INFO"],
             env, self.folder / "worker.log", " ready.",
         )  # fmt: skip
@@ -173,8 +173,8 @@ class System:
                 "KINDRED_DATA_DIR": str(self.folder / f"bot{n}"),
             }
             self.bots.append(
-                Process(f"bot{n}", [python, "-m", "bench.soak_bot"], bot_env, self.folder / f"bot{n}.log",
-                        "kindred: serving")
+                Process(f"bot{n}", [python, "-m", "bench.parts.soak.bot"], bot_env,
+                        self.folder / f"bot{n}.log", "kindred: serving")
             )  # fmt: skip
 
     def bot_ports(self) -> list[int]:
