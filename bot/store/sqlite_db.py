@@ -96,8 +96,9 @@ class SqliteDatabase:
             recorded = await self._recorded()
         except sqlite3.OperationalError:
             recorded = []
-        await self._renumber(migrations.renumbering("sqlite", recorded))
-        todo = migrations.pending("sqlite", set(migrations.current_versions("sqlite", recorded)))
+        if migrations.renumbering("sqlite", recorded):
+            recorded = await self._renumber()
+        todo = migrations.pending("sqlite", {version for version, _ in recorded})
         for step in todo:
             try:
                 # executescript runs the DDL inside our BEGIN; the record goes in parameterised.
@@ -117,16 +118,19 @@ class SqliteDatabase:
         async with self._db.execute("SELECT version, name FROM schema_version") as cur:
             return [(row["version"], row["name"]) for row in await cur.fetchall()]
 
-    async def _renumber(self, moved: dict[int, int]) -> None:
-        """Move steps recorded under the dialect's old numbers to today's (migrations.renumbering)."""
-        if not moved:
-            return
+    async def _renumber(self) -> list[tuple[int, str]]:
+        """Move steps recorded under the dialect's old numbers to today's (migrations.renumbering),
+        and return the rows as they are then. Read again under the write lock: another process may
+        have moved them since."""
         try:
             await self._db.execute("BEGIN IMMEDIATE")
+            moved = migrations.renumbering("sqlite", await self._recorded())
             await self._db.executemany(
                 "UPDATE schema_version SET version = ? WHERE version = ?", migrations.renumber_updates(moved)
             )
+            recorded = await self._recorded()
             await self._db.commit()
+            return recorded
         except sqlite3.Error:
             if self._db.in_transaction:
                 await self._db.rollback()
