@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import log, machine, millis, now_iso, open_store
+from bench.parts.common import log, machine, millis, now_iso, open_store
 from bot.core.chat.ports import Inference
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, build_app
 from bot.core.miniapps.kinds import KINDS

@@ -1,4 +1,4 @@
-"""Consolidation's effect on recall and on rows: the generated set (bench/recall_data.py), asked
+"""Consolidation's effect on recall and on rows: the generated set (bench/parts/recall/data.py), asked
 before and after the nightly consolidation with the shipped policy.
 
 Each person's turns are imported as `kindred memory import` does, every question is asked (dense
@@ -23,8 +23,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bench import recall
-from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
-from bench.recall_data import QUICK, Dataset, Shape, generate
+from bench.parts.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
+from bench.parts.recall.data import QUICK, Dataset, Shape, generate
 from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
 from bot.core.memory.extraction import sentences
 from bot.core.memory.operations import all_memories

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import engine_vs_generate
-from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
+from bench.parts.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
+from bench.parts.inference import engine_vs_generate
 from bot.core.models import ChatMessage
 from bot.inference.local import LocalInference, Sampling
 

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.chatter import chatter_line
-from bench.common import exit_cleanly_on_sigterm
+from bench.parts.chatter import chatter_line
+from bench.parts.common import exit_cleanly_on_sigterm
 
 TARGET_POINTS = 20.0
 QUICK_TARGET_POINTS = 5.0
@@ -156,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="kindred-learning-sim-") as tmp:
         data_dir = args.data_dir or Path(tmp)
         data_dir.mkdir(parents=True, exist_ok=True)
-        from bench.learning_run import simulate
+        from bench.parts.learning.run import simulate
 
         result = asyncio.run(simulate(args, QUICK if args.quick else FULL, data_dir))
     if args.plot is not None:

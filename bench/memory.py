@@ -38,10 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench import memory_phases as phases
-from bench import memory_speed as speed
-from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
-from bench.memory_phases import Plan
+from bench.parts.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store, server_for
+from bench.parts.memory import phases, speed
+from bench.parts.memory.phases import Plan
 from bot.core.memory.ports import Embedder
 
 if TYPE_CHECKING:

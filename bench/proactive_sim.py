@@ -1,6 +1,6 @@
 """Proactive check-ins, simulated: do the triggers find what was planted, and how often does Kindred speak?
 
-Synthetic people (bench/proactive_people.py: planted long sessions, habits, dated events, their
+Synthetic people (bench/parts/proactive/people.py: planted long sessions, habits, dated events, their
 near-misses and noise) live through weeks of activity. A simulated beat every 30 minutes builds each
 person's view of what was stored up to then (activity within the habit lookback, memories said so
 far, what was sent), runs the core's `evaluate` and `choose` exactly as the beat job does, and
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from bench.common import log, machine, now_iso
-from bench.proactive_people import START, SimPerson, make_person
+from bench.parts.common import log, machine, now_iso
+from bench.parts.proactive.people import START, SimPerson, make_person
 from bot.core.proactive.evaluate import evaluate
 from bot.core.proactive.manners import choose
 from bot.core.proactive.models import Occasion, PersonView, RememberedFact, SentRecord

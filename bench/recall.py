@@ -2,17 +2,17 @@
 
 Two datasets, each imported through `kindred memory import`'s path (text, speaker, timestamp) with
 the real all-MiniLM-L6-v2 embedder and asked with k=10, without consolidation, by every method in
-bench/recall_eval.py (dense, lexical, hybrid as shipped, ...):
+bench/parts/recall/eval.py (dense, lexical, hybrid as shipped, ...):
 
-* generated: long multi-session chats with a companion (bench/recall_data.py). Kindred's earlier
+* generated: long multi-session chats with a companion (bench/parts/recall/data.py). Kindred's earlier
   rules were tuned on it, so it is one split, `all`, and no proof.
-* locomo: LoCoMo's long conversations between two named people (bench/locomo.py), from a local copy
-  given with `--locomo DIR`; nothing is fetched. Split by conversation into `dev` (tune here) and
+* locomo: LoCoMo's long conversations between two named people (bench/parts/recall/locomo.py), from a
+  local copy given with `--locomo DIR`; nothing is fetched. Split by conversation into `dev` (tune here) and
   `test` (report only).
 
 recall@10 is the share of a question's evidence turns in the top 10, averaged over questions.
 
-Then curated memory (bench/recall_contradictions.py): other people's turns go in the way the product
+Then curated memory (bench/parts/recall/contradictions.py): other people's turns go in the way the product
 stores them, with `remember_turn` (rules only) after each user turn, and questions on the simulated
 clock check that contradicted facts stay out of the top 5 and that a months-old event does not
 outrank a stable preference on its topic. Prints one JSON object on stdout; its last key,
@@ -34,11 +34,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import locomo
-from bench import recall_contradictions as curated
-from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso, open_store, server_for
-from bench.recall_data import FAMILIES, QUICK, Dataset, Shape, generate, overlap_summary
-from bench.recall_eval import METHODS, Answer, Case, ask_all, by_group, by_method
+from bench.parts.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso, open_store, server_for
+from bench.parts.recall import contradictions as curated
+from bench.parts.recall import locomo
+from bench.parts.recall.data import FAMILIES, QUICK, Dataset, Shape, generate, overlap_summary
+from bench.parts.recall.eval import METHODS, Answer, Case, ask_all, by_group, by_method
 from bot.core.memory.indexing import SHIPPED_INDEXING, Indexing
 from bot.core.memory.jsonl_format import ImportItem
 from bot.core.memory.operations import import_items

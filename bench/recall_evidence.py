@@ -5,7 +5,7 @@
    Bella" after "I just adopted a dog called Biscuit"), as the bundled 135M model did. For every
    asking: is the person's statement the first memory in the prompt, and did an invented reply or
    an earlier asking reach the prompt's memory block at all?
-2. bench/recall_data.py's generated conversations: recall@5/@10 of the gold user turns, hybrid,
+2. bench/parts/recall/data.py's generated conversations: recall@5/@10 of the gold user turns, hybrid,
    with the assistant's lines searched (as before) or not.
 
 Policies: `before` stores replies and questions as plain turns (what Kindred did, assistant weight
@@ -25,9 +25,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench import recall
-from bench.common import log, machine, now_iso, open_store
-from bench.recall_data import QUICK, generate
-from bench.recall_eval import KS
+from bench.parts.common import log, machine, now_iso, open_store
+from bench.parts.recall.data import QUICK, generate
+from bench.parts.recall.eval import KS
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.memory.kinds import is_question

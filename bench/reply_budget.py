@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
 from bench.inference import add_engine_args, facts, load_engine
+from bench.parts.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
 from bot.core.chat.prompt import DEFAULT_PERSONA, build_messages
 from bot.core.chat.sentences import ELLIPSIS, whole_sentences
 from bot.inference.local import LocalInference, Sampling

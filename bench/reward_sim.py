@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store
+from bench.parts.common import exit_cleanly_on_sigterm, log, machine, now_iso, open_store
 from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
 from bot.core.memory.operations import all_memories
 from bot.core.memory.ports import Embedder

@@ -3,12 +3,12 @@ duplicated.
 
     python -m bench.soak [--quick | --seconds N] [--people N] [--replicas N] [--faults a,b,...]
 
-The system: the bot (bench/soak_bot.py: `kindred run` in webhook mode with the load fixtures),
+The system: the bot (bench/parts/soak/bot.py: `kindred run` in webhook mode with the load fixtures),
 a Celery worker (build and default queues) and beat on a redis-server of the soak's own, and
-PostgreSQL + pgvector (the embedded server). Hundreds of simulated people (bench/soak_people.py)
+PostgreSQL + pgvector (the embedded server). Hundreds of simulated people (bench/parts/soak/people.py)
 write through the loopback Bot API, which pushes their updates to the bot's webhook as Telegram
 does (tests/support/telegram_push.py), through a round-robin front on one address. Faults
-(bench/soak_faults.py) hit it at set moments. Afterwards bench/soak_checks.py compares what each
+(bench/parts/soak/faults.py) hit it at set moments. Afterwards bench/parts/soak/checks.py compares what each
 person was owed with the fake API's log and the database. Progress goes to stderr; the last thing
 on stdout is one JSON object.
 """
@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from bench import soak_checks as checks
-from bench.common import fresh_database, log, machine, now_iso, postgres_server
-from bench.soak_faults import SCHEDULE, Faults, run_faults
-from bench.soak_kinds import RING, kind_of
-from bench.soak_people import Person, bot_kinds, live
-from bench.soak_procs import System
+from bench.parts.common import fresh_database, log, machine, now_iso, postgres_server
+from bench.parts.soak import checks
+from bench.parts.soak.faults import SCHEDULE, Faults, run_faults
+from bench.parts.soak.kinds import RING, kind_of
+from bench.parts.soak.people import Person, bot_kinds, live
+from bench.parts.soak.procs import System
 from tests.support.pg import as_url
 from tests.support.round_robin import RoundRobinFront
 from tests.support.telegram_api import FakeTelegramBotApi

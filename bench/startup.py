@@ -8,7 +8,7 @@ imports are paid as a person pays them. Two measurements:
   exit; the CPU time it had used by its first byte (on a machine that others keep busy, the
   wall time there is mostly waiting for a core; the CPU time is the work itself); and its own
   timeline (when the store, the embedder and the model were ready, from its INFO log lines).
-- parts: `bench/startup_parts.py` runs the same steps one after another and times each (wall and
+- parts: `bench/parts/startup/steps.py` runs the same steps one after another and times each (wall and
   CPU): Python's start, Kindred's imports, torch, store open, model load (transformers too, for
   a model the plain Llama engine does not run), embedder load, first byte, last byte. The chat
   overlaps some of them; this shows what each one costs.
@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso
+from bench.parts.common import exit_cleanly_on_sigterm, log, machine, now_iso
 
 TARGET_FIRST_BYTE_S = 4.0
 LINE = "Hi! How was your day?"
@@ -120,7 +120,7 @@ def cpu_seconds(pid: int) -> float:
 def timed_parts(env: dict[str, str]) -> list[dict[str, Any]]:
     spawned_at = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "bench.startup_parts", repr(spawned_at), LINE],
+        [sys.executable, "-m", "bench.parts.startup.steps", repr(spawned_at), LINE],
         env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
     )  # fmt: skip
     if done.returncode != 0:

@@ -24,7 +24,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.common import exit_cleanly_on_sigterm, fresh_database, log, machine, millis, now_iso, server_for
+from bench.parts.common import (
+    exit_cleanly_on_sigterm,
+    fresh_database,
+    log,
+    machine,
+    millis,
+    now_iso,
+    server_for,
+)
 from bot.core.store import Store
 from tests.support.telegram_api import Call, FakeTelegramBotApi
 
@@ -97,7 +105,7 @@ def first_text_latencies(api: FakeTelegramBotApi, queued: list[tuple[int, float]
 
 @asynccontextmanager
 async def store_location(backend: str, server_dsn: str | None) -> AsyncIterator[list[str]]:
-    """Where the bot process keeps its store: bench/telegram_bot.py arguments."""
+    """Where the bot process keeps its store: bench/parts/telegram/bot.py arguments."""
     if backend == "sqlite":
         with tempfile.TemporaryDirectory(prefix="kindred-tgload-") as folder:
             yield ["--sqlite", str(Path(folder) / "bench.db")]
@@ -121,7 +129,8 @@ async def open_location(where: list[str]) -> Store:
 async def bot_process(api: FakeTelegramBotApi, where: list[str]) -> AsyncIterator[None]:
     """The bot runs in its own process, as in production: the Bot API server is not its CPU's work."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bench.telegram_bot", "--api-base", api.base_url, "--token", api.token, *where,
+        sys.executable, "-m", "bench.parts.telegram.bot", "--api-base", api.base_url, "--token", api.token,
+        *where,
         stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stdout is not None
@@ -218,7 +227,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             "generator": "load fixture: deterministic, instant (not a model)",
             "embedder": "load fixture: hash vectors (not a model)",
             "bot_api": "loopback fake Bot API server and the simulated people in this process; "
-            "the bot in its own (bench/telegram_bot.py)",
+            "the bot in its own (bench/parts/telegram/bot.py)",
         },
         "targets": TARGETS,
         "results": results,

@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import exit_cleanly_on_sigterm, log, machine, now_iso
+from bench.parts.common import exit_cleanly_on_sigterm, log, machine, now_iso
 from bot.core.chat.prompt import DEFAULT_PERSONA
 from bot.core.learning.gate import GatePolicy, evaluate_candidate
 from bot.core.learning.models import TrainingExample

@@ -10,7 +10,7 @@
 #
 # What --prepare puts in DIR:
 #   wheels/   packages the benches need beyond torch, transformers and numpy: psycopg (for
-#             bench/common.py); trl, peft, accelerate, datasets and what datasets needs (pyarrow,
+#             bench/parts/common.py); trl, peft, accelerate, datasets and what datasets needs (pyarrow,
 #             pandas, …) for the trainer; for CPython 3.12 on manylinux x86-64 (PY_VERSION).
 #   models/smollm2-135m-instruct/   config.json and the tokenizer (4 MB); the weights too
 #             (540 MB, float32) unless WEIGHTS=0. Without them the check runs the same

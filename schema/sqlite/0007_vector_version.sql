@@ -1,8 +1,8 @@
 -- A per-person counter that moves whenever a memory's vector or recallability may have changed, so
 -- that a cached matrix of the person's vectors (bot/store/sqlite_vectors.py) knows it is stale, whichever
 -- connection or process made the change. New memories need no counter: ids only grow, so the cache
--- reads rows above the largest id it holds. SQLite only: PostgreSQL searches inside the database.
--- Numbered 0007: 0005 and 0006 land from other branches, and none depends on another.
+-- reads rows above the largest id it holds. SQLite only: PostgreSQL searches inside the database
+-- (schema/postgres/0007_vector_version.sql is its no-op twin).
 ALTER TABLE users ADD COLUMN vector_version INTEGER NOT NULL DEFAULT 0;
 
 CREATE TRIGGER memories_vectors_ad AFTER DELETE ON memories BEGIN

@@ -1,5 +1,5 @@
--- Learning ([learning]). Mirrors schema/postgres/0007_learning.sql (numbered 0008 here: SQLite has
--- its own 0007, the vector counter). Times are UTC epoch seconds (REAL); JSON is TEXT.
+-- Learning ([learning]). Mirrors schema/postgres/0008_learning.sql. Times are UTC epoch seconds (REAL);
+-- JSON is TEXT.
 
 -- How each reply was made, kept with it so that a night trains on what the model saw: the prompt's
 -- messages ([{"role", "content"}, …]) exactly as they went to the model, the adapter version that

@@ -1,4 +1,4 @@
-"""The README and the docs/ pages it links to: every relative link and anchor leads somewhere,
+"""The README and the docs/ pages (docs/**/*.md): every relative link and anchor leads somewhere,
 and the README keeps the shape that lets it be read in one sitting ([first-run], issue 13)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").rglob("*.md"))]
 README_MAX_LINES = 200
 # The README's sections that each stand for a docs/ page, which they must link to.
 README_PARAGRAPHS = {

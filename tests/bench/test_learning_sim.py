@@ -2,7 +2,7 @@
 the measurement, the plot) on a tiny random model, in a real subprocess, with the JSON it promises.
 
 A random model cannot learn a taste in two steps; what this proves is that the pipeline runs end to
-end and reports honestly. The numbers come from the real model (docs/benchmarks.md, "Learning: measured")."""
+end and reports honestly. The numbers come from the real model (docs/benchmarks.md, "Learning")."""
 
 from __future__ import annotations
 

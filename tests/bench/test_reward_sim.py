@@ -1,7 +1,7 @@
 """Smoke test of bench/reward_sim.py: a tiny run in a real subprocess, the JSON it promises.
 
 It checks shape, not the gain or the cut: the numbers come from full runs (docs/benchmarks.md,
-"Memory: reward, decay and curation, measured")."""
+"Reward, curation and consolidation")."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.soak_faults import SCHEDULE
+from bench.parts.soak.faults import SCHEDULE
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 280  # 45 s of load, the reminders' ring (beat runs each minute), and slack

@@ -1,4 +1,4 @@
-"""PostgreSQL keeps each person's count of searched memories and their total length (schema 0008)
+"""PostgreSQL keeps each person's count of searched memories and their total length (schema 0009)
 for BM25: every writer keeps them equal to a recount by the store's own recallable() rule."""
 
 from __future__ import annotations
@@ -106,14 +106,14 @@ async def test_bm25_scores_come_from_the_persons_own_memories(store: PostgresSto
     })
 
 
-async def test_0008_counts_the_memories_stored_before_it(store: PostgresStore, dsn: str) -> None:
+async def test_0009_counts_the_memories_stored_before_it(store: PostgresStore, dsn: str) -> None:
     await store.add_memories([new("ann", "I live in Glasgow"), new("ann", "Is it raining?", "question"),
                               new("bob", "I work nights"), new("bob", "we went camping")])  # fmt: skip
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         await conn.execute("DROP TRIGGER memories_lexical_stats ON memories")
         await conn.execute("DROP FUNCTION memories_lexical_stats(), memory_is_searched(TEXT, TEXT)")
         await conn.execute("ALTER TABLE users DROP COLUMN lexical_docs, DROP COLUMN lexical_length")
-        await conn.execute("DELETE FROM schema_version WHERE version = 8")
-    assert await store.migrate() == [8]
+        await conn.execute("DELETE FROM schema_version WHERE version = 9")
+    assert await store.migrate() == [9]
     await assert_kept(dsn)
     assert [row[1] for row in await rows(dsn, _KEPT)] == [1, 2]

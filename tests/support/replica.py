@@ -18,7 +18,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 
-from bench.telegram_fixtures import LoadFixtureEmbedder
+from bench.parts.telegram.fixtures import LoadFixtureEmbedder
 from bot.adapters.base import Services
 from bot.app.backends import open_store
 from bot.app.platforms import platforms

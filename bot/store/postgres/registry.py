@@ -2,7 +2,7 @@
 
 Many processes write at once here (the bot, workers, the CLI). A promotion and a run's start each
 take a transaction-scoped advisory lock first, so that concurrent callers take turns instead of
-meeting the partial unique indexes of schema 0007 (one serving version per scope, one running run)
+meeting the partial unique indexes of schema 0008 (one serving version per scope, one running run)
 as errors; the indexes still hold against any writer that skips the lock.
 """
 

@@ -87,7 +87,7 @@ ORDER BY n.distance, n.id
 # candidate matches some lexeme, so each lexeme's document frequency is counted among them.
 # A lexeme found only in the context (weight B) counts CONTEXT_WEIGHT times, as on SQLite.
 # The person's count of searched memories and their total length are kept in `users` by a trigger
-# (schema/postgres/0008_lexical_stats.sql): counting them here read every row of the person, which
+# (schema/postgres/0009_lexical_stats.sql): counting them here read every row of the person, which
 # for 20,000 memories was most of the search's time.
 BM25_K1 = 1.2
 BM25_B = 0.75

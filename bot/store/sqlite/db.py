@@ -88,16 +88,17 @@ class SqliteDatabase:
 
     async def applied_versions(self) -> list[int]:
         await self._db.execute(migrations.VERSION_TABLE_DDL)
-        async with self._db.execute("SELECT version FROM schema_version ORDER BY version") as cur:
-            return [row["version"] for row in await cur.fetchall()]
+        return migrations.current_versions("sqlite", await self._recorded())
 
     async def migrate(self) -> list[int]:
         """Apply pending migrations, each in its own transaction. Returns the versions applied."""
         try:
-            applied = set(await self._read_versions())
+            recorded = await self._recorded()
         except sqlite3.OperationalError:
-            applied = set()
-        todo = migrations.pending("sqlite", applied)
+            recorded = []
+        if migrations.renumbering("sqlite", recorded):
+            recorded = await self._renumber()
+        todo = migrations.pending("sqlite", {version for version, _ in recorded})
         for step in todo:
             try:
                 # executescript runs the DDL inside our BEGIN; the record goes in parameterised.
@@ -113,9 +114,27 @@ class SqliteDatabase:
                 raise
         return [step.version for step in todo]
 
-    async def _read_versions(self) -> list[int]:
-        async with self._db.execute("SELECT version FROM schema_version") as cur:
-            return [row["version"] for row in await cur.fetchall()]
+    async def _recorded(self) -> list[tuple[int, str]]:
+        async with self._db.execute("SELECT version, name FROM schema_version") as cur:
+            return [(row["version"], row["name"]) for row in await cur.fetchall()]
+
+    async def _renumber(self) -> list[tuple[int, str]]:
+        """Move steps recorded under the dialect's old numbers to today's (migrations.renumbering),
+        and return the rows as they are then. Read again under the write lock: another process may
+        have moved them since."""
+        try:
+            await self._db.execute("BEGIN IMMEDIATE")
+            moved = migrations.renumbering("sqlite", await self._recorded())
+            await self._db.executemany(
+                "UPDATE schema_version SET version = ? WHERE version = ?", migrations.renumber_updates(moved)
+            )
+            recorded = await self._recorded()
+            await self._db.commit()
+            return recorded
+        except sqlite3.Error:
+            if self._db.in_transaction:
+                await self._db.rollback()
+            raise
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:

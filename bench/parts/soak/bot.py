@@ -1,0 +1,58 @@
+"""The bot of bench/soak.py: `kindred run` itself (bot/cli/run.py `serve`: the Telegram adapter,
+the web server with its webhook, jobs on Celery when REDIS_URL is set, a graceful stop on SIGTERM),
+with the load fixtures of bench/parts/telegram/fixtures.py in place of the model and the embedder.
+
+    python -m bench.parts.soak.bot        # settings from the environment only, as `kindred run` reads them
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+from collections.abc import AsyncIterator, Sequence
+
+from bench.parts.telegram.fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
+from bot.app.kindred import build
+from bot.app.settings import Settings, load_settings, secret_values
+from bot.cli.logs import setup_logging
+from bot.cli.run import serve
+from bot.core.chat.ports import Inference
+from bot.core.memory.ports import Embedder
+from bot.core.models import ChatMessage, StreamEnd
+
+TAG = re.compile(r"\[r\d+\]")
+
+
+class TaggingFixtureGenerator(LoadFixtureGenerator):
+    """The load fixture's reply, ending with the tag ("[r7]") of the message it answers, so that
+    the soak can tell which message each reply belongs to and in what order they came."""
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int,
+        adapter: str | None = None,
+        ending: StreamEnd | None = None,
+    ) -> AsyncIterator[str]:
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
+            yield chunk
+        asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        tags = TAG.findall(asked)
+        if tags:
+            yield tags[-1]
+
+
+async def load_fixtures(settings: Settings, started: float) -> tuple[Embedder, Inference]:
+    return LoadFixtureEmbedder(), TaggingFixtureGenerator()
+
+
+def main() -> None:
+    settings = load_settings(env_file=None)
+    setup_logging(settings.general.log_level, secret_values(settings))
+    asyncio.run(serve(settings, open_companion=functools.partial(build, load_models=load_fixtures)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""After bench/soak.py's load: what the people were owed against what the fake Bot API shows and
+what the store holds. Nothing here trusts the bot's own account of itself.
+
+- Every accepted message has exactly one answer of its kind (a chat message one reply, a command
+  its answer, /app one link, a reminder request one confirmation), in the order asked.
+- Every reaction and 👍/👎 press is a feedback row (one per reply, person and source).
+- Every reminder rang once; no app link went out twice; every person's message is one stored turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from bench.parts.soak.kinds import APP, ERROR, NOT_ANSWERS, RING, STEP, has_notice, kind_of, reply_tag
+from bench.parts.soak.people import Person
+from tests.support.telegram_api import FakeTelegramBotApi
+from tests.support.telegram_push import WebhookPusher
+
+LINK = re.compile(r"/a/([A-Za-z0-9_\-]+)")
+SAMPLES = 5
+
+
+def answers(api: FakeTelegramBotApi, people: Sequence[Person]) -> dict[str, Any]:
+    lost = duplicated = notices = 0
+    by_kind: Counter[str] = Counter()
+    failures: list[str] = []
+    disorder: list[dict[str, Any]] = []
+    for person in people:
+        shown = texts(api, person.user)
+        kinds = [kind_of(text) for text in shown]
+        answered = [kind for kind in kinds if kind not in NOT_ANSWERS]
+        got = Counter(answered)
+        for kind in set(got) | set(person.expected):
+            missing = max(0, person.expected[kind] - got[kind])
+            extra = max(0, got[kind] - person.expected[kind])
+            lost, duplicated = lost + missing, duplicated + extra
+            by_kind[f"{kind}_lost"] += missing
+            by_kind[f"{kind}_duplicated"] += extra
+        notices += sum(1 for text in shown if has_notice(text))
+        failures += [
+            f"{person.user}: {t[:100]}" for t, k in zip(shown, kinds, strict=True) if k in (ERROR, STEP)
+        ]
+        if answered != person.sequence:
+            shown_kinds = [f"{k}: {t[:50]}" for k, t in zip(kinds, shown, strict=True)]
+            disorder.append({"person": person.user, "owed": person.sequence, "shown": shown_kinds})
+    return {
+        "lost": lost,
+        "duplicated": duplicated,
+        "by_kind": {k: v for k, v in sorted(by_kind.items()) if v},
+        # A reply with the store's notice reached the person; its turn is checked in the store.
+        "replies_with_notice": notices,
+        "failure_notices": len(failures),
+        "failure_notice_samples": failures[:SAMPLES],
+        "chats_out_of_order_or_incomplete": len(disorder),
+        "disorder_samples": disorder[:SAMPLES],
+    }
+
+
+def order(api: FakeTelegramBotApi, people: Sequence[Person]) -> dict[str, Any]:
+    """Each reply names the message it answers: in every chat, the replies answer the messages
+    once each and in the order they were sent."""
+    wrong: list[dict[str, Any]] = []
+    for person in people:
+        shown = [tag for tag in map(reply_tag, texts(api, person.user)) if tag is not None]
+        if shown != person.tags:
+            wrong.append({"person": person.user, "sent": person.tags, "answered": shown})
+    return {"chats_out_of_order": len(wrong), "samples": wrong[:SAMPLES]}
+
+
+def texts(api: FakeTelegramBotApi, user: int) -> list[str]:
+    return [m.text or "" for m in api.bot_messages(user)]
+
+
+def rings(api: FakeTelegramBotApi, people: Sequence[Person]) -> dict[str, int]:
+    """Each reminder's "Reminder: …" message, exactly once."""
+    lost = duplicated = 0
+    for person in people:
+        said = Counter(
+            text.splitlines()[0].strip() for text in texts(api, person.user) if kind_of(text) == RING
+        )
+        for task in person.reminders:
+            n = said.get(f"Reminder: {task}", 0)
+            lost += n == 0
+            duplicated += max(0, n - 1)
+    return {"reminders": sum(len(p.reminders) for p in people), "lost": lost, "duplicated": duplicated}
+
+
+def app_links(api: FakeTelegramBotApi, people: Sequence[Person]) -> dict[str, int]:
+    """No app's link in two messages (a build delivered twice)."""
+    tokens: Counter[str] = Counter()
+    for person in people:
+        for text in texts(api, person.user):
+            if kind_of(text) == APP:
+                tokens.update(LINK.findall(text))
+    return {"links": len(tokens), "duplicated": sum(n - 1 for n in tokens.values() if n > 1)}
+
+
+def deliveries(pusher: WebhookPusher) -> dict[str, Any]:
+    records = list(pusher.deliveries.values())
+    retried = [d for d in records if d.attempts > 1]
+    return {
+        "updates": len(records),
+        "accepted": sum(1 for d in records if d.accepted_at is not None),
+        "not_accepted": pusher.pending + sum(1 for d in records if d.accepted_at is None),
+        "retried": len(retried),
+        "statuses_seen": dict(Counter(str(s) for d in records for s in d.statuses)),
+    }
+
+
+async def stored(dsn: str, people: Sequence[Person]) -> dict[str, Any]:
+    """Feedback rows and the people's stored turns, read from PostgreSQL itself."""
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        rows = await (
+            await conn.execute("SELECT user_id, source, count(*) FROM feedback GROUP BY user_id, source")
+        ).fetchall()
+        feedback = {(str(user), str(source)): int(n) for user, source, n in rows}
+        rows = await (
+            await conn.execute(
+                "SELECT user_id, count(*), count(DISTINCT text) FROM turns"
+                " WHERE role = 'user' GROUP BY user_id"
+            )
+        ).fetchall()
+        turns = {str(user): (int(n), int(distinct)) for user, n, distinct in rows}
+    lost = duplicated = turns_missing = turns_twice = 0
+    for person in people:
+        key = f"telegram:{person.user}"
+        for source, sent in (("reaction", person.reactions), ("button", person.presses)):
+            have = feedback.get((key, source), 0)
+            lost += max(0, sent - have)
+            duplicated += max(0, have - sent)
+        said = len(person.chat_sent) + len(person.reminders)
+        n, distinct = turns.get(key, (0, 0))
+        turns_missing += max(0, said - n)
+        turns_twice += n - distinct
+    return {
+        "reactions_sent": sum(p.reactions + p.presses for p in people),
+        "feedback_rows": sum(feedback.values()),
+        "feedback_lost": lost,
+        "feedback_duplicated": duplicated,
+        "user_turns_missing": turns_missing,
+        "user_turns_stored_twice": turns_twice,
+    }

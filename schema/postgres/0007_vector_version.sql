@@ -1,0 +1,3 @@
+-- No-op on PostgreSQL. schema/sqlite/0007_vector_version.sql counts changes to a person's vectors for
+-- SQLite's in-process vector cache; PostgreSQL searches inside the database and needs no counter.
+-- The file keeps one numbering for both dialects: the same number is the same change everywhere.

@@ -1,0 +1,56 @@
+-- Proactive check-ins ([proactive]). Mirrors schema/sqlite/0011_proactive.sql. Lists are JSON TEXT, as on
+-- SQLite, so that one statement reads both. Whether the person blocked the bot is users.active (a stored
+-- turn of theirs makes them active again), not a column here.
+
+-- One row per person who changed a setting; no row: the defaults (off, no time zone, 22–8 quiet).
+-- Quiet hours are minutes after local midnight; quiet_start > quiet_end wraps midnight.
+CREATE TABLE proactive_settings (
+    user_id      TEXT PRIMARY KEY,
+    enabled      BOOLEAN NOT NULL DEFAULT FALSE,
+    timezone     TEXT,
+    quiet_start  INTEGER NOT NULL DEFAULT 1320,
+    quiet_end    INTEGER NOT NULL DEFAULT 480,
+    disabled     TEXT NOT NULL DEFAULT '[]',  -- triggers the person said "don't suggest this again" to
+    declined     TEXT NOT NULL DEFAULT '[]',  -- occasion keys declined (a habit is never offered again)
+    updated_at   TIMESTAMPTZ NOT NULL
+);
+-- Beat lists only the people who said yes, and those with a reminder due.
+CREATE INDEX proactive_settings_on ON proactive_settings(user_id) WHERE enabled;
+
+-- "Remind me …": scheduled until beat sends it (sent) or the person cancels it (cancelled). A
+-- repeating one (every_s: seconds between readings) stays scheduled, its due_at moved to the next.
+CREATE TABLE reminders (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    user_id     TEXT NOT NULL,
+    chat_id     TEXT NOT NULL,
+    text        TEXT NOT NULL,
+    due_at      TIMESTAMPTZ NOT NULL,
+    timezone    TEXT NOT NULL,
+    every_s     BIGINT,
+    status      TEXT NOT NULL DEFAULT 'scheduled' CHECK (status IN ('scheduled', 'cancelled', 'sent')),
+    created_at  TIMESTAMPTZ NOT NULL,
+    updated_at  TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX reminders_due ON reminders(due_at) WHERE status = 'scheduled';
+CREATE INDEX reminders_user ON reminders(user_id, status, due_at);
+
+-- The sent ledger, keyed by the occasion's idempotency key and written BEFORE sending: a key that
+-- is here is never sent again (a retried job, a second beat). claimed: decided, not known to be
+-- sent (a worker that died here leaves it so, and it is never retried: never two messages);
+-- sent: the platform took it; failed: the platform refused it (blocked, gone).
+CREATE TABLE proactive_sent (
+    key           TEXT PRIMARY KEY,
+    user_id       TEXT NOT NULL,
+    trigger_name  TEXT NOT NULL,
+    chat_id       TEXT,
+    status        TEXT NOT NULL DEFAULT 'claimed' CHECK (status IN ('claimed', 'sent', 'failed')),
+    claimed_at    TIMESTAMPTZ NOT NULL,
+    sent_at       TIMESTAMPTZ,
+    turn_id       BIGINT,  -- the assistant turn that holds the message (no foreign key: see apps)
+    message_id    TEXT,
+    outcome       TEXT CHECK (outcome IN ('accepted', 'dismissed')),
+    outcome_at    TIMESTAMPTZ
+);
+CREATE INDEX proactive_sent_user ON proactive_sent(user_id, claimed_at);
+CREATE INDEX proactive_sent_turn ON proactive_sent(turn_id);
+CREATE INDEX proactive_sent_trigger ON proactive_sent(trigger_name, claimed_at);

@@ -1,0 +1,3 @@
+-- No-op on SQLite. schema/postgres/0009_lexical_stats.sql keeps BM25's per-person statistics for
+-- PostgreSQL's search; FTS5 keeps its own. The file keeps one numbering for both dialects: the same
+-- number is the same change everywhere.
