@@ -1,4 +1,5 @@
-"""`kindred.apps.build` (the `build` queue): one mini-app, built from a person's request.
+"""`kindred.miniapps.build` (the `build` queue; `kindred.apps.build` is its older name): one
+mini-app, built from a person's request.
 
 Payload: {key, owner, chat_id, request}, ids and text only. The job opens its own store, reads the
 person's own statements for the rules (their city, their pet), and runs `core/miniapps/build.py`. A
@@ -18,7 +19,7 @@ from bot.core.errors import AppBuildBusy, AppBuildError, JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.loading import LoadOnce
 from bot.core.memory.kinds import NOT_EVIDENCE
-from bot.core.miniapps.build import BUILD_JOB, BuildPolicy, BuildRequest, build_app
+from bot.core.miniapps.build import BUILD_JOB, BUILD_JOB_BEFORE, BuildPolicy, BuildRequest, build_app
 from bot.core.store import Store
 from bot.web.miniapps.render import TemplateRenderer
 
@@ -75,3 +76,5 @@ def add_app_jobs(
         finally:
             await store.close()
         return {**built.as_payload(), "token": built.app.token, "title": built.app.title}
+
+    registry.alias(BUILD_JOB_BEFORE, BUILD_JOB)

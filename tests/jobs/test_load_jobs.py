@@ -38,15 +38,28 @@ def test_every_job_is_named_by_topic_and_its_visibility_margin_holds() -> None:
         "kindred.memory.extract",
         "kindred.memory.upkeep",
         "kindred.training.nightly",
+        "kindred.miniapps.build",
         "kindred.apps.build",
         "kindred.proactive.beat",
         "kindred.inference.generate",
     ]
     assert registry.get("kindred.inference.generate").spec.queue == "gpu"
     assert registry.get("kindred.proactive.beat").spec.queue == "default"
-    assert registry.get("kindred.apps.build").spec.queue == "build"
+    assert registry.get("kindred.miniapps.build").spec.queue == "build"
+    # A build queued by a Kindred from before "miniapp" runs the same job on the same queue.
+    older = registry.get("kindred.apps.build")
+    assert older.run is registry.get("kindred.miniapps.build").run and older.spec.queue == "build"
     nightly = registry.get("kindred.training.nightly").spec
     assert nightly.queue == "train" and nightly.soft_s == 180 * 60 and nightly.hard_s > nightly.soft_s
     assert all(name.startswith("kindred.") and name.count(".") == 2 for name in names)
     assert visibility_timeout_s(registry.longest_hard_limit_s(), None) > registry.longest_hard_limit_s()
     assert visibility_timeout_s(8 * 3600, None) > 8 * 3600  # a nightly training run of 8 h
+
+
+def test_a_celery_worker_takes_a_build_queued_under_its_older_name() -> None:
+    """Workers register every name of a job: an upgrade leaves no queued build without a task."""
+    from workers.app import build_app
+
+    app = build_app(settings(redis_url="redis://127.0.0.1:1/0"), job_registry(settings()))
+    assert {"kindred.miniapps.build", "kindred.apps.build"} <= set(app.tasks)
+    assert app.tasks["kindred.apps.build"].queue == app.tasks["kindred.miniapps.build"].queue == "build"

@@ -1,4 +1,4 @@
-"""The real `kindred.apps.build` job on in-process threads over a store file, with the rules alone
+"""The real `kindred.miniapps.build` job on in-process threads over a store file, with the rules alone
 (no model), and the /app commands over it: what the platform tests wire into their bots."""
 
 from __future__ import annotations

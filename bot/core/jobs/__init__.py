@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NewType, Protocol
 
 from bot.core.errors import JobError, JobTimeout, StoreUnavailable
@@ -31,7 +31,8 @@ _ROUTES = (
     ("kindred.inference.", "gpu"),
     ("kindred.training.", "train"),
     ("kindred.build.", "build"),
-    ("kindred.apps.", "build"),
+    ("kindred.miniapps.", "build"),
+    ("kindred.apps.", "build"),  # the mini-app build's name before "miniapp"
 )
 # Errors that a later attempt can fix. Anything else (a bad payload, a bug) fails at once: a poison
 # job must not be retried forever, nor block the jobs behind it.
@@ -115,6 +116,11 @@ class JobRegistry:
         if job.spec.name in self._jobs:
             raise ValueError(f"job {job.spec.name} is defined twice")
         self._jobs[job.spec.name] = job
+
+    def alias(self, old: str, name: str) -> None:
+        """Register `old` as a second name of the job `name`: jobs queued under a name that
+        changed still run (Celery finds a task by the name it was sent with)."""
+        self.add(Job(replace(self.get(name).spec, name=old), self.get(name).run))
 
     def get(self, name: str) -> Job:
         try:

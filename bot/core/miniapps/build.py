@@ -32,7 +32,10 @@ from bot.core.miniapps.specs import rule_spec
 
 log = logging.getLogger(__name__)
 
-BUILD_JOB = "kindred.apps.build"
+BUILD_JOB = "kindred.miniapps.build"
+# Its name before "miniapp" was the one word for what a person asks for: still registered, so that a
+# build queued by an older Kindred runs after an upgrade.
+BUILD_JOB_BEFORE = "kindred.apps.build"
 TOKEN_BYTES = 24  # 192 bits: the link cannot be guessed
 MAX_REQUEST_CHARS = 500
 BUSY = "You already have {limit} apps building. When one is done, try again."
