@@ -3,6 +3,7 @@ still sets the same thing, each new one is listed, and no other spelling does.""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_UNDESIRABLE_AT", "-0.8", lambda s: s.training.undesirable_at, -0.8),
     ("KINDRED_TRAIN_MIN_EXAMPLES", "9", lambda s: s.training.min_examples, 9),
     ("KINDRED_TRAIN_HELDOUT_SHARE", "0.4", lambda s: s.training.heldout_share, 0.4),
-    ("KINDRED_TRAINING_DEFAULT", "off", lambda s: s.training.default_consent, False),
+    ("KINDRED_TRAIN_DEFAULT", "off", lambda s: s.training.default_consent, False),
     ("KINDRED_TRAIN_LORA_RANK", "4", lambda s: s.training.lora_rank, 4),
     ("KINDRED_TRAIN_LORA_ALPHA", "5", lambda s: s.training.lora_alpha, 5),
     ("KINDRED_TRAIN_LEARNING_RATE", "0.001", lambda s: s.training.learning_rate, 0.001),
@@ -184,6 +185,37 @@ def test_made_up_spellings_set_nothing(monkeypatch: pytest.MonkeyPatch, name: st
     defaults = load_settings(env_file=None)
     monkeypatch.setenv(name, "celery" if "BACKEND" in name else "7")
     assert load_settings(env_file=None) == defaults
+
+
+def test_an_old_name_still_works_and_says_its_new_one(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("KINDRED_TRAINING_DEFAULT", "off")
+    with pytest.warns(DeprecationWarning, match="TRAINING_DEFAULT .* rename it KINDRED_TRAIN_DEFAULT"):
+        settings = load_settings(env_file=None)
+    assert settings.training.default_consent is False
+    assert "rename it KINDRED_TRAIN_DEFAULT" in caplog.text
+
+
+def test_an_old_name_in_a_dot_env_file_warns_too(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("KINDRED_TRAINING_DEFAULT=off\n")
+    with pytest.warns(DeprecationWarning, match="KINDRED_TRAINING_DEFAULT"):
+        assert load_settings(env_file=env).training.default_consent is False
+
+
+def test_the_new_name_wins_over_the_old_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDRED_TRAINING_DEFAULT", "off")
+    monkeypatch.setenv("KINDRED_TRAIN_DEFAULT", "on")
+    with pytest.warns(DeprecationWarning):
+        assert load_settings(env_file=None).training.default_consent is True
+
+
+def test_the_new_name_alone_warns_of_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDRED_TRAIN_DEFAULT", "off")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        assert load_settings(env_file=None).training.default_consent is False
 
 
 def test_an_invalid_value_is_named_by_the_variable_that_holds_it(monkeypatch: pytest.MonkeyPatch) -> None:
