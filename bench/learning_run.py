@@ -38,7 +38,7 @@ from bot.app.training_jobs import TrainingModels, nightly_job
 from bot.core.conversation import Conversation
 from bot.core.jobs import run_attempt
 from bot.core.ports import Inference, Store
-from bot.inference.local import limit_torch_threads
+from bot.inference.engine.threads import limit_torch_threads
 
 OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps", "heldout_share")
 

@@ -6,6 +6,7 @@ no database driver) starts without loading one.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from bot.core.ports import Embedder, Inference, Store
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from bot.inference.local import LocalInference
+    from bot.inference.engine.local import LocalInference
     from bot.store.postgres import PostgresStore
     from bot.store.sqlite import SqliteStore
 
@@ -73,12 +74,16 @@ def quiet_model_loading() -> None:
 
 
 def load_embedder(settings: Settings) -> Embedder:
-    """The configured embedder. `auto` prefers ONNX Runtime and falls back to torch, saying why
-    in one log line; `onnx` fails instead of falling back."""
+    """The configured embedder: an OpenAI-compatible server (`openai`), or MiniLM in this process
+    (`local`, the `[local]` extra). Locally, runtime `auto` prefers ONNX Runtime and falls back to
+    torch, saying why in one log line; `onnx` fails instead of falling back."""
+    if settings.inference.embedding_backend == "openai":
+        return _openai_embedder(settings.inference)
+    require_extra("local", ("onnxruntime", "sentence_transformers"), "KINDRED_EMBEDDING_BACKEND=local")
     quiet_model_loading()
     runtime, model = settings.inference.embedding_runtime, settings.inference.embedding_model
     if runtime != "torch":
-        from bot.inference.onnx_embedder import OnnxEmbedder
+        from bot.inference.embedders.onnx import OnnxEmbedder
 
         try:
             return OnnxEmbedder.load(model, data_dir=settings.data_dir)
@@ -86,9 +91,36 @@ def load_embedder(settings: Settings) -> Embedder:
             if runtime == "onnx":
                 raise ConfigError(f"KINDRED_EMBEDDING_RUNTIME=onnx: {exc}") from exc
             log.warning("embedding with torch (sentence-transformers): %s", exc)
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder.load(model)
+
+
+def _openai_embedder(inference: InferenceSettings) -> Embedder:
+    from bot.inference.embedders.openai import OpenAIEmbedder
+
+    assert inference.embedding_url is not None
+    key = inference.embedding_api_key.get_secret_value() if inference.embedding_api_key else None
+    return OpenAIEmbedder(
+        inference.embedding_url,
+        model=inference.embedding_model,
+        dim=inference.embedding_dim,
+        api_key=key,
+        timeout_s=inference.embedding_timeout_s,
+        batch_size=inference.embedding_batch_size,
+    )
+
+
+def require_extra(extra: str, modules: tuple[str, ...], setting: str) -> None:
+    """Raise ConfigError, saying what to install or set instead, unless one of `modules` is installed.
+    A base install (`pip install kindred`) has no torch: its model and embedder are a server's."""
+    if any(importlib.util.find_spec(name) is not None for name in modules):
+        return
+    raise ConfigError(
+        f"{setting} runs a model in this process, which needs the [{extra}] extra "
+        f"(pip install 'kindred[{extra}]'); or use an OpenAI-compatible server: "
+        "KINDRED_INFERENCE_BACKEND=openai and KINDRED_EMBEDDING_BACKEND=openai (docs/configuration.md)"
+    )
 
 
 def model_dir(name: str, data_dir: Path) -> Path:
@@ -114,7 +146,7 @@ def load_inference(settings: Settings) -> Inference:
 
 def _remote_inference(settings: Settings) -> Inference:
     from bot.app.jobs import load_jobs  # jobs.py builds on the loaders in this module
-    from bot.inference.remote import RemoteInference
+    from bot.inference.gpu_workers.remote import RemoteInference
 
     if not settings.workers.redis_url:
         raise ConfigError(
@@ -182,8 +214,9 @@ def _openai_inference(inference: InferenceSettings, settings: Settings) -> Infer
 
 def load_local_inference(settings: Settings) -> LocalInference:
     """The local engine (transformers, this process): loads the model, which blocks a while."""
+    require_extra("local", ("torch",), f"KINDRED_INFERENCE_BACKEND={settings.inference.backend}")
     quiet_model_loading()
-    from bot.inference.local import LocalInference, Sampling
+    from bot.inference.engine.local import LocalInference, Sampling
 
     temperature = settings.inference.temperature
     return LocalInference.load(

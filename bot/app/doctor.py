@@ -207,8 +207,8 @@ def without_credentials(url: str) -> str:
 
 async def check_embedder(settings: Settings) -> Check:
     """As `backends.load_embedder` chooses: ONNX unless told torch; `auto` falls back to torch."""
-    from bot.inference.embedder import torch_status
-    from bot.inference.onnx_embedder import onnx_status
+    from bot.inference.embedders.onnx import onnx_status
+    from bot.inference.embedders.sentence import torch_status
 
     runtime, model = settings.inference.embedding_runtime, settings.inference.embedding_model
     if runtime == "torch":

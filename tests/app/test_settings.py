@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.app.settings import SECTIONS, Settings, env_name, load_settings
+from bot.app.settings import SECTIONS, Settings, env_name, load_settings, secret_values
 from bot.core.errors import ConfigError
 
 Read = Callable[[Settings], Any]
@@ -106,6 +106,12 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     # Added since the sections: new names, never spelled another way.
     ("KINDRED_TEMPERATURE", "0", lambda s: s.inference.temperature, 0.0),
     ("KINDRED_EMBEDDING_RUNTIME", "torch", lambda s: s.inference.embedding_runtime, "torch"),
+    # [rooms]: embeddings from an OpenAI-compatible server (a base install, no torch).
+    ("KINDRED_EMBEDDING_URL", "http://e:1/v1", lambda s: s.inference.embedding_url, "http://e:1/v1"),
+    ("KINDRED_EMBEDDING_API_KEY", "sk-e", lambda s: secret(s.inference.embedding_api_key), "sk-e"),
+    ("KINDRED_EMBEDDING_DIM", "768", lambda s: s.inference.embedding_dim, 768),
+    ("KINDRED_EMBEDDING_TIMEOUT_S", "5", lambda s: s.inference.embedding_timeout_s, 5.0),
+    ("KINDRED_EMBEDDING_BATCH_SIZE", "8", lambda s: s.inference.embedding_batch_size, 8),
     # [learning]: the nightly run.
     ("KINDRED_TRAIN_ENABLED", "off", lambda s: s.training.enabled, False),
     ("KINDRED_TRAIN_CRON", "0 2 * * *", lambda s: s.training.cron, "0 2 * * *"),
@@ -138,6 +144,8 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_RUN_PLATFORMS", "telegram", lambda s: s.general.run_platforms, "telegram"),
     ("KINDRED_TELEGRAM_WEBHOOK_ANSWER_S", "3", lambda s: s.telegram.webhook_answer_s, 3.0),
 ]
+# Names that take effect only with others, each tested on its own below.
+SET_WITH_OTHERS = {"KINDRED_EMBEDDING_BACKEND"}
 # Spellings that the sections' prefixes would make up for a field that names its own variable.
 NOT_NAMES = [
     "KINDRED_BACKEND",
@@ -174,7 +182,7 @@ def test_every_variable_sets_its_setting(
 
 def test_every_setting_has_one_of_the_names_above() -> None:
     """A new setting needs a row in NAMES: its name is part of every deployment's configuration."""
-    listed = {name for name, *_ in NAMES}
+    listed = {name for name, *_ in NAMES} | SET_WITH_OTHERS
     for section in SECTIONS.values():
         for field in section.model_fields:
             assert env_name(section, field) in listed, f"{section.__name__}.{field}"
@@ -216,6 +224,22 @@ def test_the_new_name_alone_warns_of_nothing(monkeypatch: pytest.MonkeyPatch) ->
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
         assert load_settings(env_file=None).training.default_consent is False
+
+
+def test_the_openai_embedding_backend_is_chosen_with_its_url_and_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KINDRED_EMBEDDING_BACKEND", "openai")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_EMBEDDING_MODEL: is required"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_EMBEDDING_MODEL", "nomic-embed-text")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_EMBEDDING_URL: is required"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_EMBEDDING_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("KINDRED_EMBEDDING_API_KEY", "sk-embed-xyz")
+    settings = load_settings(env_file=None)
+    assert settings.inference.embedding_backend == "openai"
+    assert "sk-embed-xyz" in secret_values(settings)  # redacted from every log line
 
 
 def test_an_invalid_value_is_named_by_the_variable_that_holds_it(monkeypatch: pytest.MonkeyPatch) -> None:

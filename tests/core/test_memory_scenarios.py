@@ -20,7 +20,7 @@ from bot.core.prompt import memory_lines
 from bot.core.recall import Recalled, hybrid_search
 from bot.core.remember import remember_turn
 from bot.core.reward import DEFAULT_REACTIONS
-from bot.inference.embedder import SentenceTransformerEmbedder
+from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)

@@ -14,7 +14,7 @@ from bot.core.learning_models import GLOBAL_SCOPE, NewAdapter
 from bot.core.models import Feedback
 from bot.core.ports import Store
 from bot.core.serving import promote
-from bot.inference.local import LocalInference, Sampling
+from bot.inference.engine.local import LocalInference, Sampling
 from tests.inference.lora_files import make_adapter
 from tests.support.fakes import HashEmbedder
 

@@ -185,6 +185,7 @@ def secret_values(settings: Settings) -> list[str]:
             settings.workers.flower_password,
             settings.web.admin_password,
             settings.inference.openai_api_key,
+            settings.inference.embedding_api_key,
         )
         if secret is not None
     ]

@@ -17,7 +17,20 @@ class InferenceSettings(BaseSettings):
     model_config = section_config()
 
     model: str = "bundled"
-    embedding_model: str = "bundled"
+    # Who embeds memories and queries: "local", MiniLM in this process (the `[local]` extra), or
+    # "openai", an OpenAI-compatible `POST {KINDRED_EMBEDDING_URL}/embeddings` (a base install).
+    embedding_backend: Literal["local", "openai"] = "local"
+    # local: "bundled" (MiniLM), a directory or a cached Hub id; openai: the served model's name.
+    embedding_model: str = Field(default="bundled", validate_default=True)
+    # openai: the API's base, ending in /v1 (http://localhost:11434/v1 for Ollama).
+    embedding_url: str | None = Field(default=None, validate_default=True)
+    embedding_api_key: SecretStr | None = None
+    # openai: the size of the served model's vectors; every answer is checked against it. The
+    # PostgreSQL store's column holds 384 (MiniLM's size): another needs a migration there.
+    embedding_dim: int = Field(default=384, ge=1, le=16384)
+    embedding_timeout_s: float = Field(default=30.0, gt=0)
+    # openai: texts per request.
+    embedding_batch_size: int = Field(default=64, ge=1, le=2048)
     # "auto": ONNX Runtime (exported once from the model's files into the data dir), or torch
     # with one log line where that cannot run; "onnx": ONNX or fail; "torch": sentence-transformers.
     embedding_runtime: Literal["auto", "onnx", "torch"] = Field(
@@ -60,6 +73,26 @@ class InferenceSettings(BaseSettings):
     # unset: a conservative estimate of one token per 3 characters.
     openai_tokenizer: str | None = None
     openai_context_window: int = Field(default=2048, ge=256)
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _embedding_model(cls, value: str, info: ValidationInfo) -> str:
+        value = value.strip()
+        if info.data.get("embedding_backend") == "openai" and value in ("", "bundled"):
+            raise ValueError("is required when KINDRED_EMBEDDING_BACKEND=openai (the served model's name)")
+        return value or "bundled"
+
+    @field_validator("embedding_url")
+    @classmethod
+    def _embedding_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        value = (value or "").strip() or None
+        if value is None:
+            if info.data.get("embedding_backend") == "openai":
+                raise ValueError(
+                    "is required when KINDRED_EMBEDDING_BACKEND=openai (the base, ending in /v1)"
+                )
+            return None
+        return http_url(value)
 
     @field_validator("openai_base_url")
     @classmethod
