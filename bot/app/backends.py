@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bot.app.settings import InferenceSettings, Settings
 from bot.core.errors import ConfigError
@@ -42,8 +42,55 @@ async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
     from bot.store.sqlite import SqliteStore
 
     return await SqliteStore.open(
-        settings.sqlite_path, busy_timeout_ms=settings.store.sqlite_busy_timeout_ms, migrate=migrate
+        settings.sqlite_path,
+        busy_timeout_ms=settings.store.sqlite_busy_timeout_ms,
+        dim=vector_dim(settings),
+        migrate=migrate,
     )
+
+
+def vector_dim(settings: Settings) -> int:
+    """The size of the configured embedder's vectors, as the SQLite store must know it: the
+    server's (KINDRED_EMBEDDING_DIM) with `openai`, MiniLM's 384 in this process."""
+    inference = settings.inference
+    return inference.embedding_dim if inference.embedding_backend == "openai" else 384
+
+
+@runtime_checkable
+class EmbedderRecord(Protocol):
+    """What both stores say about the vectors they hold (each memory records its embedder)."""
+
+    vector_dim: int
+
+    async def memories_embedder(self) -> tuple[str, int] | None: ...
+
+
+async def check_embedder(store: object, embedder: Embedder) -> None:
+    """Refuse (ConfigError) an embedder whose vectors the store's memories cannot be compared with:
+    another model than the one that embedded them, or another size than the store holds.
+
+    Refused rather than re-embedded: re-embedding every memory would hold the bot's start for as
+    long as the whole store takes (and spend a hosted API's calls) without being asked, and
+    PostgreSQL's column cannot hold vectors of another size without a migration. The message says
+    how to go back, or to start a new store."""
+    if not isinstance(store, EmbedderRecord):
+        return
+    configured = f"{embedder.model_name!r} ({embedder.dim} dimensions)"
+    if embedder.dim != store.vector_dim:
+        raise ConfigError(
+            f"the embedder {configured} does not fit this store, whose vectors have {store.vector_dim} "
+            "dimensions: choose an embedding model of that size (KINDRED_EMBEDDING_MODEL, "
+            "KINDRED_EMBEDDING_DIM)"
+        )
+    recorded = await store.memories_embedder()
+    if recorded is not None and recorded != (embedder.model_name, embedder.dim):
+        model, dim = recorded
+        raise ConfigError(
+            f"the memories in this store were embedded by {model!r} ({dim} dimensions), and the "
+            f"configured embedder is {configured}: vectors of two models cannot be compared, so "
+            "Kindred will not mix them. Set KINDRED_EMBEDDING_BACKEND, KINDRED_EMBEDDING_MODEL (and "
+            "KINDRED_EMBEDDING_DIM) back to what embedded them, or start a new store (DATABASE_URL)"
+        )
 
 
 async def migrate_store(settings: Settings) -> tuple[str, list[int], list[int]]:
