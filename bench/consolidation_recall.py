@@ -92,7 +92,7 @@ async def rows(store: Store, data: Dataset) -> dict[str, int]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     base = QUICK if args.quick else Shape()
     shape = dataclasses.replace(base, seed=args.seed) if args.seed else base

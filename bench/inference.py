@@ -26,7 +26,7 @@ from typing import Any
 from bench.parts.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
 from bench.parts.inference import engine_vs_generate
 from bot.core.models import ChatMessage
-from bot.inference.local import LocalInference, Sampling
+from bot.inference.engine.local import LocalInference, Sampling
 
 DEFAULT_LEVELS = (1, 8, 32)
 TARGET_SPEEDUP_AT_8 = 3.0
@@ -138,7 +138,7 @@ def load_engine(args: argparse.Namespace, levels: Sequence[int], data_dir: Path)
     and replies always run to max_tokens because such a model rarely ends one). The plain Llama
     engine runs the trained weights in their own dtype; `--engine auto` takes it where Kindred
     would, unless `--random-weights` or `--dtype` asks for what only transformers does here."""
-    from bot.inference.local import limit_torch_threads
+    from bot.inference.engine.threads import limit_torch_threads
     from bot.inference.model_files import prepare_model
 
     limit_torch_threads(args.threads)

@@ -44,7 +44,7 @@ from bench.parts.memory.phases import Plan
 from bot.core.memory.ports import Embedder
 
 if TYPE_CHECKING:
-    from bot.inference.local import LocalInference
+    from bot.inference.engine.local import LocalInference
 
 DEFAULT_SIZES = (10_000, 100_000)
 QUICK_SIZES = (10_000,)
@@ -263,7 +263,7 @@ async def one_size(
 
 def load_model(model: str, data_dir: Path) -> LocalInference:
     """The local engine, loaded as the extraction job loads it (the product's sampling)."""
-    from bot.inference.local import LocalInference
+    from bot.inference.engine.local import LocalInference
     from bot.inference.model_files import prepare_model
 
     return LocalInference.load(prepare_model(model, data_dir), timeout_s=600.0)
@@ -297,13 +297,13 @@ async def with_model(
 def load_embedders(runtime: str, data_dir: Path) -> tuple[Embedder, Embedder | None]:
     """The product's embedder (as KINDRED_EMBEDDING_RUNTIME picks it) and sentence-transformers, to
     compare with; the second is None when the product's is sentence-transformers already."""
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     torch = SentenceTransformerEmbedder.load()
     if runtime == "torch":
         return torch, None
     from bot.core.errors import ConfigError
-    from bot.inference.onnx_embedder import OnnxEmbedder
+    from bot.inference.embedders.onnx import OnnxEmbedder
 
     try:
         return OnnxEmbedder.load(data_dir=data_dir), torch

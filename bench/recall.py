@@ -192,7 +192,7 @@ async def show_misses(store: Store, answers: Sequence[Answer], count: int) -> No
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     report: dict[str, Any] = {"benchmark": "recall", "date": now_iso(), "machine": machine()}
     started = time.perf_counter()

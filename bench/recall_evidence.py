@@ -168,7 +168,7 @@ async def generated_set(store: Store, embedder: Embedder) -> dict[str, Any]:
 
 
 async def run() -> dict[str, Any]:
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder.load()
     report: dict[str, Any] = {"benchmark": "recall_evidence", "date": now_iso(), "machine": machine()}

@@ -30,7 +30,7 @@ from bench.inference import add_engine_args, facts, load_engine
 from bench.parts.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
 from bot.core.chat.prompt import DEFAULT_PERSONA, build_messages
 from bot.core.chat.sentences import ELLIPSIS, whole_sentences
-from bot.inference.local import LocalInference, Sampling
+from bot.inference.engine.local import LocalInference, Sampling
 
 DEFAULT_BUDGETS = (64, 96, 128, 160, 192)
 QUICK_BUDGETS = (8, 16)

@@ -349,7 +349,7 @@ async def embed_all(embedder: Embedder) -> dict[str, Vector]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     shape = QUICK if args.quick else Shape()
     changes = {name: getattr(args, name) for name in ("seed", "weeks", "people")}

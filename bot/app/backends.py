@@ -6,9 +6,10 @@ no database driver) starts without loading one.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from bot.app.settings import InferenceSettings, Settings
 from bot.core.chat.ports import Inference
@@ -20,7 +21,7 @@ from bot.core.store import Store
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from bot.inference.local import LocalInference
+    from bot.inference.engine.local import LocalInference
     from bot.store.postgres.store import PostgresStore
     from bot.store.sqlite.store import SqliteStore
 
@@ -43,8 +44,55 @@ async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
     from bot.store.sqlite.store import SqliteStore
 
     return await SqliteStore.open(
-        settings.sqlite_path, busy_timeout_ms=settings.store.sqlite_busy_timeout_ms, migrate=migrate
+        settings.sqlite_path,
+        busy_timeout_ms=settings.store.sqlite_busy_timeout_ms,
+        dim=vector_dim(settings),
+        migrate=migrate,
     )
+
+
+def vector_dim(settings: Settings) -> int:
+    """The size of the configured embedder's vectors, as the SQLite store must know it: the
+    server's (KINDRED_EMBEDDING_DIM) with `openai`, MiniLM's 384 in this process."""
+    inference = settings.inference
+    return inference.embedding_dim if inference.embedding_backend == "openai" else 384
+
+
+@runtime_checkable
+class EmbedderRecord(Protocol):
+    """What both stores say about the vectors they hold (each memory records its embedder)."""
+
+    vector_dim: int
+
+    async def memories_embedder(self) -> tuple[str, int] | None: ...
+
+
+async def check_embedder(store: object, embedder: Embedder) -> None:
+    """Refuse (ConfigError) an embedder whose vectors the store's memories cannot be compared with:
+    another model than the one that embedded them, or another size than the store holds.
+
+    Refused rather than re-embedded: re-embedding every memory would hold the bot's start for as
+    long as the whole store takes (and spend a hosted API's calls) without being asked, and
+    PostgreSQL's column cannot hold vectors of another size without a migration. The message says
+    how to go back, or to start a new store."""
+    if not isinstance(store, EmbedderRecord):
+        return
+    configured = f"{embedder.model_name!r} ({embedder.dim} dimensions)"
+    if embedder.dim != store.vector_dim:
+        raise ConfigError(
+            f"the embedder {configured} does not fit this store, whose vectors have {store.vector_dim} "
+            "dimensions: choose an embedding model of that size (KINDRED_EMBEDDING_MODEL, "
+            "KINDRED_EMBEDDING_DIM)"
+        )
+    recorded = await store.memories_embedder()
+    if recorded is not None and recorded != (embedder.model_name, embedder.dim):
+        model, dim = recorded
+        raise ConfigError(
+            f"the memories in this store were embedded by {model!r} ({dim} dimensions), and the "
+            f"configured embedder is {configured}: vectors of two models cannot be compared, so "
+            "Kindred will not mix them. Set KINDRED_EMBEDDING_BACKEND, KINDRED_EMBEDDING_MODEL (and "
+            "KINDRED_EMBEDDING_DIM) back to what embedded them, or start a new store (DATABASE_URL)"
+        )
 
 
 async def migrate_store(settings: Settings) -> tuple[str, list[int], list[int]]:
@@ -75,12 +123,16 @@ def quiet_model_loading() -> None:
 
 
 def load_embedder(settings: Settings) -> Embedder:
-    """The configured embedder. `auto` prefers ONNX Runtime and falls back to torch, saying why
-    in one log line; `onnx` fails instead of falling back."""
+    """The configured embedder: an OpenAI-compatible server (`openai`), or MiniLM in this process
+    (`local`, the `[local]` extra). Locally, runtime `auto` prefers ONNX Runtime and falls back to
+    torch, saying why in one log line; `onnx` fails instead of falling back."""
+    if settings.inference.embedding_backend == "openai":
+        return _openai_embedder(settings.inference)
+    require_extra("local", ("onnxruntime", "sentence_transformers"), "KINDRED_EMBEDDING_BACKEND=local")
     quiet_model_loading()
     runtime, model = settings.inference.embedding_runtime, settings.inference.embedding_model
     if runtime != "torch":
-        from bot.inference.onnx_embedder import OnnxEmbedder
+        from bot.inference.embedders.onnx import OnnxEmbedder
 
         try:
             return OnnxEmbedder.load(model, data_dir=settings.data_dir)
@@ -88,9 +140,36 @@ def load_embedder(settings: Settings) -> Embedder:
             if runtime == "onnx":
                 raise ConfigError(f"KINDRED_EMBEDDING_RUNTIME=onnx: {exc}") from exc
             log.warning("embedding with torch (sentence-transformers): %s", exc)
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder.load(model)
+
+
+def _openai_embedder(inference: InferenceSettings) -> Embedder:
+    from bot.inference.embedders.openai import OpenAIEmbedder
+
+    assert inference.embedding_url is not None
+    key = inference.embedding_api_key.get_secret_value() if inference.embedding_api_key else None
+    return OpenAIEmbedder(
+        inference.embedding_url,
+        model=inference.embedding_model,
+        dim=inference.embedding_dim,
+        api_key=key,
+        timeout_s=inference.embedding_timeout_s,
+        batch_size=inference.embedding_batch_size,
+    )
+
+
+def require_extra(extra: str, modules: tuple[str, ...], setting: str) -> None:
+    """Raise ConfigError, saying what to install or set instead, unless one of `modules` is installed.
+    A base install (`pip install kindred`) has no torch: its model and embedder are a server's."""
+    if any(importlib.util.find_spec(name) is not None for name in modules):
+        return
+    raise ConfigError(
+        f"{setting} runs a model in this process, which needs the [{extra}] extra "
+        f"(pip install 'kindred[{extra}]'); or use an OpenAI-compatible server: "
+        "KINDRED_INFERENCE_BACKEND=openai and KINDRED_EMBEDDING_BACKEND=openai (docs/configuration.md)"
+    )
 
 
 def model_dir(name: str, data_dir: Path) -> Path:
@@ -116,7 +195,7 @@ def load_inference(settings: Settings) -> Inference:
 
 def _remote_inference(settings: Settings) -> Inference:
     from bot.app.jobs import load_jobs  # jobs.py builds on the loaders in this module
-    from bot.inference.remote import RemoteInference
+    from bot.inference.gpu_workers.remote import RemoteInference
 
     if not settings.workers.redis_url:
         raise ConfigError(
@@ -184,8 +263,9 @@ def _openai_inference(inference: InferenceSettings, settings: Settings) -> Infer
 
 def load_local_inference(settings: Settings) -> LocalInference:
     """The local engine (transformers, this process): loads the model, which blocks a while."""
+    require_extra("local", ("torch",), f"KINDRED_INFERENCE_BACKEND={settings.inference.backend}")
     quiet_model_loading()
-    from bot.inference.local import LocalInference, Sampling
+    from bot.inference.engine.local import LocalInference, Sampling
 
     temperature = settings.inference.temperature
     return LocalInference.load(

@@ -206,9 +206,12 @@ def without_credentials(url: str) -> str:
 
 
 async def check_embedder(settings: Settings) -> Check:
-    """As `backends.load_embedder` chooses: ONNX unless told torch; `auto` falls back to torch."""
-    from bot.inference.embedder import torch_status
-    from bot.inference.onnx_embedder import onnx_status
+    """As `backends.load_embedder` chooses: a server with `openai`; locally ONNX unless told torch,
+    and `auto` falls back to torch."""
+    if settings.inference.embedding_backend == "openai":
+        return await _check_openai_embedder(settings)
+    from bot.inference.embedders.onnx import onnx_status
+    from bot.inference.embedders.sentence import torch_status
 
     runtime, model = settings.inference.embedding_runtime, settings.inference.embedding_model
     if runtime == "torch":
@@ -220,6 +223,24 @@ async def check_embedder(settings: Settings) -> Check:
             raise
         fallback = await asyncio.to_thread(torch_status, model)
         return Check("embedder", "ok", f"{fallback}; not ONNX: {one_line(str(exc))}")
+
+
+async def _check_openai_embedder(settings: Settings) -> Check:
+    """One text embedded by the server, as a reply would: its failure says why (never the key)."""
+    from bot.app.backends import load_embedder
+    from bot.inference.embedders.openai import OpenAIEmbedder
+
+    inference = settings.inference
+    where = f"{without_credentials(inference.embedding_url or '')}, model {inference.embedding_model}"
+    embedder = load_embedder(settings)
+    assert isinstance(embedder, OpenAIEmbedder)
+    try:
+        await embedder.embed(["kindred doctor"])
+    except KindredError as exc:
+        return Check("embedder", "fail", one_line(str(exc)))
+    finally:
+        await embedder.close()
+    return Check("embedder", "ok", f"{where} ({inference.embedding_dim} dimensions)")
 
 
 # -- jobs --------------------------------------------------------------------------------------

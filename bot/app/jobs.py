@@ -68,7 +68,7 @@ def generate_job(settings: Settings, *, pace_s: float = 0.0) -> Job:
     async def generate(payload: JobPayload) -> JobPayload:
         import redis.asyncio as aioredis
 
-        from bot.inference.serving import serve
+        from bot.inference.gpu_workers.serving import serve
 
         if not redis_url:
             raise ConfigError("invalid configuration: REDIS_URL: inference workers need it")

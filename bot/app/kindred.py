@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.adapters.base import Services
-from bot.app.backends import load_embedder, load_inference, open_store
+from bot.app.backends import check_embedder, load_embedder, load_inference, open_store
 from bot.app.jobs import extraction_submitter, job_registry, load_jobs
 from bot.app.memory_jobs import Models, reward_weights
 from bot.app.proactive_jobs import reachable
@@ -100,6 +100,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         log.info("store open at %.2f s", time.monotonic() - started)
         # Shielded: a cancelled build still sees its models loaded, and closes them.
         embedder, inference = await asyncio.shield(models_load)
+        await check_embedder(store, embedder)
     except BaseException:
         await _close_loaded(store, models_load)
         raise

@@ -16,7 +16,7 @@ from __future__ import annotations
 from bot.app.memory_jobs import UPKEEP_JOB as MEMORY_UPKEEP_JOB
 from bot.app.proactive_jobs import BEAT_JOB as PROACTIVE_BEAT_JOB
 from bot.app.settings import WorkerSettings
-from bot.app.training_settings import TrainingSettings
+from bot.app.settings.training import TrainingSettings
 from bot.core.jobs.cron import ScheduleEntry, parse_cron
 
 STORE_UPKEEP_JOB = "kindred.store.upkeep"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bot.app.memory_jobs import reward_weights
 from bot.app.settings import Settings
-from bot.app.training_settings import TrainingSettings
+from bot.app.settings.training import TrainingSettings
 from bot.core.jobs import Job, JobPayload, JobRegistry, JobSpec, current_job_id, run_attempt
 from bot.core.learning.dataset import DatasetPolicy, build_dataset
 from bot.core.learning.gate import GatePolicy

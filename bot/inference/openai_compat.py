@@ -29,7 +29,7 @@ import httpx
 from bot.core.chat.quoting import template_messages
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage, EndReason, StreamEnd
-from bot.inference.lora import find_adapter
+from bot.inference.engine.lora import find_adapter
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """A training example in tokens, exactly as the local engine saw its prompt.
 
 The prompt is rendered by the tokenizer's chat template with the assistant's turn opened, and
-tokenized without special tokens added (`bot/inference/local.py` does the same; the template
+tokenized without special tokens added (`bot/inference/engine/local.py` does the same; the template
 writes its own markers). The completion is what follows: a finished reply ends with the
 end-of-turn token, the one generation stops at; a reply cut at its token budget has none, so
 that training never teaches the model to stop where it was only cut off.

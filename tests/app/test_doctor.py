@@ -25,6 +25,7 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
     """A private data dir and none of the settings a check reads, unless the test sets them."""
     for name in ("REDIS_URL", "DATABASE_URL", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "KINDRED_MODEL",
                  "KINDRED_INFERENCE_BACKEND", "KINDRED_EMBEDDING_RUNTIME", "KINDRED_EMBEDDING_MODEL",
+                 "KINDRED_EMBEDDING_BACKEND", "KINDRED_EMBEDDING_URL", "KINDRED_EMBEDDING_API_KEY",
                  "KINDRED_TRAIN_ENABLED"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("KINDRED_DATA_DIR", str(tmp_path / "data"))
@@ -187,6 +188,31 @@ async def test_openai_server_down_is_unreachable(env: pytest.MonkeyPatch) -> Non
     openai_env(env, f"http://127.0.0.1:{free_port()}")
     found = await doctor.checked("inference", doctor.check_inference(settings()))
     assert found.status == "fail" and found.detail.startswith("cannot reach the OpenAI-compatible server")
+
+
+def openai_embedding_env(env: pytest.MonkeyPatch, base_url: str, key: str | None = None) -> None:
+    env.setenv("KINDRED_EMBEDDING_BACKEND", "openai")
+    env.setenv("KINDRED_EMBEDDING_URL", f"{base_url}/v1")
+    env.setenv("KINDRED_EMBEDDING_MODEL", "all-minilm")
+    if key is not None:
+        env.setenv("KINDRED_EMBEDDING_API_KEY", key)
+
+
+async def test_an_embeddings_server_that_embeds_is_ok(env: pytest.MonkeyPatch, server: FakeOpenAI) -> None:
+    openai_embedding_env(env, server.base_url, key="sk-embed-0123456789")
+    found = await doctor.checked("embedder", doctor.check_embedder(settings()))
+    assert found == Check("embedder", "ok", f"{server.base_url}/v1, model all-minilm (384 dimensions)")
+    assert [body["input"] for body in server.embedding_requests] == [["kindred doctor"]]
+
+
+async def test_an_embeddings_key_refused_is_named_without_the_key(
+    env: pytest.MonkeyPatch, server: FakeOpenAI
+) -> None:
+    openai_embedding_env(env, server.base_url, key="sk-embed-0123456789")
+    server.fail_next_embedding("401")  # the fake's error text echoes the key it was sent
+    found = await doctor.checked("embedder", doctor.check_embedder(settings()))
+    assert found.status == "fail" and "KINDRED_EMBEDDING_API_KEY" in found.detail
+    assert "sk-embed" not in found.detail
 
 
 # -- files: the store, the models, the embedder ------------------------------------------------

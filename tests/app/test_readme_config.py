@@ -25,7 +25,7 @@ from bot.app.backends import load_inference
 from bot.app.settings import Settings, load_settings
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage
-from bot.inference.local import LocalInference
+from bot.inference.engine.local import LocalInference
 from bot.inference.model_files import prepare_model
 from bot.inference.openai_compat import OpenAICompatInference
 from tests.inference.openai_server import FakeOpenAI

@@ -3,13 +3,14 @@ still sets the same thing, each new one is listed, and no other spelling does.""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.app.settings import SECTIONS, Settings, env_name, load_settings
+from bot.app.settings import SECTIONS, Settings, env_name, load_settings, secret_values
 from bot.core.errors import ConfigError
 
 Read = Callable[[Settings], Any]
@@ -105,6 +106,12 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     # Added since the sections: new names, never spelled another way.
     ("KINDRED_TEMPERATURE", "0", lambda s: s.inference.temperature, 0.0),
     ("KINDRED_EMBEDDING_RUNTIME", "torch", lambda s: s.inference.embedding_runtime, "torch"),
+    # [rooms]: embeddings from an OpenAI-compatible server (a base install, no torch).
+    ("KINDRED_EMBEDDING_URL", "http://e:1/v1", lambda s: s.inference.embedding_url, "http://e:1/v1"),
+    ("KINDRED_EMBEDDING_API_KEY", "sk-e", lambda s: secret(s.inference.embedding_api_key), "sk-e"),
+    ("KINDRED_EMBEDDING_DIM", "768", lambda s: s.inference.embedding_dim, 768),
+    ("KINDRED_EMBEDDING_TIMEOUT_S", "5", lambda s: s.inference.embedding_timeout_s, 5.0),
+    ("KINDRED_EMBEDDING_BATCH_SIZE", "8", lambda s: s.inference.embedding_batch_size, 8),
     # [learning]: the nightly run.
     ("KINDRED_TRAIN_ENABLED", "off", lambda s: s.training.enabled, False),
     ("KINDRED_TRAIN_CRON", "0 2 * * *", lambda s: s.training.cron, "0 2 * * *"),
@@ -113,7 +120,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_UNDESIRABLE_AT", "-0.8", lambda s: s.training.undesirable_at, -0.8),
     ("KINDRED_TRAIN_MIN_EXAMPLES", "9", lambda s: s.training.min_examples, 9),
     ("KINDRED_TRAIN_HELDOUT_SHARE", "0.4", lambda s: s.training.heldout_share, 0.4),
-    ("KINDRED_TRAINING_DEFAULT", "off", lambda s: s.training.default_consent, False),
+    ("KINDRED_TRAIN_DEFAULT", "off", lambda s: s.training.default_consent, False),
     ("KINDRED_TRAIN_LORA_RANK", "4", lambda s: s.training.lora_rank, 4),
     ("KINDRED_TRAIN_LORA_ALPHA", "5", lambda s: s.training.lora_alpha, 5),
     ("KINDRED_TRAIN_LEARNING_RATE", "0.001", lambda s: s.training.learning_rate, 0.001),
@@ -137,6 +144,8 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_RUN_PLATFORMS", "telegram", lambda s: s.general.run_platforms, "telegram"),
     ("KINDRED_TELEGRAM_WEBHOOK_ANSWER_S", "3", lambda s: s.telegram.webhook_answer_s, 3.0),
 ]
+# Names that take effect only with others, each tested on its own below.
+SET_WITH_OTHERS = {"KINDRED_EMBEDDING_BACKEND"}
 # Spellings that the sections' prefixes would make up for a field that names its own variable.
 NOT_NAMES = [
     "KINDRED_BACKEND",
@@ -173,7 +182,7 @@ def test_every_variable_sets_its_setting(
 
 def test_every_setting_has_one_of_the_names_above() -> None:
     """A new setting needs a row in NAMES: its name is part of every deployment's configuration."""
-    listed = {name for name, *_ in NAMES}
+    listed = {name for name, *_ in NAMES} | SET_WITH_OTHERS
     for section in SECTIONS.values():
         for field in section.model_fields:
             assert env_name(section, field) in listed, f"{section.__name__}.{field}"
@@ -184,6 +193,53 @@ def test_made_up_spellings_set_nothing(monkeypatch: pytest.MonkeyPatch, name: st
     defaults = load_settings(env_file=None)
     monkeypatch.setenv(name, "celery" if "BACKEND" in name else "7")
     assert load_settings(env_file=None) == defaults
+
+
+def test_an_old_name_still_works_and_says_its_new_one(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("KINDRED_TRAINING_DEFAULT", "off")
+    with pytest.warns(DeprecationWarning, match="TRAINING_DEFAULT .* rename it KINDRED_TRAIN_DEFAULT"):
+        settings = load_settings(env_file=None)
+    assert settings.training.default_consent is False
+    assert "rename it KINDRED_TRAIN_DEFAULT" in caplog.text
+
+
+def test_an_old_name_in_a_dot_env_file_warns_too(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("KINDRED_TRAINING_DEFAULT=off\n")
+    with pytest.warns(DeprecationWarning, match="KINDRED_TRAINING_DEFAULT"):
+        assert load_settings(env_file=env).training.default_consent is False
+
+
+def test_the_new_name_wins_over_the_old_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDRED_TRAINING_DEFAULT", "off")
+    monkeypatch.setenv("KINDRED_TRAIN_DEFAULT", "on")
+    with pytest.warns(DeprecationWarning):
+        assert load_settings(env_file=None).training.default_consent is True
+
+
+def test_the_new_name_alone_warns_of_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KINDRED_TRAIN_DEFAULT", "off")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        assert load_settings(env_file=None).training.default_consent is False
+
+
+def test_the_openai_embedding_backend_is_chosen_with_its_url_and_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("KINDRED_EMBEDDING_BACKEND", "openai")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_EMBEDDING_MODEL: is required"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_EMBEDDING_MODEL", "nomic-embed-text")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_EMBEDDING_URL: is required"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_EMBEDDING_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("KINDRED_EMBEDDING_API_KEY", "sk-embed-xyz")
+    settings = load_settings(env_file=None)
+    assert settings.inference.embedding_backend == "openai"
+    assert "sk-embed-xyz" in secret_values(settings)  # redacted from every log line
 
 
 def test_an_invalid_value_is_named_by_the_variable_that_holds_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -71,7 +71,7 @@ async def test_what_was_said_is_remembered_after_a_restart(
     assert kindred(["chat", "--user", "ann"], b"I work as a nurse.\n", env).returncode == 0
     # A third "process": the same store, a model that shows what it was prompted with.
     store = await SqliteStore.open(tmp_path / "kindred.db")
-    from bot.inference.embedder import SentenceTransformerEmbedder
+    from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder.load()
     model = ScriptedInference()

@@ -1,5 +1,5 @@
 """`/privacy training on|off` in `kindred chat`, as a person types it in a pipe, with the admin's
-default (KINDRED_TRAINING_DEFAULT) shown for someone who never set it."""
+default (KINDRED_TRAIN_DEFAULT) shown for someone who never set it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ async def consent(db: Path, user: str) -> bool | None:
 def test_the_switch_in_a_pipe_and_the_admins_default(
     tmp_path: Path, shared_data: Path, tiny_model: Path
 ) -> None:
-    env = {**chat_env(tmp_path, shared_data, str(tiny_model)), "KINDRED_TRAINING_DEFAULT": "off"}
+    env = {**chat_env(tmp_path, shared_data, str(tiny_model)), "KINDRED_TRAIN_DEFAULT": "off"}
     done = kindred(["chat", "--user", "ann"], b"/privacy\n/privacy training off\n", env)
     assert done.returncode == 0, done.stderr.decode()
     out = done.stdout.decode()

@@ -16,7 +16,7 @@ from bot.app.settings import (
     TelegramSettings,
     WebSettings,
 )
-from bot.app.training_settings import TrainingSettings
+from bot.app.settings.training import TrainingSettings
 from bot.cli.run import serve
 from bot.store.sqlite.store import SqliteStore
 from tests.support.telegram_api import FakeTelegramBotApi

@@ -25,7 +25,7 @@ T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
 
 class AdapterModel(ScriptedInference):
     """The scripted model (a fake at the inference port), noting which adapter each reply asked for.
-    Adapters in `unservable` fail the way bot/inference/lora.py fails a missing folder."""
+    Adapters in `unservable` fail the way bot/inference/engine/lora.py fails a missing folder."""
 
     def __init__(self, reply: str = "Nice to hear from you.", *, unservable: Sequence[str] = ()) -> None:
         super().__init__(reply)

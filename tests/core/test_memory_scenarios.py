@@ -20,7 +20,7 @@ from bot.core.memory.recall import Recalled, hybrid_search
 from bot.core.memory.remember import remember_turn
 from bot.core.models import Turn
 from bot.core.store import Store
-from bot.inference.embedder import SentenceTransformerEmbedder
+from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)

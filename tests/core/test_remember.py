@@ -16,7 +16,7 @@ from bot.core.memory.remember import DUPLICATE_SIMILARITY, remember_turn
 from bot.core.models import Memory, NewTurn, Turn
 from bot.core.store import Store
 from bot.core.text import query_terms
-from bot.inference.embedder import SentenceTransformerEmbedder
+from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 from tests.support.fakes import ScriptedInference
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)

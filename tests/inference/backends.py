@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bot.app.backends import load_inference
 from bot.core.chat.ports import Inference
-from bot.inference.local import THREAD_NAME, LocalInference, Sampling
+from bot.inference.engine.local import THREAD_NAME, LocalInference, Sampling
 from bot.inference.openai_compat import OpenAICompatInference, local_token_counter
 from tests.inference.openai_server import FakeOpenAI
 from tests.jobs.workerproc import Worker

@@ -2,9 +2,10 @@
 
 It streams `chunks` as chat.completion.chunk events, one event per chunk, honouring max_tokens
 (one chunk counts as one token: finish_reason "length" once max_tokens ran out, else "stop"), and
-serves `/v1/load_lora_adapter` and `/v1/models`. A test queues failures with `fail_next(kind)`;
-each applies to the next chat request only, so a test can check that the backend keeps working
-afterwards. It records request bodies and headers for assertions."""
+serves `/v1/load_lora_adapter`, `/v1/models` and `/v1/embeddings` (HashEmbedder's vectors, listed
+in reverse order with their indexes, as a server may). A test queues failures with
+`fail_next(kind)` or `fail_next_embedding(kind)`; each applies to the next such request only, so a
+test can check that the backend keeps working afterwards. It records request bodies and headers."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from typing import Any, Literal
 
 from aiohttp import web
 
+from tests.support.fakes import HashEmbedder
+
 Failure = Literal["500", "429", "stall", "drop", "malformed", "error_event", "no_done", "stall_first"]
+EmbeddingFailure = Literal["401", "500", "stall", "not_json", "wrong_dim", "too_few", "not_numbers"]
 
 
 @dataclass
@@ -33,6 +37,9 @@ class FakeOpenAI:
     served: set[str] = field(default_factory=set)
     disconnects: int = 0
     _failures: deque[Failure] = field(default_factory=deque)
+    embedding_requests: list[dict[str, Any]] = field(default_factory=list)
+    embedding_headers: list[dict[str, str]] = field(default_factory=list)
+    _embedding_failures: deque[EmbeddingFailure] = field(default_factory=deque)
     _release: asyncio.Event = field(default_factory=asyncio.Event)
     _runner: web.AppRunner | None = None
     base_url: str = ""
@@ -42,11 +49,15 @@ class FakeOpenAI:
     def fail_next(self, kind: Failure) -> None:
         self._failures.append(kind)
 
+    def fail_next_embedding(self, kind: EmbeddingFailure) -> None:
+        self._embedding_failures.append(kind)
+
     async def start(self) -> FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/load_lora_adapter", self._load_lora)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         self._runner = web.AppRunner(app, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -65,6 +76,32 @@ class FakeOpenAI:
             return web.json_response({"error": {"message": "Invalid API key"}}, status=401)
         models = [{"id": name, "object": "model"} for name in (self.base_model, *sorted(self.served))]
         return web.json_response({"object": "list", "data": models})
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.embedding_requests.append(body)
+        self.embedding_headers.append(dict(request.headers))
+        failure = self._embedding_failures.popleft() if self._embedding_failures else None
+        if failure == "401":
+            # As some servers do: the error echoes what it was sent.
+            echoed = request.headers.get("Authorization", "")
+            return web.json_response({"error": {"message": f"Invalid API key: {echoed}"}}, status=401)
+        if failure == "500":
+            return web.json_response({"error": {"message": "model crashed"}}, status=500)
+        if failure == "stall":
+            await self._stall()
+        if failure == "not_json":
+            return web.Response(text="<html>Bad Gateway</html>", content_type="text/html")
+        hashed = HashEmbedder()
+        rows = [hashed.vector(text).tolist() for text in body["input"]]
+        if failure == "wrong_dim":
+            rows = [[*row, 0.0] for row in rows]
+        if failure == "too_few":
+            rows = rows[:-1]
+        if failure == "not_numbers":
+            rows = [["a"] * len(row) for row in rows]
+        data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(rows)]
+        return web.json_response({"object": "list", "data": data[::-1], "model": body["model"]})
 
     async def _load_lora(self, request: web.Request) -> web.Response:
         body = await request.json()

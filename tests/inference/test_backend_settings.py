@@ -10,7 +10,7 @@ import pytest
 from bot.app.backends import load_inference
 from bot.app.settings import InferenceSettings, Settings, load_settings
 from bot.core.errors import ConfigError
-from bot.inference.local import LocalInference
+from bot.inference.engine.local import LocalInference
 from bot.inference.openai_compat import OpenAICompatInference
 
 ALL = (

@@ -13,7 +13,7 @@ import pytest
 
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage
-from bot.inference.local import LocalInference
+from bot.inference.engine.local import LocalInference
 from tests.inference.backends import (
     Backend,
     celery_backend,

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from bot.core.errors import InferenceError
-from bot.inference.embedder import BUNDLED_NAME, SentenceTransformerEmbedder
+from bot.inference.embedders.sentence import BUNDLED_NAME, SentenceTransformerEmbedder
 from tests.support.loop_watch import heartbeat_during
 
 

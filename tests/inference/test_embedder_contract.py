@@ -1,22 +1,36 @@
 """One contract for every Embedder: the real SentenceTransformerEmbedder on the bundled MiniLM, the
-same model through ONNX Runtime (OnnxEmbedder), and the deterministic HashEmbedder
+same model through ONNX Runtime (OnnxEmbedder), the OpenAIEmbedder against a loopback
+OpenAI-compatible server over real HTTP (tests/inference/openai_server.py, which serves the hash
+vectors, in batches of 2 so that batching is crossed), and the deterministic HashEmbedder
 (tests/support/fakes.py) that the core's tests stand on, so that what they rely on is what the real
 ones do."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import numpy as np
 import pytest
 
 from bot.core.memory.ports import Embedder
+from bot.inference.embedders.openai import OpenAIEmbedder
+from tests.inference.openai_server import FakeOpenAI
 from tests.support.fakes import HashEmbedder
 
 LONG = "coffee " * 5000  # far past MiniLM's 256 tokens
 
 
-@pytest.fixture(params=["minilm", "onnx_minilm", "hash"])
+@pytest.fixture(scope="module")
+async def openai_hash() -> AsyncIterator[OpenAIEmbedder]:
+    server = await FakeOpenAI().start()
+    embedder = OpenAIEmbedder(f"{server.base_url}/v1", model="hash", dim=HashEmbedder.dim, batch_size=2)
+    yield embedder
+    await embedder.close()
+    await server.close()
+
+
+@pytest.fixture(params=["minilm", "onnx_minilm", "openai_hash", "hash"])
 def embedder(request: pytest.FixtureRequest) -> Embedder:
     if request.param != "hash":
         found: Embedder = request.getfixturevalue(request.param)  # tests/conftest.py, once per module

@@ -14,7 +14,7 @@ from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.learning.serving import promote
 from bot.core.models import Feedback
 from bot.core.store import Store
-from bot.inference.local import LocalInference, Sampling
+from bot.inference.engine.local import LocalInference, Sampling
 from tests.inference.lora_files import make_adapter
 from tests.support.fakes import HashEmbedder
 

@@ -19,10 +19,10 @@ import torch
 
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage
-from bot.inference.chat_tokenizer import ChatTokenizer
-from bot.inference.llama import KVCache, LlamaModel, attention_mask
-from bot.inference.local import LocalInference, Sampling
-from bot.inference.sampling import warp
+from bot.inference.engine.local import LocalInference, Sampling
+from bot.inference.engine.sampling import warp
+from bot.inference.llama.chat_tokenizer import ChatTokenizer
+from bot.inference.llama.model import KVCache, LlamaModel, attention_mask
 from tests.inference.lora_files import make_adapter
 from tests.support.streams import text_of
 
@@ -166,7 +166,7 @@ def test_a_chat_on_the_plain_engine_never_imports_transformers(tiny_dir: Path) -
     script = (
         "import asyncio, sys\n"
         "from bot.core.models import ChatMessage\n"
-        "from bot.inference.local import LocalInference\n"
+        "from bot.inference.engine.local import LocalInference\n"
         f"engine = LocalInference.load({str(tiny_dir)!r})\n"
         "async def main():\n"
         "    async for _ in engine.stream([ChatMessage('user', 'hi')], max_tokens=3): pass\n"

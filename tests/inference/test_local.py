@@ -21,7 +21,7 @@ import pytest
 
 from bot.core.errors import ConfigError, InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage, StreamEnd
-from bot.inference.local import THREAD_NAME, Engine, LocalInference, Sampling
+from bot.inference.engine.local import THREAD_NAME, Engine, LocalInference, Sampling
 from bot.inference.model_files import BUNDLED_DIRNAME, prepare_model
 from tests.support.loop_watch import heartbeat_during
 from tests.support.streams import collect

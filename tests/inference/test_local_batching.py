@@ -11,8 +11,8 @@ import pytest
 
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage
-from bot.inference.batching import Request
-from bot.inference.local import THREAD_NAME, LocalInference, Sampling
+from bot.inference.engine.batching import Request
+from bot.inference.engine.local import THREAD_NAME, LocalInference, Sampling
 from tests.support.loop_watch import heartbeat_during
 from tests.support.streams import collect, text_of
 from tests.support.waiting import wait_until

@@ -15,7 +15,7 @@ import pytest
 
 from bot.core.errors import InferenceError
 from bot.core.models import ChatMessage
-from bot.inference.local import Engine, LocalInference, Sampling
+from bot.inference.engine.local import Engine, LocalInference, Sampling
 from tests.inference.lora_files import make_adapter
 from tests.support.streams import text_of
 

@@ -14,9 +14,9 @@ import pytest
 from bot.app.backends import load_embedder
 from bot.app.settings import Settings, load_settings
 from bot.core.errors import ConfigError
-from bot.inference.embedder import BUNDLED_NAME, SentenceTransformerEmbedder, bundled_model_path
-from bot.inference.onnx_embedder import OnnxEmbedder
-from bot.inference.onnx_export import exported_model
+from bot.inference.embedders.onnx import OnnxEmbedder
+from bot.inference.embedders.onnx_export import exported_model
+from bot.inference.embedders.sentence import BUNDLED_NAME, SentenceTransformerEmbedder, bundled_model_path
 
 # Short, long (cut at 256 tokens), non-ASCII, emoji, whitespace, empty, and mixed lengths in one
 # batch, so padding and the attention mask are exercised.

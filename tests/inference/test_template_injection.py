@@ -18,8 +18,8 @@ from bot.core.chat.prompt import build_messages, memory_lines
 from bot.core.chat.quoting import WORD_JOINER, markers_of, template_messages
 from bot.core.memory.recall import Recalled
 from bot.core.models import ChatMessage, Memory
-from bot.inference.chat_tokenizer import ChatTokenizer
-from bot.inference.local import LocalInference
+from bot.inference.engine.local import LocalInference
+from bot.inference.llama.chat_tokenizer import ChatTokenizer
 from bot.training.tokens import render_prompt, tokenize_example
 from tests.support.hostile import texts
 

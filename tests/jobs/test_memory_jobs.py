@@ -20,7 +20,7 @@ from bot.core.errors import JobError
 from bot.core.events import ReplyDone, UserMessage
 from bot.core.loading import LoadOnce
 from bot.core.store import Store
-from bot.inference.embedder import SentenceTransformerEmbedder
+from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 from bot.jobs.inprocess import InProcessJobs
 from tests.support.fakes import ScriptedInference
 from tests.support.waiting import wait_until

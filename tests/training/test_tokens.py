@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.core.models import ChatMessage
-from bot.inference.local import LocalInference
+from bot.inference.engine.local import LocalInference
 from bot.training.tokens import end_of_turn_id, render_prompt, tokenize_example
 
 MESSAGES = (

@@ -23,7 +23,7 @@ from bot.app.settings import (
 from bot.core.chat.conversation import Conversation
 from bot.core.chat.sentences import whole_sentences
 from bot.core.models import Turn
-from bot.inference.reply_stream import Entry, parse_entry
+from bot.inference.gpu_workers.reply_stream import Entry, parse_entry
 from bot.store.sqlite.store import SqliteStore
 from tests.jobs.workerproc import Worker
 from tests.support.fakes import HashEmbedder

@@ -16,7 +16,7 @@ import redis
 
 from bot.app.schedule import schedule_entries
 from bot.app.settings import WorkerSettings
-from bot.app.training_settings import TrainingSettings
+from bot.app.settings.training import TrainingSettings
 from bot.core.errors import ConfigError
 from bot.jobs.beat_lock import BEAT_LOCK_KEY, BeatLock
 from tests.jobs.workerproc import ROOT, TEST_REDIS_DB, flush, redis_url

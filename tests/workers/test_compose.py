@@ -18,7 +18,7 @@ from pydantic_settings import BaseSettings
 from bot.app.backends import GPU_QUEUE
 from bot.app.settings import InferenceSettings, Settings, WorkerSettings
 from bot.core.jobs import queue_for
-from bot.inference.reply_stream import GENERATE_JOB
+from bot.inference.gpu_workers.reply_stream import GENERATE_JOB
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose")
@@ -164,14 +164,16 @@ def test_every_variable_the_file_reads_is_in_env_example() -> None:  # needs no 
 DATABASE = "POSTGRES_PASSWORD"
 NEEDS = {
     "bot": {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN", "KINDRED_ADMIN_PASSWORD",
-            "KINDRED_OPENAI_API_KEY", DATABASE},
-    # The proactive beat runs on the default queue and sends through the platforms' APIs.
-    "worker-cpu": {"KINDRED_OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", DATABASE},
+            "KINDRED_OPENAI_API_KEY", "KINDRED_EMBEDDING_API_KEY", DATABASE},
+    # The proactive beat runs on the default queue and sends through the platforms' APIs; the
+    # memory jobs there embed.
+    "worker-cpu": {"KINDRED_OPENAI_API_KEY", "KINDRED_EMBEDDING_API_KEY", "TELEGRAM_BOT_TOKEN",
+                   "DISCORD_BOT_TOKEN", DATABASE},
     "worker-gpu": {DATABASE},
     "worker-train": {DATABASE},
     # Replicas serve Telegram's webhook; Discord's gateway stays with `bot`.
     "bot-replica": {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "KINDRED_ADMIN_PASSWORD",
-                    "KINDRED_OPENAI_API_KEY", DATABASE},
+                    "KINDRED_OPENAI_API_KEY", "KINDRED_EMBEDDING_API_KEY", DATABASE},
     "front": set(),
     "beat": set(),
     "flower": {"KINDRED_FLOWER_PASSWORD"},

@@ -17,8 +17,8 @@ from bot.app.jobs import job_registry
 from bot.app.settings import WorkerSettings
 from bot.core.errors import ConfigError, InferenceError, InferenceTimeout, JobError
 from bot.core.models import ChatMessage
-from bot.inference.remote import RemoteInference
-from bot.inference.reply_stream import GENERATE_JOB, ReplyKeys
+from bot.inference.gpu_workers.remote import RemoteInference
+from bot.inference.gpu_workers.reply_stream import GENERATE_JOB, ReplyKeys
 from bot.jobs.celery_runner import CeleryJobs
 from tests.jobs.workerproc import TEST_REDIS_DB, RedisServer, Worker, flush, redis_url
 from tests.support.tiny_model import build_tiny_model

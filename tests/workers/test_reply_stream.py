@@ -16,9 +16,9 @@ import redis.asyncio as aioredis
 from bot.core.jobs import JobId, JobPayload
 from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage, EndReason, StreamEnd
-from bot.inference.remote import RemoteInference
-from bot.inference.reply_stream import GENERATE_JOB, ReplyKeys, parse_entry
-from bot.inference.serving import CANCELLED, SUPERSEDED, WRITTEN, ReplyWriter, serve
+from bot.inference.gpu_workers.remote import RemoteInference
+from bot.inference.gpu_workers.reply_stream import GENERATE_JOB, ReplyKeys, parse_entry
+from bot.inference.gpu_workers.serving import CANCELLED, SUPERSEDED, WRITTEN, ReplyWriter, serve
 from tests.jobs.workerproc import TEST_REDIS_DB, redis_url
 
 HI = [ChatMessage("user", "hi")]

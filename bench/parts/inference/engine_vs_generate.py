@@ -23,7 +23,7 @@ from typing import Any
 
 from bench.parts.common import log
 from bot.core.models import ChatMessage
-from bot.inference.local import LocalInference
+from bot.inference.engine.local import LocalInference
 
 # The target: the engine within 10 % of plain generate.
 TARGET_RATIO = 0.9

@@ -39,7 +39,7 @@ from bot.core.chat.conversation import Conversation
 from bot.core.chat.ports import Inference
 from bot.core.jobs import run_attempt
 from bot.core.store import Store
-from bot.inference.local import limit_torch_threads
+from bot.inference.engine.threads import limit_torch_threads
 
 OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps", "heldout_share")
 

@@ -47,6 +47,13 @@ SELECT 'f', (created_at AT TIME ZONE 'UTC')::date, count(*), avg(value)
 _MAINTENANCE = ("ANALYZE memories", "ANALYZE turns")
 
 
+# The size schema/postgres/0001_initial.sql gives `memories.embedding` (vector(384)).
+VECTOR_DIM = 384
+_EMBEDDER_SQL = (
+    "SELECT embedding_model AS model, vector_dims(embedding) AS dim FROM memories ORDER BY id DESC LIMIT 1"
+)
+
+
 class PostgresStore(StoreFacade):
     """Kindred's Store on PostgreSQL ≥ 13 with pgvector ≥ 0.8. Build it with `await open(dsn)`."""
 
@@ -63,6 +70,7 @@ class PostgresStore(StoreFacade):
             PostgresRegistry(pool),
         )
         self._pool = pool
+        self.vector_dim = VECTOR_DIM
         self.apps = pg_apps(pool)
         self.proactive = SqlProactive(PostgresRunner(pool))
         self._search = memories  # typed as itself: it has the two dense paths the Protocol lacks
@@ -102,6 +110,13 @@ class PostgresStore(StoreFacade):
     async def dense_search_index(self, user_id: str, vector: Vector, k: int) -> list[MemoryHit]:
         """Always the HNSW path with iterative scan, whatever the person's memory count."""
         return await self._search.dense_search_index(user_id, vector, k)
+
+    async def memories_embedder(self) -> tuple[str, int] | None:
+        """The model and size of the newest memory's vector (every memory records its embedder);
+        None while there is no memory."""
+        async with self._pool.connection() as conn:
+            row = await (await conn.execute(_EMBEDDER_SQL)).fetchone()
+        return (str(row["model"]), int(row["dim"])) if row else None
 
     async def stats(self) -> Stats:
         async with self._pool.connection() as conn:

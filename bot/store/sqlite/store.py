@@ -41,6 +41,12 @@ SELECT 'f', date(created_at, 'unixepoch'), count(*), avg(value)
 """
 
 
+# float32 vectors: 4 bytes a component (rows.py).
+_EMBEDDER_SQL = (
+    "SELECT embedding_model AS model, length(embedding) / 4 AS dim FROM memories ORDER BY id DESC LIMIT 1"
+)
+
+
 class SqliteStore(StoreFacade):
     """Kindred's Store on one SQLite file. Build it with `await SqliteStore.open(path)`."""
 
@@ -56,6 +62,7 @@ class SqliteStore(StoreFacade):
             SqliteRegistry(db),
         )
         self._db = db
+        self.vector_dim = dim
         self.apps = sqlite_apps(db)
         self.proactive = SqlProactive(SqliteRunner(db))
 
@@ -76,6 +83,12 @@ class SqliteStore(StoreFacade):
 
     async def applied_versions(self) -> list[int]:
         return await self._db.applied_versions()
+
+    async def memories_embedder(self) -> tuple[str, int] | None:
+        """The model and size of the newest memory's vector (every memory records its embedder);
+        None while there is no memory."""
+        rows = await self._db.read(_EMBEDDER_SQL)
+        return (str(rows[0]["model"]), int(rows[0]["dim"])) if rows else None
 
     async def stats(self) -> Stats:
         rows = await self._db.read(statements.STATS)

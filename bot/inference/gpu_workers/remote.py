@@ -42,7 +42,7 @@ import redis.asyncio as aioredis
 from bot.core.errors import InferenceError, InferenceTimeout, InferenceUnavailable, JobError, QueueUnavailable
 from bot.core.jobs import Jobs
 from bot.core.models import ChatMessage, StreamEnd
-from bot.inference.reply_stream import DEFAULT_TTL_S, GENERATE_JOB, ReplyKeys, parse_entry
+from bot.inference.gpu_workers.reply_stream import DEFAULT_TTL_S, GENERATE_JOB, ReplyKeys, parse_entry
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The `training` section of the settings (KINDRED_TRAIN_*): nightly learning from reactions.
 
-Kept apart from `settings.py` only for its length; `SECTIONS` there lists it like every other
-section, and `load_settings` reads it the same way. The defaults that the core and the trainer
+`SECTIONS` in the package's `__init__` lists it like every other section, and `load_settings`
+reads it the same way. The defaults that the core and the trainer
 own (the dataset's thresholds, the gate's bounds, the LoRA options) are read from their
 dataclasses, so that each is written once.
 """
@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import MISSING, fields
 from typing import Literal
 
-from pydantic import AliasChoices, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field
+from pydantic_settings import BaseSettings
 
+from bot.app.settings.common import env_names, section_config
 from bot.core.learning.dataset import DatasetPolicy
 from bot.core.learning.gate import GatePolicy
 from bot.training.options import MIN_BATCH, TrainingOptions
@@ -28,10 +29,7 @@ _OPTIONS = {f.name: f.default for f in fields(TrainingOptions) if f.default is n
 class TrainingSettings(BaseSettings):
     """When the nightly run trains, on what, how, and what a candidate must pass to serve."""
 
-    # As `settings._config`: no `.env` unless load_settings passes one, no made-up spellings.
-    model_config = SettingsConfigDict(
-        env_prefix=_PREFIX, env_file=None, env_file_encoding="utf-8", extra="ignore"
-    )
+    model_config = section_config(_PREFIX)
 
     # Off: beat and `kindred run` schedule no nightly run (`kindred train now` still trains).
     enabled: bool = True
@@ -44,9 +42,11 @@ class TrainingSettings(BaseSettings):
     # Per label, in the training split: fewer and the night is skipped ("not enough data").
     min_examples: int = Field(default=_DATASET.min_per_label, ge=1)
     heldout_share: float = Field(default=_DATASET.heldout_share, gt=0, lt=1)
-    # For people who never said /privacy training on|off: the admin's default.
+    # For people who never said /privacy training on|off: the admin's default. The old name,
+    # KINDRED_TRAINING_DEFAULT, still works (load_settings warns: DEPRECATED_NAMES).
     default_consent: bool = Field(
-        default=_DATASET.default_consent, validation_alias=AliasChoices("KINDRED_TRAINING_DEFAULT")
+        default=_DATASET.default_consent,
+        validation_alias=env_names("KINDRED_TRAIN_DEFAULT", "KINDRED_TRAINING_DEFAULT"),
     )
     # LoRA and KTO (bot/training/): rank, alpha, learning rate, steps (passes over the examples, at
     # most max_steps), batch, tokens per example,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from bot.inference.llama import PROJECTIONS, LayerLora
+from bot.inference.llama.model import PROJECTIONS, LayerLora
 
 LoraWeights = LayerLora
 _KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.lora_([AB])\.weight$")

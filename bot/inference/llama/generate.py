@@ -19,12 +19,12 @@ from pathlib import Path
 import torch
 
 from bot.core.errors import ConfigError
-from bot.inference.chat_tokenizer import ChatTokenizer
-from bot.inference.llama import KVCache, LlamaModel, RowLora, attention_mask
-from bot.inference.llama_lora import LoraWeights, load_lora
-from bot.inference.lora import BASE
-from bot.inference.row_text import RowText
-from bot.inference.sampling import next_tokens, penalise_rows
+from bot.inference.engine.lora import BASE
+from bot.inference.engine.row_text import RowText
+from bot.inference.engine.sampling import next_tokens, penalise_rows
+from bot.inference.llama.chat_tokenizer import ChatTokenizer
+from bot.inference.llama.lora import LoraWeights, load_lora
+from bot.inference.llama.model import KVCache, LlamaModel, RowLora, attention_mask
 
 
 def load_plain(path: Path, device: str) -> tuple[LlamaModel, ChatTokenizer] | None:

@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 
 from bot.core.errors import ConfigError
-from bot.inference.embedder import BUNDLED, BUNDLED_NAME, BatchingEmbedder, bundled_model_path
-from bot.inference.onnx_export import (
+from bot.inference.embedders.onnx_export import (
     INPUTS,
     MODEL_FILE,
     TOKENIZER_FILE,
@@ -25,6 +24,7 @@ from bot.inference.onnx_export import (
     is_exported,
     read_info,
 )
+from bot.inference.embedders.sentence import BUNDLED, BUNDLED_NAME, BatchingEmbedder, bundled_model_path
 
 # One thread per session: one short text is fastest on one core (no thread hand-offs), and the
 # bot shares its cores with the store and the event loop.

@@ -10,7 +10,7 @@ that asks for `n` loads it, with no restart.
 batches, never while the model runs. Each loaded version gets an internal name of its own
 (`k1`, `k2`, …), so a new version is loaded next to the old one before the old one is deleted.
 Where the weights go is its `AdapterSlots`: peft (`PeftSlots`, for a transformers model) or the
-plain Llama engine's tensors (`llama_generate.TensorSlots`).
+plain Llama engine's tensors (`llama/generate.py`'s `TensorSlots`).
 
 Nightly training publishes each version under a new name (`v1`, `v2`, …), so names that no batch
 asked for in a while are unloaded (`trim`, between batches): at most `max_loaded` stay, and none

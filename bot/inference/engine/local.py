@@ -1,9 +1,9 @@
 """In-process inference, on CPU or one GPU, batching requests that arrive together.
 
 Two engines sit behind it. A plain Llama directory (the bundled SmolLM2 is one) runs on
-`llama.py`, a forward pass in torch alone, with `chat_tokenizer.py` and `llama_generate.py`:
-transformers is never imported, which takes seconds off every start. Any other model runs on
-transformers' `generate` (`rows.py` hooks), with peft for adapters. Both give the same tokens
+`bot/inference/llama/` (`model.py`, a forward pass in torch alone, with `chat_tokenizer.py` and
+`generate.py`): transformers is never imported, which takes seconds off every start. Any other model runs on
+transformers' `generate` (`engine/rows.py` hooks), with peft for adapters. Both give the same tokens
 (tests/inference/test_llama.py); `LocalInference.load(engine=...)` picks one by hand.
 
 Each `stream` call puts a request in line (`batching.Batcher`). One worker thread takes what is
@@ -11,15 +11,14 @@ waiting and runs it as one left-padded batch, split back into a reply per reques
 reaches the event loop through `loop.call_soon_threadsafe` into an asyncio.Queue, so the loop
 never waits on the thread. Each row stops on its own: at its
 max_tokens, when its consumer walks away, or at its deadline (InferenceTimeout). Rows may ask for
-different LoRA adapters (`lora.py`), run in one batch (peft's `adapter_names`, or
-`llama_generate`'s own rows).
+different LoRA adapters (`engine/lora.py`), run in one batch (peft's `adapter_names`, or
+`llama/generate.py`'s own rows).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
@@ -29,8 +28,9 @@ from typing import Any, Literal
 from bot.core.chat.quoting import break_markers, markers_of, template_messages
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage, StreamEnd
-from bot.inference.batching import Batcher, Request
-from bot.inference.lora import AdapterSet, AdapterSlots, PeftSlots, find_adapter
+from bot.inference.engine.batching import Batcher, Request
+from bot.inference.engine.lora import AdapterSet, AdapterSlots, PeftSlots, find_adapter
+from bot.inference.engine.threads import limit_torch_threads
 
 DEFAULT_MAX_CONTEXT = 2048
 # Rows per generate. On CPU, throughput stops growing somewhere past 16 for SmolLM2-135M; a GPU
@@ -124,13 +124,13 @@ class LocalInference:
         path = Path(str(model_dir)).expanduser()
         loaded = None
         if engine != "transformers" and path.is_dir():
-            from bot.inference.llama_generate import load_plain
+            from bot.inference.llama.generate import load_plain
 
             loaded = load_plain(path, device)
         if loaded is None and engine == "llama":
             raise ConfigError(f"KINDRED_MODEL: {str(model_dir)!r} is not a plain Llama directory")
         if loaded is None:
-            from bot.inference.rows import load_transformers
+            from bot.inference.engine.rows import load_transformers
 
             loaded = load_transformers(str(model_dir), device)
         model, tokenizer = loaded
@@ -280,7 +280,7 @@ class LocalInference:
         import torch
         from transformers import StoppingCriteriaList
 
-        from bot.inference import rows
+        from bot.inference.engine import rows
 
         width = max(len(p.ids) for p in batch)
         pad_id = self._pad_token_id()
@@ -293,7 +293,7 @@ class LocalInference:
             rows.Row(p.request, min(p.request.max_tokens, self._limit - len(p.ids)), width - len(p.ids))
             for p in batch
         ]
-        options = self._sampling_options([r.pad for r in row_list])
+        options = rows.generate_options(self.sampling, [r.pad for r in row_list])
         peft = self._slots.peft
         if peft is not None:
             options["adapter_names"] = [p.adapter for p in batch]
@@ -310,8 +310,8 @@ class LocalInference:
             )
 
     def _generate_plain(self, batch: list[_Prepared]) -> None:
-        from bot.inference import llama_generate
-        from bot.inference.row_text import Row, RowText
+        from bot.inference.engine.row_text import Row, RowText
+        from bot.inference.llama import generate as llama_generate
 
         rows = [Row(p.request, min(p.request.max_tokens, self._limit - len(p.ids)), 0) for p in batch]
         s = self.sampling
@@ -325,37 +325,6 @@ class LocalInference:
             max_new=min(max(r.budget for r in rows), self._limit - max(len(p.ids) for p in batch)),
             decoding=llama_generate.Decoding(s.temperature, s.top_k, s.top_p, s.repetition_penalty),
         )
-
-    def _sampling_options(self, pads: list[int]) -> dict[str, Any]:
-        """generate's options: the penalty and the warpers in transformers' usual order."""
-        from transformers import (
-            LogitsProcessorList,
-            TemperatureLogitsWarper,
-            TopKLogitsWarper,
-            TopPLogitsWarper,
-        )
-
-        from bot.inference.rows import RowRepetitionPenalty
-
-        s = self.sampling
-        processors: list[Any] = []
-        if s.repetition_penalty != 1.0:
-            processors.append(RowRepetitionPenalty(s.repetition_penalty, pads))
-        if s.temperature <= 0:
-            return {"do_sample": False, "logits_processor": LogitsProcessorList(processors)}
-        processors.append(TemperatureLogitsWarper(s.temperature))
-        if s.top_k > 0:
-            processors.append(TopKLogitsWarper(s.top_k))
-        if s.top_p < 1.0:
-            processors.append(TopPLogitsWarper(s.top_p))
-        # Neutral values, so that generate adds no warpers of its own after ours.
-        return {
-            "do_sample": True,
-            "temperature": 1.0,
-            "top_k": 0,
-            "top_p": 1.0,
-            "logits_processor": LogitsProcessorList(processors),
-        }
 
     def _pad_token_id(self) -> int:
         pad = self._tokenizer.pad_token_id
@@ -374,37 +343,12 @@ class LocalInference:
 
 
 def _is_plain_llama(model: Any) -> bool:
-    from bot.inference.llama import LlamaModel
+    from bot.inference.llama.model import LlamaModel
 
     return isinstance(model, LlamaModel)
 
 
 def _plain_slots(model: Any) -> AdapterSlots:
-    from bot.inference.llama_generate import TensorSlots
+    from bot.inference.llama.generate import TensorSlots
 
     return TensorSlots(model)
-
-
-def limit_torch_threads(threads: int | None = None) -> int:
-    """Set torch's intra-op threads (process-wide) and return the number in use.
-
-    By default half the CPUs this process may run on (cgroup and affinity aware), at least one:
-    the event loop, the embedder and the database need the rest. On a shared 2-core box, two
-    OpenMP threads per small matmul ran 4-6x slower than one (measured under load).
-
-    This is the one place the engine and a plain `model.generate` script differ in speed: torch's
-    own default is every core. At equal threads the engine keeps up (`bench/inference.py`,
-    `engine_vs_generate`). Two threads on 2 cores pay only while the other core is free: at load
-    average 6 they were about even with one (6.7 and 7.3 tokens/s against 4.9 and 7.7), at 10
-    they gave 0.11 against 4.5, a reply that no longer finishes (2026-12-01, SmolLM2-135M,
-    the engine's own thread, other runs sharing the box).
-    """
-    import torch
-
-    if threads is None:
-        available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-        threads = (available or os.cpu_count() or 1) // 2
-    threads = max(threads, 1)
-    if threads != torch.get_num_threads():
-        torch.set_num_threads(threads)
-    return threads

@@ -2,7 +2,7 @@
 
 `BatchingEmbedder` is the Embedder port over any function that turns a list of texts into unit
 rows; `SentenceTransformerEmbedder` runs it with sentence-transformers (torch), and
-`onnx_embedder.OnnxEmbedder` with ONNX Runtime.
+`embedders.onnx.OnnxEmbedder` with ONNX Runtime.
 
 One dedicated worker thread owns the model. `embed` puts a request on a thread-safe queue and
 awaits a future, so the event loop never runs the model. The worker takes the first request
@@ -29,7 +29,7 @@ import numpy as np
 
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import Vector
-from bot.inference.local import limit_torch_threads
+from bot.inference.engine.threads import limit_torch_threads
 from bot.inference.model_files import hub_status
 
 BUNDLED = "bundled"

@@ -40,7 +40,7 @@ from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.jobs import JobPayload
 from bot.core.loading import LoadOnce
 from bot.core.models import ChatMessage, EndReason, StreamEnd
-from bot.inference.reply_stream import (
+from bot.inference.gpu_workers.reply_stream import (
     DEFAULT_TTL_S,
     TAKE_OVER,
     WRITE,
@@ -53,7 +53,7 @@ from bot.inference.reply_stream import (
 )
 
 if TYPE_CHECKING:
-    from bot.inference.local import LocalInference
+    from bot.inference.engine.local import LocalInference
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@
 - `RowRepetitionPenalty` penalises the tokens a row has seen, leaving out its left padding
   (the pad token is the end-of-turn token for SmolLM2; penalising it would make replies run on).
 
-This module imports torch and transformers; `bot/inference/local.py` imports it only when it
+This module imports torch and transformers; `bot/inference/engine/local.py` imports it only when it
 loads a model that runs on transformers (`load_transformers`) and when it generates.
 """
 
@@ -15,17 +15,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, StoppingCriteria
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LogitsProcessor,
+    LogitsProcessorList,
+    StoppingCriteria,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
 from transformers.generation.streamers import BaseStreamer
 
 from bot.core.errors import ConfigError
-from bot.inference.row_text import Row, RowText, must_stop
-from bot.inference.sampling import penalise_rows
+from bot.inference.engine.row_text import Row, RowText, must_stop
+from bot.inference.engine.sampling import penalise_rows
 
-__all__ = ["Row", "RowRepetitionPenalty", "RowStop", "RowStreamer"]
+if TYPE_CHECKING:
+    from bot.inference.engine.local import Sampling
+
+__all__ = ["Row", "RowRepetitionPenalty", "RowStop", "RowStreamer", "generate_options"]
 
 
 class RowStreamer(BaseStreamer):
@@ -80,3 +92,27 @@ def load_transformers(source: str, device: str) -> tuple[Any, Any]:
     model.to(torch.device(device))  # type: ignore[arg-type]
     model.eval()  # type: ignore[no-untyped-call]
     return model, tokenizer
+
+
+def generate_options(sampling: Sampling, pads: list[int]) -> dict[str, Any]:
+    """generate's options: the penalty and the warpers in transformers' usual order."""
+    s = sampling
+    processors: list[Any] = []
+    if s.repetition_penalty != 1.0:
+        processors.append(RowRepetitionPenalty(s.repetition_penalty, pads))
+    if s.temperature <= 0:
+        return {"do_sample": False, "logits_processor": LogitsProcessorList(processors)}
+    processors.append(TemperatureLogitsWarper(s.temperature))
+    if s.top_k > 0:
+        processors.append(TopKLogitsWarper(s.top_k))
+    if s.top_p < 1.0:
+        processors.append(TopPLogitsWarper(s.top_p))
+    # Neutral values, so that generate adds no warpers of its own after ours.
+    return {
+        "do_sample": True,
+        "temperature": 1.0,
+        "top_k": 0,
+        "top_p": 1.0,
+        "logits_processor": LogitsProcessorList(processors),
+    }
+

@@ -1,6 +1,6 @@
 """The next token from a step's logits, as transformers' `generate` picks it, in plain torch.
 
-The plain Llama loop (`llama_generate.py`) uses this instead of transformers' logits processors,
+The plain Llama loop (`llama/generate.py`) uses this instead of transformers' logits processors,
 whose import is most of the start-up cost. The same steps in the same order: the repetition
 penalty on each row's own tokens (`penalise_rows`, which `rows.RowRepetitionPenalty` uses too),
 then temperature, top-k and top-p, then a draw; or the arg-max when greedy.

@@ -246,7 +246,7 @@ def _check_export(graph: Any, out_dir: Path) -> None:
     """Run the fresh export and the torch graph on the same padded batch; refuse a mismatch."""
     import torch
 
-    from bot.inference.onnx_embedder import OnnxEncoder
+    from bot.inference.embedders.onnx import OnnxEncoder
 
     encoder = OnnxEncoder.open(out_dir, threads=1)
     feeds = encoder.tokenize(list(_CHECK_TEXTS))

@@ -1,7 +1,7 @@
 """Each row of a batch, seen as its own reply: its tokens become text, and it stops on its own.
 
 Shared by both ways the local engine decodes: transformers' `generate` (its hooks in `rows.py`)
-and the plain Llama loop (`llama_generate.py`). No torch and no transformers here: a step's
+and the plain Llama loop (`llama/generate.py`). No torch and no transformers here: a step's
 tokens arrive as plain ints, one per row.
 """
 

@@ -1,0 +1,1 @@
+"""Inference on Celery GPU workers: the bot's client and the worker's side, joined by a Redis stream."""

@@ -1,0 +1,1 @@
+"""The plain Llama engine: a forward pass, sampling and LoRA in torch alone, no transformers."""
