@@ -45,8 +45,8 @@ TARGETS = {"cold_build_p95_ms": 60_000.0, "cached_build_p95_ms": 1_000.0}
 def _model(name: str) -> Inference | None:
     if name == "none":
         return None
-    from bot.app.backends import load_local_inference
-    from bot.app.settings import InferenceSettings, Settings
+    from bot.wiring.backends import load_local_inference
+    from bot.wiring.settings import InferenceSettings, Settings
 
     return load_local_inference(Settings(inference=InferenceSettings(model=name)))
 

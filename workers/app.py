@@ -17,12 +17,12 @@ from typing import Any
 
 from celery import Celery
 
-from bot.app.jobs import job_registry
-from bot.app.schedule import schedule_entries
-from bot.app.settings import Settings, load_settings
 from bot.core.errors import ConfigError
 from bot.core.jobs import JobRegistry
 from bot.jobs.celery_runner import make_app
+from bot.wiring.jobs import job_registry
+from bot.wiring.schedule import schedule_entries
+from bot.wiring.settings import Settings, load_settings
 from workers.schedule import beat_schedule
 from workers.tasks import kindred_task
 

@@ -1,4 +1,4 @@
-"""Beat's one schedule: the entries of `bot/app/schedule.py` (every periodic job, its time from the
+"""Beat's one schedule: the entries of `bot/wiring/schedule.py` (every periodic job, its time from the
 settings, UTC crontabs) as Celery's `beat_schedule`. Without a broker, `kindred run` runs the same
 entries itself (`bot/jobs/schedule.py`).
 

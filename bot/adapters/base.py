@@ -17,7 +17,7 @@ from bot.core.proactive.commands import ProactiveCommands
 
 @dataclass(frozen=True)
 class Services:
-    """The core parts an adapter translates to and from. Built once by `bot/app/kindred.py: services`."""
+    """The core parts an adapter translates to and from. Built once by `bot/wiring/kindred.py: services`."""
 
     conversation: Conversation
     controls: Controls

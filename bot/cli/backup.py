@@ -1,4 +1,4 @@
-"""`kindred backup PATH` and `kindred restore PATH [--force]` (bot/app/backup.py does the work)."""
+"""`kindred backup PATH` and `kindred restore PATH [--force]` (bot/wiring/backup.py does the work)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bot.app import backup as backups
-from bot.app.settings import Settings
+from bot.wiring import backup as backups
+from bot.wiring.settings import Settings
 
 
 def add_commands(commands: Any) -> None:

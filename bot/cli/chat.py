@@ -6,9 +6,9 @@ import argparse
 import asyncio
 import sys
 
-from bot.app.kindred import Kindred, build
-from bot.app.platforms import apps_server, console_chat
-from bot.app.settings import Settings
+from bot.wiring.kindred import Kindred, build
+from bot.wiring.platforms import apps_server, console_chat
+from bot.wiring.settings import Settings
 
 
 async def chat(settings: Settings, args: argparse.Namespace) -> int:

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
-from bot.app.doctor import Check, failed, run_checks
-from bot.app.settings import Settings, secret_values
 from bot.cli.logs import redact, redaction_order
+from bot.wiring.doctor import Check, failed, run_checks
+from bot.wiring.settings import Settings, secret_values
 
 LABELS = {"ok": "OK", "fail": "FAIL", "off": "off"}
 

@@ -12,7 +12,6 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from bot.app.settings import Settings, load_settings, secret_values
 from bot.cli import backup as cli_backup
 from bot.cli import doctor as cli_doctor
 from bot.cli import train as cli_train
@@ -20,6 +19,7 @@ from bot.cli import workers as cli_workers
 from bot.cli.logs import setup_logging
 from bot.core.errors import KindredError
 from bot.core.memory.jsonl_format import MAX_FILE_BYTES
+from bot.wiring.settings import Settings, load_settings, secret_values
 
 EXIT_USAGE = 2
 
@@ -160,7 +160,7 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
 
 
 async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app.backends import migrate_store
+    from bot.wiring.backends import migrate_store
 
     backend, applied, versions = await migrate_store(settings)
     done = ", ".join(map(str, applied)) if applied else "nothing to apply"
@@ -169,7 +169,7 @@ async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _stats(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app.backends import open_store
+    from bot.wiring.backends import open_store
 
     store = await open_store(settings)
     try:

@@ -14,7 +14,6 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
-from bot.app.settings import Settings
 from bot.core.errors import InvalidInput, KindredError
 from bot.core.learning.reward import reply_reward
 from bot.core.memory import operations as memory_ops
@@ -30,6 +29,7 @@ from bot.core.memory.jsonl_format import (
 from bot.core.memory.kinds import UNLISTED
 from bot.core.memory.recall import Recalled
 from bot.importers import telegram_export
+from bot.wiring.settings import Settings
 
 
 def _print_json(value: dict[str, Any]) -> None:
@@ -37,7 +37,7 @@ def _print_json(value: dict[str, Any]) -> None:
 
 
 async def import_file(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app.backends import load_embedder, open_store
+    from bot.wiring.backends import load_embedder, open_store
 
     if args.format == "telegram":
         items, skipped = _telegram_items(args)
@@ -141,8 +141,8 @@ class ImportProgress:
 
 
 async def search(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app.backends import load_embedder, open_store
-    from bot.app.kindred import policy
+    from bot.wiring.backends import load_embedder, open_store
+    from bot.wiring.kindred import policy
 
     if args.queries is not None:
         try:
@@ -195,8 +195,8 @@ def _why(recalled: Recalled) -> dict[str, Any] | None:
 
 async def why(settings: Settings, args: argparse.Namespace) -> int:
     """`kindred memory why --turn ID`: one reply's reward, every part, and its memories' credit."""
-    from bot.app.backends import open_store
-    from bot.app.kindred import policy
+    from bot.wiring.backends import open_store
+    from bot.wiring.kindred import policy
 
     store = await open_store(settings)
     try:
@@ -234,7 +234,7 @@ async def why(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app.backends import open_store
+    from bot.wiring.backends import open_store
 
     # The bot's replies only with --all: the rest is what the person said and what came of it.
     left_out = () if args.all else tuple(UNLISTED)
@@ -252,7 +252,7 @@ async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def forget(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app.backends import open_store
+    from bot.wiring.backends import open_store
 
     store = await open_store(settings)
     try:
@@ -270,7 +270,7 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
     """The export is written whole to a temporary file beside its target, then renamed (or copied
     to stdout): one past the size limit, or a store that fails part way, leaves no partial file
     and prints nothing."""
-    from bot.app.backends import open_store
+    from bot.wiring.backends import open_store
 
     limit = int(args.max_mib * 2**20)
     target = args.output.resolve() if args.output is not None else None

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.adapters.base import PlatformAdapter
-from bot.app.kindred import Kindred, build, services
-from bot.app.platforms import Platforms, configured, in_process_schedule, platforms, web_server
-from bot.app.settings import Settings
 from bot.core.chat.outbox import keep_flushing
 from bot.core.errors import PlatformUnreachable
+from bot.wiring.kindred import Kindred, build, services
+from bot.wiring.platforms import Platforms, configured, in_process_schedule, platforms, web_server
+from bot.wiring.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -10,11 +10,11 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.app.settings import Settings
 from bot.core.errors import InvalidInput
 from bot.core.learning.models import AdapterRecord
 from bot.core.learning.serving import promote, rollback
 from bot.core.models import JSONObject
+from bot.wiring.settings import Settings
 
 
 def add_commands(commands: Any) -> None:
@@ -50,7 +50,7 @@ def _print_json(value: JSONObject) -> None:
 
 
 async def train_dataset(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app.training_jobs import dataset_summary
+    from bot.wiring.training_jobs import dataset_summary
 
     summary = await dataset_summary(settings)
     if args.json:
@@ -69,7 +69,7 @@ async def train_dataset(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def train_now(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.app.training_jobs import train_here
+    from bot.wiring.training_jobs import train_here
 
     result = await train_here(settings)
     if args.json:
@@ -116,7 +116,7 @@ async def adapters_rollback(settings: Settings, args: argparse.Namespace) -> int
 
 
 async def _registry_call(settings: Settings, call: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
-    from bot.app.backends import open_store
+    from bot.wiring.backends import open_store
 
     store = await open_store(settings)
     try:

@@ -11,8 +11,8 @@ import signal
 import sys
 from typing import Any
 
-from bot.app.platforms import beat_lock
-from bot.app.settings import Settings
+from bot.wiring.platforms import beat_lock
+from bot.wiring.settings import Settings
 
 CELERY = [sys.executable, "-m", "celery", "-A", "workers.app"]
 NO_REDIS = "kindred: {command} needs REDIS_URL (redis://HOST:6379/0); without it jobs run in-process"

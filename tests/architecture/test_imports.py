@@ -1,7 +1,7 @@
 """Every import rule in ARCHITECTURE.md, checked on the source so that a violation fails CI.
 
 The floors, from the ground up: 1 `bot/core`; 2 the implementations (`bot/store`, `bot/inference`,
-`bot/training`, `bot/jobs`, `bot/adapters`, `bot/web`, `bot/shared_state`); 3 `bot/app`, the
+`bot/training`, `bot/jobs`, `bot/adapters`, `bot/web`, `bot/shared_state`); 3 `bot/wiring`, the
 composition root; 4 the entry points (`bot/cli`, `workers`). A file imports from its own floor or
 the floors below, with the narrower rules each test below names.
 """
@@ -20,7 +20,7 @@ IMPLEMENTATIONS = (
     "bot.store", "bot.inference", "bot.training", "bot.jobs", "bot.adapters", "bot.web", "bot.shared_state",
     "bot.importers",
 )  # fmt: skip
-ROOT_OF_COMPOSITION = "bot.app"
+ROOT_OF_COMPOSITION = "bot.wiring"
 ENTRY_POINTS = ("bot.cli", "workers")
 # Written down so that it is a choice: numpy is the core's one library (vectors, cosine).
 CORE_LIBRARIES = ("numpy",)
@@ -130,7 +130,7 @@ def test_the_web_server_knows_no_platform(path: Path) -> None:
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
-@pytest.mark.parametrize("path", python_files("bot/app"), ids=str)
+@pytest.mark.parametrize("path", python_files("bot/wiring"), ids=str)
 def test_the_composition_root_imports_no_entry_point(path: Path) -> None:
     bad = bad_imports(path, (CORE, *IMPLEMENTATIONS, ROOT_OF_COMPOSITION))
     assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
@@ -171,7 +171,7 @@ def test_model_libraries_load_only_when_a_model_is_needed() -> None:
     import subprocess
 
     probe = (
-        "import sys, bot.app.kindred, bot.app.platforms, bot.cli.main, bot.cli.run, bot.cli.chat,"
+        "import sys, bot.wiring.kindred, bot.wiring.platforms, bot.cli.main, bot.cli.run, bot.cli.chat,"
         " bot.cli.memory, bot.cli.workers, workers.app, bot.training;"
         f"print(sorted(m for m in {MODEL_LIBRARIES!r} if m in sys.modules))"
     )
@@ -231,7 +231,7 @@ def test_every_path_in_the_architecture_exists() -> None:
         here = re.search(r"\b((?:bot/\w+|workers)/)", line)
         folder = here.group(1) if here else folder
         # A name is under the folder last named (`sqlite/store.py` under bot/store/); a whole path
-        # (`bot/app/schedule.py`) is checked by the backticked paths above.
+        # (`bot/wiring/schedule.py`) is checked by the backticked paths above.
         for name in re.findall(r"(?<![\w/])((?!bot/)[\w*]+(?:/[\w*]+)*\.py)\b", line):
             if name in LIBRARIES_NAMED_LIKE_FILES:
                 continue

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.app.backends import open_store
-from bot.app.settings import load_settings
 from bot.cli.main import main
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
+from bot.wiring.backends import open_store
+from bot.wiring.settings import load_settings
 
 pytestmark = pytest.mark.usefixtures("kindred_env")
 T0 = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)

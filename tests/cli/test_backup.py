@@ -21,9 +21,6 @@ from typing import Any
 import psycopg
 import pytest
 
-from bot.app.backends import open_store
-from bot.app.backup import backup, restore
-from bot.app.settings import GeneralSettings, Settings, StoreSettings
 from bot.core.errors import ConfigError, InvalidInput, StoreError
 from bot.core.miniapps.facts import Facts
 from bot.core.miniapps.models import NewVersion
@@ -31,6 +28,9 @@ from bot.core.miniapps.specs import rule_spec
 from bot.core.models import Feedback
 from bot.core.store import Store
 from bot.web.miniapps.render import render_app
+from bot.wiring.backends import open_store
+from bot.wiring.backup import backup, restore
+from bot.wiring.settings import GeneralSettings, Settings, StoreSettings
 from tests.store.test_contract import T0, memory, turn
 from tests.store.test_registry_contract import candidate
 

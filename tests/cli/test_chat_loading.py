@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.console import CHAT_ID, HELP, LOADING, STILL_LOADING, ConsoleIO
-from bot.app import kindred as kindred_module
-from bot.app.kindred import Kindred, build
-from bot.app.platforms import console_chat
-from bot.app.settings import Settings, load_settings
 from bot.core.errors import ConfigError
+from bot.wiring import kindred as kindred_module
+from bot.wiring.kindred import Kindred, build
+from bot.wiring.platforms import console_chat
+from bot.wiring.settings import Settings, load_settings
 from tests.cli.test_chat_cli import chat_env, kindred
 from tests.support.waiting import wait_until
 

@@ -6,8 +6,8 @@ import io
 import logging
 
 from bot.adapters.telegram.secret import derived_webhook_secret
-from bot.app.settings import InferenceSettings, Settings, StoreSettings, TelegramSettings, secret_values
 from bot.cli.logs import REDACTED, RedactingFormatter
+from bot.wiring.settings import InferenceSettings, Settings, StoreSettings, TelegramSettings, secret_values
 
 TOKEN = "123456:AAH-super-secret-token"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.app.backends import open_store
-from bot.app.settings import load_settings
 from bot.cli.main import main
 from bot.core.models import Feedback, NewTurn
+from bot.wiring.backends import open_store
+from bot.wiring.settings import load_settings
 
 pytestmark = pytest.mark.usefixtures("kindred_env")
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bot.app.settings import (
+from bot.cli.run import serve
+from bot.store.sqlite.store import SqliteStore
+from bot.wiring.settings import (
     ChatSettings,
     GeneralSettings,
     InferenceSettings,
@@ -16,9 +18,7 @@ from bot.app.settings import (
     TelegramSettings,
     WebSettings,
 )
-from bot.app.settings.training import TrainingSettings
-from bot.cli.run import serve
-from bot.store.sqlite.store import SqliteStore
+from bot.wiring.settings.training import TrainingSettings
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.waiting import wait_until
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.settings import GeneralSettings
 from bot.cli.run import serve
+from bot.wiring.settings import GeneralSettings
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.cli.test_run import START_S, run_env
 from tests.cli.test_serve_both import served_settings

@@ -17,9 +17,9 @@ import aiohttp
 from pydantic import SecretStr
 
 from bot.adapters.telegram.secret import derived_webhook_secret
-from bot.app.settings import DiscordSettings, GeneralSettings, TelegramSettings, WebSettings
 from bot.cli.run import serve
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.settings import DiscordSettings, GeneralSettings, TelegramSettings, WebSettings
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.cli.test_backup import notes_app
 from tests.cli.test_serve_both import served_settings

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.settings import (
+from bot.cli.run import serve
+from bot.wiring.settings import (
     ChatSettings,
     DiscordSettings,
     GeneralSettings,
@@ -20,7 +21,6 @@ from bot.app.settings import (
     TelegramSettings,
     WebSettings,
 )
-from bot.cli.run import serve
 from tests.adapters.discord.conftest import fake
 from tests.adapters.telegram.conftest import ANN, replies_done
 from tests.support import discord_payloads as p

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.backends import open_store
-from bot.app.settings import load_settings
 from bot.cli.main import main
+from bot.wiring.backends import open_store
+from bot.wiring.settings import load_settings
 from tests.support.learning import rated_replies
 
 pytestmark = pytest.mark.usefixtures("kindred_env")

@@ -22,7 +22,6 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from bot.app.app_jobs import MEMORIES_READ
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.events import Reaction, ReplyDone, UserMessage
 from bot.core.learning.dataset import DatasetPolicy, build_dataset
@@ -40,6 +39,7 @@ from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.models import ProactiveSettings
 from bot.core.store import Store
 from bot.web.miniapps.render import TemplateRenderer
+from bot.wiring.miniapp_jobs import MEMORIES_READ
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place
 
@@ -180,7 +180,7 @@ async def _consolidate(world: World, who: int) -> None:
 
 
 async def _app(world: World, who: int) -> None:
-    """A build as the job runs it (bot/app/app_jobs.py), asked with the person's own secret."""
+    """A build as the job runs it (bot/wiring/miniapp_jobs.py), asked with the person's own secret."""
     user = world.person(who)
     memories = await world.store.list_memories(user, MEMORIES_READ, without_kinds=sorted(NOT_EVIDENCE))
     request = BuildRequest(uuid.uuid4().hex, user, f"dm-{who}", f"a packing list for {world.secret(who)}")

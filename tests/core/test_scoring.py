@@ -8,8 +8,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.app.kindred import policy
-from bot.app.settings import MemorySettings, Settings
 from bot.core.memory.kinds import classify
 from bot.core.memory.recall import Recalled, fit_budget, memory_line
 from bot.core.memory.scoring import (
@@ -23,6 +21,8 @@ from bot.core.memory.scoring import (
     shares,
 )
 from bot.core.models import JSONObject, Memory
+from bot.wiring.kindred import policy
+from bot.wiring.settings import MemorySettings, Settings
 
 NOW = datetime(2026, 8, 1, tzinfo=UTC)
 

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.app.backends import load_inference
 from bot.core.chat.ports import Inference
 from bot.inference.engine.local import THREAD_NAME, LocalInference, Sampling
 from bot.inference.openai_compat import OpenAICompatInference, local_token_counter
+from bot.wiring.backends import load_inference
 from tests.inference.openai_server import FakeOpenAI
 from tests.jobs.workerproc import Worker
 from tests.workers.remote_support import chat_settings, reply_streams

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.backends import load_inference
-from bot.app.settings import InferenceSettings, Settings, load_settings
 from bot.core.errors import ConfigError
 from bot.inference.engine.local import LocalInference
 from bot.inference.openai_compat import OpenAICompatInference
+from bot.wiring.backends import load_inference
+from bot.wiring.settings import InferenceSettings, Settings, load_settings
 
 ALL = (
     "KINDRED_INFERENCE_BACKEND",

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.app.backends import load_embedder
-from bot.app.settings import Settings, load_settings
 from bot.core.errors import ConfigError
 from bot.inference.embedders.onnx import OnnxEmbedder
 from bot.inference.embedders.onnx_export import exported_model
 from bot.inference.embedders.sentence import BUNDLED_NAME, SentenceTransformerEmbedder, bundled_model_path
+from bot.wiring.backends import load_embedder
+from bot.wiring.settings import Settings, load_settings
 
 # Short, long (cut at 256 tokens), non-ASCII, emoji, whitespace, empty, and mixed lengths in one
 # batch, so padding and the attention mask are exercised.
@@ -106,7 +106,7 @@ async def test_auto_falls_back_to_torch_with_one_log_line(
     not_exportable = tmp_path / "model"
     not_exportable.mkdir()  # no modules.json: ONNX refuses, torch is asked and fails on its own terms
     settings = settings_for(tmp_path, KINDRED_EMBEDDING_MODEL=str(not_exportable))
-    with caplog.at_level(logging.WARNING, logger="bot.app.backends"), pytest.raises(ConfigError):
+    with caplog.at_level(logging.WARNING, logger="bot.wiring.backends"), pytest.raises(ConfigError):
         load_embedder(settings)
     fallbacks = [r for r in caplog.records if "embedding with torch" in r.getMessage()]
     assert len(fallbacks) == 1 and "modules.json" in fallbacks[0].getMessage()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.settings import GeneralSettings, Settings, StoreSettings
 from bot.core.jobs import JobRegistry, Jobs
 from bot.jobs.celery_runner import CeleryJobs
 from bot.jobs.inprocess import InProcessJobs
+from bot.wiring.settings import GeneralSettings, Settings, StoreSettings
 from tests.jobs.sample_jobs import sample_registry
 from tests.jobs.workerproc import Worker, flush, redis_url
 

@@ -11,12 +11,12 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.app.jobs import job_registry
-from bot.app.settings import Settings
 from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.models import NewTurn
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.jobs import job_registry
+from bot.wiring.settings import Settings
 from tests.support.fakes import HashEmbedder
 
 

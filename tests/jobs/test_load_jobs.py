@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.app.jobs import job_registry, load_jobs
-from bot.app.settings import Settings, WorkerSettings
 from bot.jobs.celery_runner import CeleryJobs
 from bot.jobs.inprocess import InProcessJobs
+from bot.wiring.jobs import job_registry, load_jobs
+from bot.wiring.settings import Settings, WorkerSettings
 
 
 def settings(redis_url: str | None = None) -> Settings:

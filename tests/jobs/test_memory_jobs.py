@@ -11,10 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.backends import open_store
-from bot.app.jobs import extraction_submitter, job_registry
-from bot.app.memory_jobs import EXTRACT_JOB, UPKEEP_JOB, Models
-from bot.app.settings import GeneralSettings, MemorySettings, Settings
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.errors import JobError
 from bot.core.events import ReplyDone, UserMessage
@@ -22,6 +18,10 @@ from bot.core.loading import LoadOnce
 from bot.core.store import Store
 from bot.inference.embedders.sentence import SentenceTransformerEmbedder
 from bot.jobs.inprocess import InProcessJobs
+from bot.wiring.backends import open_store
+from bot.wiring.jobs import extraction_submitter, job_registry
+from bot.wiring.memory_jobs import EXTRACT_JOB, UPKEEP_JOB, Models
+from bot.wiring.settings import GeneralSettings, MemorySettings, Settings
 from tests.support.fakes import ScriptedInference
 from tests.support.waiting import wait_until
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from celery import Celery
 
-from bot.app.settings import load_settings
+from bot.wiring.settings import load_settings
 from tests.jobs.sample_jobs import sample_registry
 from workers.app import build_app
 

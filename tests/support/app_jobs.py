@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from bot.app.app_jobs import add_app_jobs
 from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobRegistry
 from bot.core.miniapps.build import BuildPolicy
@@ -15,6 +14,7 @@ from bot.core.miniapps.commands import AppCommands
 from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.miniapp_jobs import add_app_jobs
 
 APPS_URL = "https://apps.example"
 

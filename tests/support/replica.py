@@ -20,10 +20,6 @@ from collections.abc import AsyncIterator, Sequence
 
 from bench.parts.telegram.fixtures import LoadFixtureEmbedder
 from bot.adapters.base import Services
-from bot.app.backends import open_store
-from bot.app.platforms import platforms
-from bot.app.settings import load_settings, secret_values
-from bot.app.shared_state import open_shared_state
 from bot.cli.logs import setup_logging
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
@@ -32,6 +28,10 @@ from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
 from bot.core.models import ChatMessage, StreamEnd
 from bot.web.server import WebServer, build_web_app
+from bot.wiring.backends import open_store
+from bot.wiring.platforms import platforms
+from bot.wiring.settings import load_settings, secret_values
+from bot.wiring.shared_state import open_shared_state
 
 PERSONA = "replica test"
 

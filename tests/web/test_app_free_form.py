@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.app.app_jobs import build_policy
-from bot.app.settings import WebSettings
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, Built, build_app
 from bot.inference.openai_compat import OpenAICompatInference
 from bot.store.sqlite.store import SqliteStore
 from bot.web.miniapps.render import TemplateRenderer, csp_hash, template_script_hashes
+from bot.wiring.miniapp_jobs import build_policy
+from bot.wiring.settings import WebSettings
 from tests.inference.openai_server import FakeOpenAI
 from tests.web.free_form_pages import BAD_PAGES, GOOD_PAGE, MARK, capable_model, chunked
 

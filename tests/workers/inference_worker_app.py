@@ -10,9 +10,9 @@ from typing import Any
 
 from celery import Celery
 
-from bot.app.jobs import generate_job
-from bot.app.settings import load_settings
 from bot.core.jobs import JobRegistry
+from bot.wiring.jobs import generate_job
+from bot.wiring.settings import load_settings
 from workers.app import build_app
 
 

@@ -10,9 +10,14 @@ from pathlib import Path
 import redis
 
 from bot.adapters.console import CHAT_ID, ConsoleChat, ConsoleIO
-from bot.app.backends import load_inference
-from bot.app.kindred import policy
-from bot.app.settings import (
+from bot.core.chat.conversation import Conversation
+from bot.core.chat.sentences import whole_sentences
+from bot.core.models import Turn
+from bot.inference.gpu_workers.reply_stream import Entry, parse_entry
+from bot.store.sqlite.store import SqliteStore
+from bot.wiring.backends import load_inference
+from bot.wiring.kindred import policy
+from bot.wiring.settings import (
     ChatSettings,
     GeneralSettings,
     InferenceSettings,
@@ -20,11 +25,6 @@ from bot.app.settings import (
     StoreSettings,
     WorkerSettings,
 )
-from bot.core.chat.conversation import Conversation
-from bot.core.chat.sentences import whole_sentences
-from bot.core.models import Turn
-from bot.inference.gpu_workers.reply_stream import Entry, parse_entry
-from bot.store.sqlite.store import SqliteStore
 from tests.jobs.workerproc import Worker
 from tests.support.fakes import HashEmbedder
 

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.app.backends import replies_place
 from bot.core.errors import QueueUnavailable
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
 from bot.core.loading import LoadOnce
@@ -19,6 +18,7 @@ from bot.inference.auto import AutoInference
 from bot.store.sqlite.store import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.server import build_web_app
+from bot.wiring.backends import replies_place
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 PASSWORD = "s3cret-admin-pw"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.backends import load_inference
-from bot.app.settings import Settings, WorkerSettings, load_settings
 from bot.core.models import ChatMessage
 from bot.inference.auto import AutoInference
+from bot.wiring.backends import load_inference
+from bot.wiring.settings import Settings, WorkerSettings, load_settings
 from tests.jobs.workerproc import RedisServer, Worker, free_port
 from tests.support.tiny_model import build_tiny_model
 from tests.support.waiting import wait_until

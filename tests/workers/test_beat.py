@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import redis
 
-from bot.app.schedule import schedule_entries
-from bot.app.settings import WorkerSettings
-from bot.app.settings.training import TrainingSettings
 from bot.core.errors import ConfigError
 from bot.jobs.beat_lock import BEAT_LOCK_KEY, BeatLock
+from bot.wiring.schedule import schedule_entries
+from bot.wiring.settings import WorkerSettings
+from bot.wiring.settings.training import TrainingSettings
 from tests.jobs.workerproc import ROOT, TEST_REDIS_DB, flush, redis_url
 from workers.schedule import beat_schedule as celery_schedule
 

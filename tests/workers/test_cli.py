@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.settings import Settings
 from bot.cli.main import main
 from bot.cli.workers import worker_command
+from bot.wiring.settings import Settings
 from tests.jobs.workerproc import ROOT, free_port, redis_url
 
 

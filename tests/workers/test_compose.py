@@ -15,10 +15,10 @@ import yaml  # PyYAML comes with transformers
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings
 
-from bot.app.backends import GPU_QUEUE
-from bot.app.settings import InferenceSettings, Settings, WorkerSettings
 from bot.core.jobs import queue_for
 from bot.inference.gpu_workers.reply_stream import GENERATE_JOB
+from bot.wiring.backends import GPU_QUEUE
+from bot.wiring.settings import InferenceSettings, Settings, WorkerSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose")

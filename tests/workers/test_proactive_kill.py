@@ -11,11 +11,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.app.jobs import job_registry
-from bot.app.proactive_jobs import BEAT_JOB
-from bot.app.settings import Settings
 from bot.jobs.celery_runner import CeleryJobs
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.jobs import job_registry
+from bot.wiring.proactive_jobs import BEAT_JOB
+from bot.wiring.settings import Settings
 from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, redis_url
 from tests.support import proactive
 from tests.support.telegram_api import FakeTelegramBotApi

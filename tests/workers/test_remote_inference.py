@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.app.backends import load_inference
-from bot.app.jobs import job_registry
-from bot.app.settings import WorkerSettings
 from bot.core.errors import ConfigError, InferenceError, InferenceTimeout, JobError
 from bot.core.models import ChatMessage
 from bot.inference.gpu_workers.remote import RemoteInference
 from bot.inference.gpu_workers.reply_stream import GENERATE_JOB, ReplyKeys
 from bot.jobs.celery_runner import CeleryJobs
+from bot.wiring.backends import load_inference
+from bot.wiring.jobs import job_registry
+from bot.wiring.settings import WorkerSettings
 from tests.jobs.workerproc import TEST_REDIS_DB, RedisServer, Worker, flush, redis_url
 from tests.support.tiny_model import build_tiny_model
 from tests.support.waiting import wait_until

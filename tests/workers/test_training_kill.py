@@ -15,10 +15,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.app.jobs import job_registry
-from bot.app.settings import Settings
 from bot.core.learning.nightly import NIGHTLY_JOB, PARTIAL_PREFIX
 from bot.jobs.celery_runner import CeleryJobs, make_app
+from bot.wiring.jobs import job_registry
+from bot.wiring.settings import Settings
 from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, redis_url
 from tests.support.learning import rated_replies
 from tests.support.places import open_place, place_url

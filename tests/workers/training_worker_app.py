@@ -10,11 +10,11 @@ from typing import Any
 
 from celery import Celery
 
-from bot.app.backends import open_store
-from bot.app.settings import load_settings
-from bot.app.training_jobs import nightly_job
 from bot.core.jobs import JobRegistry
 from bot.core.store import Store
+from bot.wiring.backends import open_store
+from bot.wiring.settings import load_settings
+from bot.wiring.training_jobs import nightly_job
 from workers.app import build_app
 
 

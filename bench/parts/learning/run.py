@@ -31,15 +31,15 @@ from bench.learning_sim import (
 )
 from bench.parts.common import log, machine, now_iso
 from bench.parts.learning.people import DayReport, Teacher, chat_day, held_out_replies
-from bot.app.backends import load_embedder, load_inference, open_store
-from bot.app.kindred import policy as conversation_policy
-from bot.app.settings import Settings, load_settings
-from bot.app.training_jobs import TrainingModels, nightly_job
 from bot.core.chat.conversation import Conversation
 from bot.core.chat.ports import Inference
 from bot.core.jobs import run_attempt
 from bot.core.store import Store
 from bot.inference.engine.threads import limit_torch_threads
+from bot.wiring.backends import load_embedder, load_inference, open_store
+from bot.wiring.kindred import policy as conversation_policy
+from bot.wiring.settings import Settings, load_settings
+from bot.wiring.training_jobs import TrainingModels, nightly_job
 
 OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps", "heldout_share")
 

@@ -13,13 +13,13 @@ import re
 from collections.abc import AsyncIterator, Sequence
 
 from bench.parts.telegram.fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
-from bot.app.kindred import build
-from bot.app.settings import Settings, load_settings, secret_values
 from bot.cli.logs import setup_logging
 from bot.cli.run import serve
 from bot.core.chat.ports import Inference
 from bot.core.memory.ports import Embedder
 from bot.core.models import ChatMessage, StreamEnd
+from bot.wiring.kindred import build
+from bot.wiring.settings import Settings, load_settings, secret_values
 
 TAG = re.compile(r"\[r\d+\]")
 

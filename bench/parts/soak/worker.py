@@ -11,10 +11,10 @@ from typing import Any
 from celery import Celery
 
 from bench.parts.telegram.fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
-from bot.app.jobs import job_registry
-from bot.app.memory_jobs import Models
-from bot.app.settings import load_settings
 from bot.core.loading import LoadOnce
+from bot.wiring.jobs import job_registry
+from bot.wiring.memory_jobs import Models
+from bot.wiring.settings import load_settings
 from workers.app import build_app
 
 

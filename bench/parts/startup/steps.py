@@ -43,7 +43,7 @@ class Marks:
 
 async def probe(marks: Marks, line: str) -> None:
     import bot.cli.main  # noqa: F401  (Kindred's own modules, as `kindred` imports them)
-    from bot.app.settings import load_settings
+    from bot.wiring.settings import load_settings
 
     settings = load_settings()
     marks.mark("kindred_imports")
@@ -53,7 +53,7 @@ async def probe(marks: Marks, line: str) -> None:
         import torch  # noqa: F401
 
         marks.mark("torch_import")
-    from bot.app.backends import load_embedder, load_inference, open_store
+    from bot.wiring.backends import load_embedder, load_inference, open_store
 
     store = await open_store(settings)
     marks.mark("store_open")
@@ -67,9 +67,9 @@ async def probe(marks: Marks, line: str) -> None:
 async def first_reply(
     marks: Marks, settings: Any, store: Any, embedder: Any, inference: Any, line: str
 ) -> None:
-    from bot.app.kindred import close_models, policy
     from bot.core.chat.conversation import Conversation
     from bot.core.events import ReplyChunk, UserMessage
+    from bot.wiring.kindred import close_models, policy
 
     conversation = Conversation(store, embedder, inference, policy(settings))
     message = UserMessage("bench-parts", "console", line, datetime.now(UTC))

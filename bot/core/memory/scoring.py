@@ -52,7 +52,7 @@ DEFAULT_HALF_LIVES: Mapping[str, float] = MappingProxyType({
 
 @dataclass(frozen=True, slots=True)
 class Scoring:
-    """The tunables of the score above; `bot/app/settings.py` has them as KINDRED_MEMORY_* settings."""
+    """The tunables of the score above; `bot/wiring/settings.py` has them as KINDRED_MEMORY_* settings."""
 
     half_life_days: Mapping[str, float] = field(default_factory=lambda: DEFAULT_HALF_LIVES)
     # For a kind missing from `half_life_days`.

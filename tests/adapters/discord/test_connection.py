@@ -10,10 +10,10 @@ from pydantic import SecretStr
 
 from bot.adapters.discord.adapter import DiscordAdapter
 from bot.adapters.discord.client import needed_intents
-from bot.app.platforms import discord_options
-from bot.app.settings import DiscordSettings
 from bot.core.errors import ConfigError
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.platforms import discord_options
+from bot.wiring.settings import DiscordSettings
 from tests.adapters.discord.conftest import OPTIONS, running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.settings import GeneralSettings, Settings, StoreSettings
-from bot.app.training_jobs import nightly_job
 from bot.core.chat.access import Access
 from bot.core.jobs import JobRegistry
 from bot.core.learning.commands import TrainingCommands
@@ -24,6 +22,8 @@ from bot.core.learning.serving import promote
 from bot.core.memory.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
 from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
+from bot.wiring.settings import GeneralSettings, Settings, StoreSettings
+from bot.wiring.training_jobs import nightly_job
 from tests.adapters.telegram.conftest import ANN, running_bot
 from tests.support.places import open_place, place_url
 from tests.support.telegram_api import FakeTelegramBotApi

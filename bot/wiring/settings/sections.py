@@ -10,12 +10,12 @@ from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.app.settings.common import REDIS_SCHEMES, env_names, section_config
 from bot.core.chat.conversation import ConversationPolicy
 from bot.core.chat.prompt import DEFAULT_PERSONA
 from bot.core.learning.reward import DEFAULT_REACTIONS, RewardWeights
 from bot.core.memory.consolidation import ConsolidationPolicy
 from bot.core.memory.scoring import DEFAULT_HALF_LIVES, Scoring
+from bot.wiring.settings.common import REDIS_SCHEMES, env_names, section_config
 
 _SCORING = Scoring()
 _REWARD = RewardWeights()

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from bot.app.settings import WebSettings
 from bot.core.chat.ports import Inference
 from bot.core.errors import AppBuildBusy, AppBuildError, JobError
 from bot.core.jobs import JobPayload, JobRegistry
@@ -22,6 +21,7 @@ from bot.core.memory.kinds import NOT_EVIDENCE
 from bot.core.miniapps.build import BUILD_JOB, BUILD_JOB_BEFORE, BuildPolicy, BuildRequest, build_app
 from bot.core.store import Store
 from bot.web.miniapps.render import TemplateRenderer
+from bot.wiring.settings import WebSettings
 
 MEMORIES_READ = 100
 _FIELDS = ("key", "owner", "chat_id", "request")

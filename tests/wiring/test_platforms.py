@@ -6,8 +6,6 @@ from __future__ import annotations
 import pytest
 
 from bot.adapters.base import Services
-from bot.app.platforms import configured, platforms
-from bot.app.settings import load_settings
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ratelimit import RateLimiter
@@ -15,6 +13,8 @@ from bot.core.memory.controls import Controls
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.platforms import configured, platforms
+from bot.wiring.settings import load_settings
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 

@@ -21,9 +21,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bot.app.settings import Settings
 from bot.core.errors import ConfigError, InvalidInput
 from bot.store import backup as dumps
+from bot.wiring.settings import Settings
 
 MANIFEST = "manifest.json"
 FORMAT = 1

@@ -11,12 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.backends import open_store
-from bot.app.jobs import job_registry
-from bot.app.memory_jobs import Models
-from bot.app.proactive_jobs import BEAT_JOB, reachable
-from bot.app.schedule import schedule_entries
-from bot.app.settings import GeneralSettings, Settings, TelegramSettings
 from bot.core.chat.ports import Inference
 from bot.core.errors import JobError
 from bot.core.jobs import JobId, JobPayload
@@ -24,6 +18,12 @@ from bot.core.loading import LoadOnce
 from bot.core.proactive.models import NewReminder
 from bot.jobs.inprocess import InProcessJobs
 from bot.jobs.schedule import InProcessSchedule
+from bot.wiring.backends import open_store
+from bot.wiring.jobs import job_registry
+from bot.wiring.memory_jobs import Models
+from bot.wiring.proactive_jobs import BEAT_JOB, reachable
+from bot.wiring.schedule import schedule_entries
+from bot.wiring.settings import GeneralSettings, Settings, TelegramSettings
 from tests.support.fakes import HashEmbedder
 from tests.support.telegram_api import DEFAULT_TOKEN, FakeTelegramBotApi
 

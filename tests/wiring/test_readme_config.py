@@ -21,13 +21,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bot.app.backends import load_inference
-from bot.app.settings import Settings, load_settings
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage
 from bot.inference.engine.local import LocalInference
 from bot.inference.model_files import prepare_model
 from bot.inference.openai_compat import OpenAICompatInference
+from bot.wiring.backends import load_inference
+from bot.wiring.settings import Settings, load_settings
 from tests.inference.openai_server import FakeOpenAI
 from tests.support.streams import text_of
 from tests.support.tiny_model import build_tiny_model

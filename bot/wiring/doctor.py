@@ -19,8 +19,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import SecretStr
 
-from bot.app.settings import Settings
 from bot.core.errors import ConfigError, KindredError
+from bot.wiring.settings import Settings
 
 # One network probe (a connect, a PING, a worker's answer); a whole check gets a little more.
 PROBE_TIMEOUT_S = 2.0
@@ -162,8 +162,8 @@ async def check_inference(settings: Settings) -> Check:
 
 async def _auto_choice(redis_url: str) -> str:
     """Where `auto` sends a reply now, as the backend asks it (bot/inference/auto.py)."""
-    from bot.app.backends import GPU_QUEUE
     from bot.jobs.celery_probe import consumers
+    from bot.wiring.backends import GPU_QUEUE
 
     try:
         found = await asyncio.to_thread(consumers, redis_url, GPU_QUEUE, WORKER_REPLY_S)
@@ -227,8 +227,8 @@ async def check_embedder(settings: Settings) -> Check:
 
 async def _check_openai_embedder(settings: Settings) -> Check:
     """One text embedded by the server, as a reply would: its failure says why (never the key)."""
-    from bot.app.backends import load_embedder
     from bot.inference.embedders.openai import OpenAIEmbedder
+    from bot.wiring.backends import load_embedder
 
     inference = settings.inference
     where = f"{without_credentials(inference.embedding_url or '')}, model {inference.embedding_model}"

@@ -19,11 +19,6 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.adapters.console import ConsoleChat, ConsoleIO
-from bot.app.backends import open_store
-from bot.app.jobs import job_registry
-from bot.app.kindred import app_link
-from bot.app.memory_jobs import Models
-from bot.app.settings import GeneralSettings, Settings, WebSettings
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.loading import LoadOnce
 from bot.core.miniapps.build import STEPS
@@ -33,6 +28,11 @@ from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.web.miniapps.hosting import AppHosting
 from bot.web.server import build_web_app
+from bot.wiring.backends import open_store
+from bot.wiring.jobs import job_registry
+from bot.wiring.kindred import app_link
+from bot.wiring.memory_jobs import Models
+from bot.wiring.settings import GeneralSettings, Settings, WebSettings
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 USER = "console:ann"

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.app.settings import Settings
 from bot.core.chat.ports import Buckets, Intake
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
+from bot.wiring.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ import logging
 import os
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from bot.app.settings import InferenceSettings, Settings
 from bot.core.chat.ports import Inference
 from bot.core.errors import ConfigError
 from bot.core.jobs import JobRegistry, Jobs
 from bot.core.memory.ports import Embedder
 from bot.core.store import Store
+from bot.wiring.settings import InferenceSettings, Settings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -194,8 +194,8 @@ def load_inference(settings: Settings) -> Inference:
 
 
 def _remote_inference(settings: Settings) -> Inference:
-    from bot.app.jobs import load_jobs  # jobs.py builds on the loaders in this module
     from bot.inference.gpu_workers.remote import RemoteInference
+    from bot.wiring.jobs import load_jobs  # jobs.py builds on the loaders in this module
 
     if not settings.workers.redis_url:
         raise ConfigError(

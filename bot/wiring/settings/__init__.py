@@ -20,9 +20,10 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import BaseSettings
 
 from bot.adapters.telegram.secret import derived_webhook_secret
-from bot.app.settings.inference import InferenceSettings
-from bot.app.settings.platforms import DiscordSettings, TelegramSettings
-from bot.app.settings.sections import (
+from bot.core.errors import ConfigError
+from bot.wiring.settings.inference import InferenceSettings
+from bot.wiring.settings.platforms import DiscordSettings, TelegramSettings
+from bot.wiring.settings.sections import (
     ChatSettings,
     GeneralSettings,
     MemorySettings,
@@ -31,8 +32,7 @@ from bot.app.settings.sections import (
     WebSettings,
     WorkerSettings,
 )
-from bot.app.settings.training import TrainingSettings
-from bot.core.errors import ConfigError
+from bot.wiring.settings.training import TrainingSettings
 
 __all__ = [
     "DEPRECATED_NAMES",

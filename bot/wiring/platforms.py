@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.adapters.base import PlatformAdapter, Services
-from bot.app.backends import replies_place
-from bot.app.kindred import Kindred, services
-from bot.app.settings import DiscordSettings, Settings, TelegramSettings, WorkerSettings
 from bot.core.errors import ConfigError
+from bot.wiring.backends import replies_place
+from bot.wiring.kindred import Kindred, services
+from bot.wiring.settings import DiscordSettings, Settings, TelegramSettings, WorkerSettings
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +131,8 @@ def in_process_schedule(settings: Settings, kindred: Kindred) -> InProcessSchedu
     one `kindred beat` sends them, and this process sends nothing."""
     if settings.workers.redis_url:
         return None
-    from bot.app.schedule import schedule_entries
     from bot.jobs.schedule import InProcessSchedule
+    from bot.wiring.schedule import schedule_entries
 
     entries = schedule_entries(settings.workers, settings.training)
     return InProcessSchedule(entries, kindred.jobs.submit)

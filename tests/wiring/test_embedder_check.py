@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.app.backends import check_embedder, open_store
-from bot.app.kindred import build
-from bot.app.settings import GeneralSettings, InferenceSettings, Settings, StoreSettings
 from bot.core.chat.ports import Inference
 from bot.core.errors import ConfigError
 from bot.core.memory.ports import Embedder
 from bot.core.models import NewMemory, Vector
 from bot.core.store import Store
+from bot.wiring.backends import check_embedder, open_store
+from bot.wiring.kindred import build
+from bot.wiring.settings import GeneralSettings, InferenceSettings, Settings, StoreSettings
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
 HASH = HashEmbedder()

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from bot.app import doctor
-from bot.app.doctor import Check
-from bot.app.settings import Settings, load_settings
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring import doctor
+from bot.wiring.doctor import Check
+from bot.wiring.settings import Settings, load_settings
 from tests.inference.openai_server import FakeOpenAI
 from tests.jobs.workerproc import Worker, flush, free_port, redis_url
 

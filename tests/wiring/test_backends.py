@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from bot.app.backends import load_local_inference
-from bot.app.settings import load_settings
 from bot.core.errors import ConfigError
+from bot.wiring.backends import load_local_inference
+from bot.wiring.settings import load_settings
 from tests.support.tiny_model import build_tiny_model
 
 

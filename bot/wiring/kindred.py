@@ -13,12 +13,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.adapters.base import Services
-from bot.app.backends import check_embedder, load_embedder, load_inference, open_store
-from bot.app.jobs import extraction_submitter, job_registry, load_jobs
-from bot.app.memory_jobs import Models, reward_weights
-from bot.app.proactive_jobs import reachable
-from bot.app.settings import Settings, id_set
-from bot.app.shared_state import SharedState, open_shared_state
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ports import Inference
@@ -33,6 +27,12 @@ from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
+from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
+from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
+from bot.wiring.memory_jobs import Models, reward_weights
+from bot.wiring.proactive_jobs import reachable
+from bot.wiring.settings import Settings, id_set
+from bot.wiring.shared_state import SharedState, open_shared_state
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

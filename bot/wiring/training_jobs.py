@@ -1,4 +1,4 @@
-"""The nightly training job, part of the composition root (`bot/app/jobs.py` registers it).
+"""The nightly training job, part of the composition root (`bot/wiring/jobs.py` registers it).
 
 - `kindred.training.nightly` {run_key?}: dataset → KTO + LoRA → gate → registry → promote
   (core/learning/nightly.py), on the `train` queue. Beat and the in-process schedule send it with no
@@ -18,9 +18,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.app.memory_jobs import reward_weights
-from bot.app.settings import Settings
-from bot.app.settings.training import TrainingSettings
 from bot.core.jobs import Job, JobPayload, JobRegistry, JobSpec, current_job_id, run_attempt
 from bot.core.learning.dataset import DatasetPolicy, build_dataset
 from bot.core.learning.gate import GatePolicy
@@ -31,6 +28,9 @@ from bot.core.loading import LoadOnce
 from bot.core.models import JSONObject
 from bot.core.store import Store
 from bot.training.options import TrainingOptions
+from bot.wiring.memory_jobs import reward_weights
+from bot.wiring.settings import Settings
+from bot.wiring.settings.training import TrainingSettings
 
 # The hard limit lets a run past its soft limit record itself failed before the worker is killed.
 HARD_MARGIN_S = 600.0
@@ -126,7 +126,7 @@ class TrainingModels:
 def training_options(settings: Settings) -> TrainingOptions:
     """The trainer's and the scorer's options. The base model is the one replies come from
     (KINDRED_MODEL, prepared once under the data dir), so an adapter fits the model it serves."""
-    from bot.app.backends import model_dir, quiet_model_loading
+    from bot.wiring.backends import model_dir, quiet_model_loading
 
     quiet_model_loading()  # no progress bars from datasets and TRL in a worker's log
 
@@ -205,7 +205,7 @@ def add_training_jobs(
 
 async def dataset_summary(settings: Settings) -> JSONObject:
     """What tonight's run would train on, without training (`kindred train dataset`)."""
-    from bot.app.backends import open_store
+    from bot.wiring.backends import open_store
 
     policy = nightly_policy(settings)
     store = await open_store(settings)
@@ -224,7 +224,7 @@ async def dataset_summary(settings: Settings) -> JSONObject:
 
 async def train_here(settings: Settings, models: TrainingModels | None = None) -> JSONObject:
     """Run the nightly job in this process now (`kindred train now`), under its time limits."""
-    from bot.app.backends import open_store
+    from bot.wiring.backends import open_store
 
     async def opener() -> Store:
         return await open_store(settings)

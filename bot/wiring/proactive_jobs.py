@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from bot.app.memory_jobs import Models
-from bot.app.settings import Settings
 from bot.core.chat.ports import Messenger
 from bot.core.errors import JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.proactive.beat import ProactiveBeat
 from bot.core.store import Store
+from bot.wiring.memory_jobs import Models
+from bot.wiring.settings import Settings
 
 BEAT_JOB = "kindred.proactive.beat"
 

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.app.settings.common import env_names, http_url, section_config
+from bot.wiring.settings.common import env_names, http_url, section_config
 
 
 class InferenceSettings(BaseSettings):

@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-from bot.app.memory_jobs import UPKEEP_JOB as MEMORY_UPKEEP_JOB
-from bot.app.proactive_jobs import BEAT_JOB as PROACTIVE_BEAT_JOB
-from bot.app.settings import WorkerSettings
-from bot.app.settings.training import TrainingSettings
 from bot.core.jobs.cron import ScheduleEntry, parse_cron
+from bot.wiring.memory_jobs import UPKEEP_JOB as MEMORY_UPKEEP_JOB
+from bot.wiring.proactive_jobs import BEAT_JOB as PROACTIVE_BEAT_JOB
+from bot.wiring.settings import WorkerSettings
+from bot.wiring.settings.training import TrainingSettings
 
 STORE_UPKEEP_JOB = "kindred.store.upkeep"
 NIGHTLY_JOB = "kindred.training.nightly"

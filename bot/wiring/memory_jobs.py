@@ -1,4 +1,4 @@
-"""The memory jobs, part of the composition root (`bot/app/jobs.py` registers them).
+"""The memory jobs, part of the composition root (`bot/wiring/jobs.py` registers them).
 
 - `kindred.memory.extract` {user_id, memory_id}: after an exchange, the person's turn becomes
   lasting memories (core/memory/remember.py). Submitted by the conversation, never awaited by it.
@@ -7,7 +7,7 @@
 
 Each job opens its own store connection: a job may run on another thread's event loop or in a
 Celery worker, where the conversation's connection does not exist. Models are loaded once per
-process (`Models`), or handed over by `bot.app.kindred.build` when jobs run in the same process.
+process (`Models`), or handed over by `bot.wiring.kindred.build` when jobs run in the same process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.app.settings import MemorySettings
 from bot.core.chat.ports import Inference
 from bot.core.errors import JobError
 from bot.core.jobs import JobPayload, JobRegistry
@@ -28,6 +27,7 @@ from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
 from bot.core.memory.ports import Embedder
 from bot.core.memory.remember import remember_turn
 from bot.core.store import Store
+from bot.wiring.settings import MemorySettings
 
 log = logging.getLogger(__name__)
 

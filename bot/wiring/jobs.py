@@ -5,17 +5,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from bot.app.app_jobs import add_app_jobs, build_policy
-from bot.app.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
-from bot.app.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
-from bot.app.proactive_jobs import add_proactive_jobs
-from bot.app.settings import Settings
-from bot.app.training_jobs import add_training_jobs
 from bot.core.errors import ConfigError, JobError, QueueUnavailable
 from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
 from bot.core.loading import LoadOnce
 from bot.core.models import Turn
 from bot.core.store import Store
+from bot.wiring.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
+from bot.wiring.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
+from bot.wiring.miniapp_jobs import add_app_jobs, build_policy
+from bot.wiring.proactive_jobs import add_proactive_jobs
+from bot.wiring.settings import Settings
+from bot.wiring.training_jobs import add_training_jobs
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from bot.app.settings import SECTIONS, Settings, env_name, load_settings, secret_values
 from bot.core.errors import ConfigError
+from bot.wiring.settings import SECTIONS, Settings, env_name, load_settings, secret_values
 
 Read = Callable[[Settings], Any]
 

@@ -14,10 +14,10 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings
 
-from bot.app.settings.common import env_names, section_config
 from bot.core.learning.dataset import DatasetPolicy
 from bot.core.learning.gate import GatePolicy
 from bot.training.options import MIN_BATCH, TrainingOptions
+from bot.wiring.settings.common import env_names, section_config
 
 _PREFIX = "KINDRED_TRAIN_"
 _GATE = GatePolicy()

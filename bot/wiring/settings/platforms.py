@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.app.settings.common import env_names, http_url, section_config
+from bot.wiring.settings.common import env_names, http_url, section_config
 
 
 class TelegramSettings(BaseSettings):
