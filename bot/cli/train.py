@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.core.errors import InvalidInput
 from bot.core.learning.models import AdapterRecord
+from bot.core.learning.ports import AdapterRegistry
 from bot.core.learning.serving import promote, rollback
 from bot.core.models import JSONObject
 from bot.wiring.settings import Settings
@@ -80,7 +81,7 @@ async def train_now(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def adapters_list(settings: Settings, args: argparse.Namespace) -> int:
-    records = await _registry_call(settings, lambda store: store.list_adapters())
+    records = await _registry_call(settings, lambda registry: registry.list_adapters())
     if args.json:
         for record in records:
             _print_json(record_json(record))
@@ -96,7 +97,7 @@ async def adapters_list(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def adapters_show(settings: Settings, args: argparse.Namespace) -> int:
-    record = await _registry_call(settings, lambda store: store.get_adapter(args.version))
+    record = await _registry_call(settings, lambda registry: registry.get_adapter(args.version))
     if record is None:
         raise InvalidInput(f"there is no adapter version {args.version}; `kindred adapters list` shows them")
     _print_json(record_json(record))
@@ -104,23 +105,27 @@ async def adapters_show(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def adapters_promote(settings: Settings, args: argparse.Namespace) -> int:
-    change = await _registry_call(settings, lambda store: promote(store, args.version, datetime.now(UTC)))
+    change = await _registry_call(
+        settings, lambda registry: promote(registry, args.version, datetime.now(UTC))
+    )
     print(change.describe())
     return 0
 
 
 async def adapters_rollback(settings: Settings, args: argparse.Namespace) -> int:
-    change = await _registry_call(settings, lambda store: rollback(store, datetime.now(UTC)))
+    change = await _registry_call(settings, lambda registry: rollback(registry, datetime.now(UTC)))
     print(change.describe())
     return 0
 
 
-async def _registry_call(settings: Settings, call: Callable[[Any], Coroutine[Any, Any, Any]]) -> Any:
+async def _registry_call(
+    settings: Settings, call: Callable[[AdapterRegistry], Coroutine[Any, Any, Any]]
+) -> Any:
     from bot.wiring.backends import open_store
 
     store = await open_store(settings)
     try:
-        return await call(store)
+        return await call(store.adapters)
     finally:
         await store.close()
 

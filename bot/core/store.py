@@ -16,8 +16,13 @@ from bot.core.models import (
 from bot.core.proactive.ports import ProactiveStore
 
 
-class Store(TurnLog, MemoryIndex, MemoryCuration, RewardLog, LearningLog, AdapterRegistry, Protocol):
+class Store(TurnLog, MemoryIndex, MemoryCuration, RewardLog, LearningLog, Protocol):
     backend: str
+
+    @property
+    def adapters(self) -> AdapterRegistry:
+        """The adapter versions and training runs, on the same connection."""
+        ...
 
     @property
     def apps(self) -> AppStore:

@@ -8,25 +8,18 @@ store adds what is not a role: opening, migrations, stats, daily activity, upkee
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from bot.core.chat.ports import TurnLog
 from bot.core.learning.models import (
-    GLOBAL_SCOPE,
-    AdapterRecord,
-    AdapterStatus,
     ExampleSnapshot,
-    NewAdapter,
     RatedReply,
-    RunStatus,
-    TrainingRun,
     VersionRate,
 )
 from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog
 from bot.core.memory.ports import MemoryCuration, MemoryIndex
 from bot.core.models import (
     Feedback,
-    JSONObject,
     Memory,
     MemoryHit,
     MessageLink,
@@ -57,7 +50,7 @@ class StoreFacade:
         self.curation = curation
         self.rewards = rewards
         self.learning = learning
-        self.registry = registry
+        self.adapters = registry
 
     # -- TurnLog ---------------------------------------------------------------------------
 
@@ -161,53 +154,4 @@ class StoreFacade:
     async def version_rates(self, since: datetime) -> list[VersionRate]:
         return await self.learning.version_rates(since)
 
-    # -- AdapterRegistry -------------------------------------------------------------------
 
-    async def add_adapter(self, adapter: NewAdapter) -> AdapterRecord:
-        return await self.registry.add_adapter(adapter)
-
-    async def get_adapter(self, version: int) -> AdapterRecord | None:
-        return await self.registry.get_adapter(version)
-
-    async def list_adapters(self, scope: str = GLOBAL_SCOPE) -> list[AdapterRecord]:
-        return await self.registry.list_adapters(scope)
-
-    async def serving_adapter(self, scope: str = GLOBAL_SCOPE) -> AdapterRecord | None:
-        return await self.registry.serving_adapter(scope)
-
-    async def set_adapter_status(
-        self, version: int, status: AdapterStatus, *, gate: JSONObject | None = None
-    ) -> bool:
-        return await self.registry.set_adapter_status(version, status, gate=gate)
-
-    async def promote_adapter(self, version: int, at: datetime) -> AdapterRecord | None:
-        return await self.registry.promote_adapter(version, at)
-
-    async def serve_base(self, scope: str, at: datetime) -> AdapterRecord | None:
-        return await self.registry.serve_base(scope, at)
-
-    async def start_run(self, job_key: str, at: datetime, stale_after: timedelta) -> TrainingRun | None:
-        return await self.registry.start_run(job_key, at, stale_after)
-
-    async def log_run_step(self, run_id: int, step: JSONObject, at: datetime) -> None:
-        await self.registry.log_run_step(run_id, step, at)
-
-    async def finish_run(
-        self,
-        run_id: int,
-        status: RunStatus,
-        message: str,
-        at: datetime,
-        *,
-        result: JSONObject | None = None,
-        adapter_version: int | None = None,
-    ) -> None:
-        await self.registry.finish_run(
-            run_id, status, message, at, result=result, adapter_version=adapter_version
-        )
-
-    async def get_run(self, run_id: int) -> TrainingRun | None:
-        return await self.registry.get_run(run_id)
-
-    async def list_runs(self, limit: int) -> list[TrainingRun]:
-        return await self.registry.list_runs(limit)

@@ -23,7 +23,8 @@ from typing import Protocol
 from aiohttp import web
 
 from bot.core.errors import KindredError
-from bot.core.learning.models import TrainingRun, VersionRate
+from bot.core.learning.models import VersionRate
+from bot.core.learning.ports import AdapterRegistry
 from bot.core.models import DayStats, Stats
 from bot.core.proactive.models import TriggerRate
 from bot.web.training_view import learning_section
@@ -40,7 +41,8 @@ class AdminFigures(Protocol):
 
     async def daily_activity(self, days: int) -> list[DayStats]: ...
 
-    async def list_runs(self, limit: int) -> list[TrainingRun]: ...
+    @property
+    def adapters(self) -> AdapterRegistry: ...
 
     async def version_rates(self, since: datetime) -> list[VersionRate]: ...
 
@@ -74,7 +76,8 @@ class AdminPage:
             log.warning("admin: queue depths unavailable: %s", exc)
             depths = None
         since = datetime.now(UTC) - timedelta(days=self.days)
-        runs, rates = await self.figures.list_runs(self.runs), await self.figures.version_rates(since)
+        runs = await self.figures.adapters.list_runs(self.runs)
+        rates = await self.figures.version_rates(since)
         learning = learning_section(runs, rates)
         if self.proactive is not None:
             learning += proactive_section(await self.proactive.trigger_rates(since), self.days)

@@ -28,7 +28,7 @@ async def _registered(statuses: list[str]) -> list[int]:
     try:
         versions = []
         for n, status in enumerate(statuses, start=1):
-            record = await store.add_adapter(
+            record = await store.adapters.add_adapter(
                 NewAdapter(
                     GLOBAL_SCOPE, "tiny", f"v{n}", T0 - timedelta(days=14), T0,
                     status=status, dataset={"examples": {"desirable": 6, "undesirable": 5}},  # type: ignore[arg-type]

@@ -71,9 +71,9 @@ async def populate(settings: Settings, people: int = 2) -> None:
     try:
         for n in range(people):
             await write_person(store, f"telegram:{n}")
-        adapter = await store.add_adapter(candidate("v1"))
-        await store.promote_adapter(adapter.version, T0)
-        await store.start_run("nightly-1", T0, timedelta(hours=1))
+        adapter = await store.adapters.add_adapter(candidate("v1"))
+        await store.adapters.promote_adapter(adapter.version, T0)
+        await store.adapters.start_run("nightly-1", T0, timedelta(hours=1))
         await store.apps.create_app("telegram:0", "telegram:0", "t" * 32, notes_app(), datetime.now(UTC))
     finally:
         await store.close()
@@ -136,7 +136,7 @@ async def test_a_backup_restored_into_a_wiped_store_gives_back_every_row_and_fil
     try:
         hits = await store.lexical_search("telegram:1", ["coffee"], 5)
         assert "I drink coffee at night" in [hit.memory.text for hit in hits]
-        assert (await store.serving_adapter()) is not None
+        assert (await store.adapters.serving_adapter()) is not None
     finally:
         await store.close()
 

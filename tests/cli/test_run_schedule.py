@@ -26,7 +26,7 @@ from tests.support.waiting import wait_until
 async def runs(db: Path) -> list[tuple[str, str]]:
     store = await SqliteStore.open(db, migrate=False)  # `kindred run` migrated it
     try:
-        return [(run.status, run.message) for run in await store.list_runs(10)]
+        return [(run.status, run.message) for run in await store.adapters.list_runs(10)]
     finally:
         await store.close()
 

@@ -68,8 +68,8 @@ async def say(conv: Conversation, text: str, at: datetime = T0) -> ReplyDone:
 
 
 async def serve(store: Store, path: str) -> AdapterRecord:
-    added = await store.add_adapter(NewAdapter("global", "base", path, T0 - timedelta(days=14), T0))
-    await store.promote_adapter(added.version, T0)
+    added = await store.adapters.add_adapter(NewAdapter("global", "base", path, T0 - timedelta(days=14), T0))
+    await store.adapters.promote_adapter(added.version, T0)
     return added
 
 
@@ -86,7 +86,7 @@ async def test_every_reply_records_the_adapter_that_wrote_it(any_store: Store) -
     first = await say(conv, "how are you?")
     v2 = await serve(any_store, "v2")  # promoted between two messages: the next reply uses it
     second = await say(conv, "and now?")
-    await any_store.serve_base("global", T0)  # a rollback to the base model
+    await any_store.adapters.serve_base("global", T0)  # a rollback to the base model
     last = await say(conv, "still there?")
     assert model.adapters == [None, "v1", "v2", None]
     stored = await generations(any_store)

@@ -68,14 +68,14 @@ async def test_a_night_trains_gates_registers_and_promotes(
     result = await night(store, options, scorer, LENIENT, adapters, "beat:1")
 
     assert result["status"] == "succeeded" and result["promoted"] is True
-    serving = await store.serving_adapter()
+    serving = await store.adapters.serving_adapter()
     assert serving is not None and serving.version == result["version"] and serving.path == "v1"
     assert serving.gate["passed"] is True and set(serving.gate["checks"]) >= {"heldout_margin", "sycophancy"}
     assert serving.dataset["examples"] == result["dataset"]["examples"]  # type: ignore[index]
     assert (adapters / "v1" / "adapter_config.json").is_file()
     assert not list(adapters.glob(PARTIAL_PREFIX + "*"))  # renamed into place, nothing half-written left
 
-    (run,) = await store.list_runs(5)
+    (run,) = await store.adapters.list_runs(5)
     assert (run.status, run.adapter_version, run.job_key) == ("succeeded", serving.version, "beat:1")
     assert run.message == f"v{serving.version} passed every check and serves now (before: the base model)"
     losses = [step["loss"] for step in run.steps if "loss" in step]
@@ -98,9 +98,9 @@ async def test_a_candidate_that_fails_the_gate_is_kept_as_failed_and_never_serve
     assert second["status"] == "succeeded" and second["promoted"] is False
     expected = f"v{second['version']} failed the gate (heldout_margin); v{first['version']} keeps serving"
     assert second["message"] == expected
-    failed = await store.get_adapter(int(second["version"]))  # type: ignore[call-overload]
+    failed = await store.adapters.get_adapter(int(second["version"]))  # type: ignore[call-overload]
     assert failed is not None and failed.status == "failed" and failed.gate["passed"] is False
-    serving = await store.serving_adapter()
+    serving = await store.adapters.serving_adapter()
     assert serving is not None and serving.version == first["version"]
 
 
@@ -111,19 +111,19 @@ async def test_too_few_rated_replies_is_a_skipped_night_not_an_error(
     result = await night(any_store, options, scorer, LENIENT, tmp_path, "beat:1")
     assert result["status"] == "skipped"
     assert str(result["message"]).startswith("not enough data: ")
-    (run,) = await any_store.list_runs(5)
+    (run,) = await any_store.adapters.list_runs(5)
     assert run.status == "skipped" and run.message == result["message"]
-    assert await any_store.list_adapters() == []
+    assert await any_store.adapters.list_adapters() == []
 
 
 async def test_a_second_run_while_one_runs_says_which_is_running(
     any_store: Store, options: TrainingOptions, scorer: LoraScorer, tmp_path: Path
 ) -> None:
-    running = await any_store.start_run("beat:1", NOW, timedelta(hours=1))
+    running = await any_store.adapters.start_run("beat:1", NOW, timedelta(hours=1))
     assert running is not None
     result = await night(any_store, options, scorer, LENIENT, tmp_path, "admin:telegram:1:x")
     assert result == {"status": "busy", "message": f"a training run is already running (run {running.id})"}
-    assert [run.id for run in await any_store.list_runs(5)] == [running.id]
+    assert [run.id for run in await any_store.adapters.list_runs(5)] == [running.id]
 
 
 async def test_a_run_that_fails_is_recorded_failed_and_raises(
@@ -133,6 +133,6 @@ async def test_a_run_that_fails_is_recorded_failed_and_raises(
     missing = TrainingOptions(str(tmp_path / "no-such-model"), batch_size=4, device="cpu")
     with pytest.raises(JobError, match="training run 1 failed: "):
         await night(store, missing, scorer, LENIENT, tmp_path / "adapters", "beat:1")
-    (run,) = await store.list_runs(5)
+    (run,) = await store.adapters.list_runs(5)
     assert run.status == "failed" and run.message and "no-such-model" in run.message
-    assert await store.list_adapters() == [] and not (tmp_path / "adapters" / "v1").exists()
+    assert await store.adapters.list_adapters() == [] and not (tmp_path / "adapters" / "v1").exists()

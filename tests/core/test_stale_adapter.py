@@ -19,21 +19,21 @@ async def serving_trained_on(store: Store, *turn_ids: int) -> AdapterRecord:
     """An adapter whose run kept the dataset of `turn_ids`, as a night would record it."""
     dataset = await build_dataset(store, POLICY, RewardWeights(), NOW)
     assert {s.turn_id for s in dataset.snapshots} == set(turn_ids)
-    run = await store.start_run("night-1", NOW, timedelta(hours=1))
+    run = await store.adapters.start_run("night-1", NOW, timedelta(hours=1))
     assert run is not None
     await store.record_examples(run.id, dataset.snapshots)
-    await store.finish_run(run.id, "succeeded", "ok", NOW)
-    record = await store.add_adapter(
+    await store.adapters.finish_run(run.id, "succeeded", "ok", NOW)
+    record = await store.adapters.add_adapter(
         NewAdapter(GLOBAL_SCOPE, "base", "v1", AT, NOW, run_id=run.id, dataset=dataset.stats)
     )
-    await store.promote_adapter(record.version, NOW)
+    await store.adapters.promote_adapter(record.version, NOW)
     return record
 
 
 async def test_an_adapter_with_nothing_taken_back_keeps_serving(any_store: Store) -> None:
     record = await serving_trained_on(any_store, await rated(any_store, "ann", 1.0))
     assert await retire_outdated(any_store, GLOBAL_SCOPE, POLICY, NOW) is None
-    serving = await any_store.serving_adapter()
+    serving = await any_store.adapters.serving_adapter()
     assert serving is not None and serving.version == record.version
 
 
@@ -44,7 +44,7 @@ async def test_forgetting_all_of_a_person_it_learned_from_retires_it(any_store: 
     await any_store.forget_all("bob")
     why = await retire_outdated(any_store, GLOBAL_SCOPE, POLICY, NOW + timedelta(days=1))
     assert why is not None and "forgotten" in why
-    assert await any_store.serving_adapter() is None  # the base model serves
+    assert await any_store.adapters.serving_adapter() is None  # the base model serves
 
 
 async def test_a_person_who_opted_out_since_retires_it(any_store: Store) -> None:
@@ -52,7 +52,7 @@ async def test_a_person_who_opted_out_since_retires_it(any_store: Store) -> None
     await any_store.set_training_consent("ann", False)
     why = await retire_outdated(any_store, GLOBAL_SCOPE, POLICY, NOW)
     assert why is not None and "training off" in why
-    assert await any_store.serving_adapter() is None
+    assert await any_store.adapters.serving_adapter() is None
 
 
 async def test_the_admins_default_turned_off_counts_for_people_who_never_chose(any_store: Store) -> None:
@@ -63,8 +63,8 @@ async def test_the_admins_default_turned_off_counts_for_people_who_never_chose(a
 
 
 async def test_an_adapter_placed_by_hand_is_left_alone(any_store: Store) -> None:
-    record = await any_store.add_adapter(NewAdapter(GLOBAL_SCOPE, "base", "hand", AT, NOW))
-    await any_store.promote_adapter(record.version, NOW)
+    record = await any_store.adapters.add_adapter(NewAdapter(GLOBAL_SCOPE, "base", "hand", AT, NOW))
+    await any_store.adapters.promote_adapter(record.version, NOW)
     assert await retire_outdated(any_store, GLOBAL_SCOPE, POLICY, NOW) is None
 
 

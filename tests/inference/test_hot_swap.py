@@ -23,7 +23,9 @@ T0 = datetime.now(UTC).replace(microsecond=0)
 
 
 async def registered(store: Store, path: str) -> int:
-    record = await store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", path, T0 - timedelta(days=14), T0))
+    record = await store.adapters.add_adapter(
+        NewAdapter(GLOBAL_SCOPE, "tiny", path, T0 - timedelta(days=14), T0)
+    )
     return record.version
 
 
@@ -35,7 +37,7 @@ async def test_promoting_while_a_reply_streams_swaps_for_the_next_reply(
     make_adapter(tiny_dir, adapters / "v1", seed=1)
     make_adapter(tiny_dir, adapters / "v2", seed=2)
     v1, v2 = await registered(store, "v1"), await registered(store, "v2")
-    await promote(store, v1, T0)
+    await promote(store.adapters, v1, T0)
     engine = LocalInference.load(
         tiny_dir, timeout_s=60.0, sampling=Sampling(temperature=0.0), adapters_dir=adapters
     )
@@ -45,7 +47,7 @@ async def test_promoting_while_a_reply_streams_swaps_for_the_next_reply(
         long_reply = conversation.handle_message(UserMessage("ann", "c1", "tell me a long story", T0))
         first = await anext(long_reply)
         assert isinstance(first, ReplyChunk)
-        await promote(store, v2, T0 + timedelta(minutes=1))  # the night's run promotes, mid-reply
+        await promote(store.adapters, v2, T0 + timedelta(minutes=1))  # the night's run promotes, mid-reply
         events = [first, *[event async for event in long_reply]]
         done = events[-1]
         assert isinstance(done, ReplyDone) and done.notice is None and done.turn_id is not None

@@ -63,13 +63,13 @@ async def fill(store: Store, user: str, word: str, other_reply: int | None) -> i
     memories = [m.text for m in await store.list_memories(user, 100)]
     request = BuildRequest(f"{word}-build", user, f"dm-{user}", f"a packing list for {word}")
     await build_app(store.apps, TemplateRenderer(), request, memories, T0)
-    run = await store.start_run(f"night-{uuid.uuid4().hex}", T0, timedelta(hours=1))
+    run = await store.adapters.start_run(f"night-{uuid.uuid4().hex}", T0, timedelta(hours=1))
     assert run is not None
     parts = {"reaction": 1.0}
     await store.record_examples(
         run.id, [ExampleSnapshot(first.turn_id or 0, user, "desirable", "train", 1, parts)]
     )
-    await store.finish_run(run.id, "skipped", "test", T0)
+    await store.adapters.finish_run(run.id, "skipped", "test", T0)
     return reply.turn_id or 0
 
 

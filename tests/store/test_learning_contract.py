@@ -141,7 +141,7 @@ def snapshot(turn_id: int, reward: float = 1.0, split: str = "train", user: str 
 async def test_run_snapshots_are_kept_once_per_turn(store: Store) -> None:
     a = await store.add_turn(reply("ann", "a"))
     b = await store.add_turn(reply("ann", "b"))
-    run = await store.start_run("job-1", T0, timedelta(hours=1))
+    run = await store.adapters.start_run("job-1", T0, timedelta(hours=1))
     assert run is not None
     await store.record_examples(run.id, [snapshot(b.id, -1.0, "heldout"), snapshot(a.id)])
     await store.record_examples(run.id, [snapshot(a.id, 0.25)])  # again: the first stays
@@ -182,7 +182,7 @@ async def test_forgetting_a_memory_deletes_every_prompt_that_used_or_quotes_it(s
     for made in (used, quoted, clean):
         await react(store, made.id, 1.0)
     await react(store, bobs.id, 1.0, user="bob")
-    run = await store.start_run("job", T0, timedelta(hours=1))
+    run = await store.adapters.start_run("job", T0, timedelta(hours=1))
     assert run is not None
     await store.record_examples(run.id, [snapshot(used.id), snapshot(clean.id)])
     assert await store.forget("ann", secret)
@@ -219,7 +219,7 @@ async def test_forget_all_takes_generations_snapshots_and_keeps_others(store: St
     await react(store, ann.id, 1.0)
     await react(store, bob.id, 1.0, user="bob")
     await store.set_training_consent("ann", False)
-    run = await store.start_run("job", T0, timedelta(hours=1))
+    run = await store.adapters.start_run("job", T0, timedelta(hours=1))
     assert run is not None
     await store.record_examples(run.id, [snapshot(ann.id), snapshot(bob.id, user="bob")])
     await store.forget_all("ann")
@@ -232,7 +232,7 @@ async def test_forget_all_takes_generations_snapshots_and_keeps_others(store: St
 
 
 async def test_an_adapter_version_is_recorded_with_replies_of_every_version(store: Store) -> None:
-    adapter = await store.add_adapter(NewAdapter("global", "base", "v1", SINCE, T0))
+    adapter = await store.adapters.add_adapter(NewAdapter("global", "base", "v1", SINCE, T0))
     made = await store.add_turn(reply("ann", version=adapter.version))
     await react(store, made.id, 1.0)
     [rated] = await store.rated_replies(SINCE, UNTIL)

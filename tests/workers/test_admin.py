@@ -128,7 +128,9 @@ async def test_admin_shows_training_runs_and_the_reaction_rate_per_version(store
     """A succeeded run with its loss curve and gate report, a failed one whose message would be
     markup if it were not escaped, and the positive-reaction rate of the base and of v1."""
     now = datetime.now(UTC)
-    adapter = await store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", now - timedelta(days=14), now))
+    adapter = await store.adapters.add_adapter(
+        NewAdapter(GLOBAL_SCOPE, "tiny", "v1", now - timedelta(days=14), now)
+    )
     for n, (version, value) in enumerate(((adapter.version, 1.0), (adapter.version, -1.0), (None, 1.0))):
         prompt = (ChatMessage("user", f"q{n}"),)
         reply = await store.add_turn(
@@ -136,21 +138,21 @@ async def test_admin_shows_training_runs_and_the_reaction_rate_per_version(store
                     generation=Generation(prompt, version, False))
         )  # fmt: skip
         await store.record_feedback(Feedback(reply.id, "ann", "👍", value, now))
-    good = await store.start_run("beat:1", now, timedelta(hours=1))
+    good = await store.adapters.start_run("beat:1", now, timedelta(hours=1))
     assert good is not None
     for step, loss in enumerate((0.69, 0.52, 0.41), start=1):
-        await store.log_run_step(good.id, {"step": step, "loss": loss, "kl": 0.01 * step}, now)
+        await store.adapters.log_run_step(good.id, {"step": step, "loss": loss, "kl": 0.01 * step}, now)
     checks = {
         "heldout_margin": {"value": 0.8, "bound": 0.0, "passed": True},
         "sycophancy": {"value": 0.1, "bound": 0.2, "passed": True},
     }
     gate = {"passed": True, "checks": checks}
     result = {"dataset": {"examples": {"desirable": 6, "undesirable": 5}}, "gate": gate}
-    await store.finish_run(good.id, "succeeded", "v1 passed every check", now, result=result,
+    await store.adapters.finish_run(good.id, "succeeded", "v1 passed every check", now, result=result,
                            adapter_version=adapter.version)  # fmt: skip
-    bad = await store.start_run("beat:2", now, timedelta(hours=1))
+    bad = await store.adapters.start_run("beat:2", now, timedelta(hours=1))
     assert bad is not None
-    await store.finish_run(bad.id, "failed", "RuntimeError: <script>alert(1)</script>", now)
+    await store.adapters.finish_run(bad.id, "failed", "RuntimeError: <script>alert(1)</script>", now)
 
     client = await client_for(AdminPage(store, depths, PASSWORD))
     try:

@@ -56,7 +56,7 @@ async def mid_run(place: str) -> bool:
     """A run is running and has logged at least one training step."""
     store = await open_place(place)
     try:
-        runs = await store.list_runs(5)
+        runs = await store.adapters.list_runs(5)
     finally:
         await store.close()
     return bool(runs) and runs[0].status == "running" and any("loss" in s for s in runs[0].steps)
@@ -101,8 +101,8 @@ async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_se
     assert result["status"] == "succeeded" and result["promoted"] is True, result
     store = await open_place(place)
     try:
-        runs = await store.list_runs(10)
-        adapters = await store.list_adapters()
+        runs = await store.adapters.list_runs(10)
+        adapters = await store.adapters.list_adapters()
     finally:
         await store.close()
     assert [(run.status, run.job_key) for run in runs] == [("succeeded", job_id), ("failed", job_id)]

@@ -119,7 +119,7 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
             phase = time.monotonic()
             version = result.get("version")
             if isinstance(version, int):
-                record = await store.get_adapter(version)
+                record = await store.adapters.get_adapter(version)
                 assert record is not None
                 candidate_rate = await measure(inference, persona, held_out, plan, record.path, taste)
                 if result.get("promoted"):

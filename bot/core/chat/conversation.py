@@ -162,7 +162,7 @@ class Conversation:
         """The registry's serving adapter, asked per message so that a promotion or a rollback
         reaches the next reply. With the store down, the base model answers."""
         try:
-            return await self.store.serving_adapter()
+            return await self.store.adapters.serving_adapter()
         except StoreUnavailable as exc:
             log.warning("answering with the base model: the adapter registry is unavailable (%s)", exc)
             return None

@@ -62,7 +62,7 @@ class TrainingCommands:
 
     async def rollback(self) -> str:
         """Serve the version before the serving one (or the base model); say which serves now."""
-        change = await rollback(self.store, self._clock())
+        change = await rollback(self.store.adapters, self._clock())
         if not change.changed:
             return "Nothing to roll back: the base model already serves."
         return f"Rolled back: {change.describe()}."
@@ -74,7 +74,7 @@ class TrainingCommands:
     async def _started(self, key: str) -> TrainingRun | None:
         deadline = asyncio.get_running_loop().time() + self._start_wait_s
         while True:
-            found = next((run for run in await self.store.list_runs(5) if run.job_key == key), None)
+            found = next((run for run in await self.store.adapters.list_runs(5) if run.job_key == key), None)
             if found is not None or asyncio.get_running_loop().time() >= deadline:
                 return found
             await asyncio.sleep(POLL_S)

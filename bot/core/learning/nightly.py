@@ -80,7 +80,7 @@ async def run_nightly(
     """Run one night. Returns a JSON result whose `status` is succeeded, skipped (not enough data)
     or busy (another run is running); a run that fails is recorded failed and raises JobError with
     the error's text."""
-    run = await store.start_run(job_key, clock(), policy.stale_after)
+    run = await store.adapters.start_run(job_key, clock(), policy.stale_after)
     if run is None:
         return await busy_result(store)
     try:
@@ -102,12 +102,12 @@ async def busy_result(store: Store) -> JSONObject:
 
 async def running_run(store: Store) -> TrainingRun | None:
     """The run that is running now, if any (the newest; the store allows one)."""
-    return next((run for run in await store.list_runs(5) if run.status == "running"), None)
+    return next((run for run in await store.adapters.list_runs(5) if run.status == "running"), None)
 
 
 async def _finish_failed(store: Store, run: TrainingRun, message: str, clock: Clock) -> None:
     try:
-        await store.finish_run(run.id, "failed", message, clock(), result={"status": "failed"})
+        await store.adapters.finish_run(run.id, "failed", message, clock(), result={"status": "failed"})
     except Exception as exc:  # the store itself may be why the run failed; the next start cleans up
         log.warning("training run %d could not be marked failed: %s", run.id, exc)
 
@@ -123,7 +123,7 @@ async def _run(
 ) -> JSONObject:
     retired = await retire_outdated(store, policy.scope, policy.dataset, clock())
     if retired is not None:
-        await store.log_run_step(run.id, {"phase": "retired", "message": retired}, clock())
+        await store.adapters.log_run_step(run.id, {"phase": "retired", "message": retired}, clock())
     dataset = await build_dataset(store, policy.dataset, policy.reward, clock())
     reason = dataset.shortfall(policy.dataset)
     if reason is not None:
@@ -151,7 +151,7 @@ async def _run(
     finally:
         steps.stopped = True  # a thread still training after a cancel stops at its next step
     name = await publish(store, adapters_dir, partial, policy.scope)
-    serving = await store.serving_adapter(policy.scope)
+    serving = await store.adapters.serving_adapter(policy.scope)
     await steps.note({"phase": "gate", "candidate": name})
     report = await asyncio.to_thread(
         evaluate_candidate,
@@ -178,7 +178,7 @@ async def _skip(
         "dataset": dataset.stats,
         "retired": retired,
     }
-    await store.finish_run(run.id, "skipped", message, clock(), result=result)
+    await store.adapters.finish_run(run.id, "skipped", message, clock(), result=result)
     log.info("training run %d skipped: %s", run.id, message)
     return result
 
@@ -197,7 +197,7 @@ async def _register(
     metrics: JSONObject,
     report: GateReport,
 ) -> AdapterRecord:
-    return await store.add_adapter(
+    return await store.adapters.add_adapter(
         NewAdapter(
             scope=policy.scope,
             base_model=trainer.base_model,
@@ -226,7 +226,7 @@ async def _conclude(
 ) -> JSONObject:
     before = label(serving)
     if report.passed:
-        await store.promote_adapter(record.version, clock())
+        await store.adapters.promote_adapter(record.version, clock())
         message = f"v{record.version} passed every check and serves now (before: {before})"
     else:
         failed = ", ".join(failed_checks(report.as_json())) or "a check"
@@ -243,7 +243,7 @@ async def _conclude(
         "gate": report.as_json(),
         "retired": retired,
     }
-    await store.finish_run(
+    await store.adapters.finish_run(
         run.id, "succeeded", message, clock(), result=result, adapter_version=record.version
     )
     log.info("training run %d: %s", run.id, message)
@@ -272,7 +272,7 @@ async def publish(store: Store, adapters_dir: Path, partial: Path, scope: str) -
     The next version is the registry's largest plus one (one run at a time, so nobody else adds
     one now). A folder of that name that no version names is what a run killed between renaming
     and registering left: it is replaced. One that a version names is skipped."""
-    known = await store.list_adapters(scope)
+    known = await store.adapters.list_adapters(scope)
     taken = {record.path for record in known}
     number = max((record.version for record in known), default=0) + 1
     while f"v{number}" in taken:
@@ -304,7 +304,7 @@ class StepLog:
         self.stopped = False
 
     async def note(self, step: JSONObject) -> None:
-        await self._store.log_run_step(self._run_id, step, self._clock())
+        await self._store.adapters.log_run_step(self._run_id, step, self._clock())
 
     def progress(self, step: JSONObject) -> None:
         """Called by the trainer on its thread, once per logged step."""

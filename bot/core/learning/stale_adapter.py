@@ -49,13 +49,13 @@ async def outdated_reason(store: Store, serving: AdapterRecord, policy: DatasetP
 
 async def retire_outdated(store: Store, scope: str, policy: DatasetPolicy, at: datetime) -> str | None:
     """Serve the base model when the serving adapter holds what was taken back; says why, or None."""
-    serving = await store.serving_adapter(scope)
+    serving = await store.adapters.serving_adapter(scope)
     if serving is None:
         return None
     reason = await outdated_reason(store, serving, policy)
     if reason is None:
         return None
-    await store.serve_base(scope, at)
+    await store.adapters.serve_base(scope, at)
     message = f"v{serving.version} stopped serving: {reason}"
     log.warning("%s; the base model serves until a new adapter passes the gate", message)
     return message

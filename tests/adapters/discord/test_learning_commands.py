@@ -52,10 +52,13 @@ async def test_privacy_offers_the_training_switch_and_admins_get_two_commands(
 
 async def test_rollback_and_a_busy_train_now_for_an_admin(fake: FakeDiscord, any_store: Store) -> None:
     training = TrainingCommands(any_store, refuse)
-    v1, v2 = [await any_store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", p, T0, T0)) for p in ("v1", "v2")]
+    v1, v2 = [
+        await any_store.adapters.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", p, T0, T0))
+        for p in ("v1", "v2")
+    ]
     for record in (v1, v2):
-        await promote(any_store, record.version, T0)
-    run = await any_store.start_run("beat:tonight", datetime.now(UTC), timedelta(hours=1))
+        await promote(any_store.adapters, record.version, T0)
+    run = await any_store.adapters.start_run("beat:tonight", datetime.now(UTC), timedelta(hours=1))
     assert run is not None
     async with running(services(any_store, access=ADMIN, training=training)):
         shown = await answer(fake, await fake.slash(ANN, "rollback"))
@@ -67,13 +70,13 @@ async def test_rollback_and_a_busy_train_now_for_an_admin(fake: FakeDiscord, any
 
 async def test_learning_commands_are_refused_to_everyone_else(fake: FakeDiscord, any_store: Store) -> None:
     training = TrainingCommands(any_store, refuse)
-    record = await any_store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", T0, T0))
-    await promote(any_store, record.version, T0)
+    record = await any_store.adapters.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", T0, T0))
+    await promote(any_store.adapters, record.version, T0)
     async with running(services(any_store, access=ADMIN, training=training)):
         for command in ("train_now", "rollback"):
             shown = await answer(fake, await fake.slash(BEN, command))
             assert shown.content == "That command is for Kindred's admins."
-    serving = await any_store.serving_adapter()
+    serving = await any_store.adapters.serving_adapter()
     assert serving is not None and serving.version == record.version
 
 

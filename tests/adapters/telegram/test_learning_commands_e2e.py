@@ -59,17 +59,17 @@ async def test_train_now_names_the_running_run_or_starts_one(
     api: FakeTelegramBotApi, tmp_path: Path, place: str, jobs: InProcessJobs
 ) -> None:
     async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs), place=place) as bot:
-        busy = await bot.store.start_run("beat:tonight", datetime.now(UTC), timedelta(hours=1))
+        busy = await bot.store.adapters.start_run("beat:tonight", datetime.now(UTC), timedelta(hours=1))
         assert busy is not None
         api.private_message(ANN, "/train_now")
         await api.wait_until(lambda: len(api.texts(ANN)) == 1)
         assert api.texts(ANN)[0] == f"A training run is already running (run {busy.id})."
 
-        await bot.store.finish_run(busy.id, "succeeded", "done", datetime.now(UTC))
+        await bot.store.adapters.finish_run(busy.id, "succeeded", "done", datetime.now(UTC))
         api.private_message(ANN, "/train_now")
         await api.wait_until(lambda: len(api.texts(ANN)) == 2, 20.0)
         answer = api.texts(ANN)[1]
-        runs = await bot.store.list_runs(5)
+        runs = await bot.store.adapters.list_runs(5)
         assert len(runs) == 2 and runs[0].job_key.startswith(f"admin:telegram:{ANN}:")
         assert answer == f"Training run {runs[0].id} ended at once: {runs[0].message}"
         assert runs[0].status == "skipped" and runs[0].message.startswith("not enough data")
@@ -81,10 +81,10 @@ async def test_rollback_answers_which_version_serves_now(
     async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs), place=place) as bot:
         versions = []
         for path in ("v1", "v2"):
-            record = await bot.store.add_adapter(
+            record = await bot.store.adapters.add_adapter(
                 NewAdapter(GLOBAL_SCOPE, "tiny", path, T0 - timedelta(days=14), T0)
             )
-            await promote(bot.store, record.version, T0)
+            await promote(bot.store.adapters, record.version, T0)
             versions.append(record.version)
         for _ in range(3):
             api.private_message(ANN, "/rollback")
@@ -95,21 +95,21 @@ async def test_rollback_answers_which_version_serves_now(
             f"Rolled back: the base model serves now (before: v{v1}).",
             "Nothing to roll back: the base model already serves.",
         ]
-        assert await bot.store.serving_adapter() is None
+        assert await bot.store.adapters.serving_adapter() is None
 
 
 async def test_learning_commands_are_for_admins_only(
     api: FakeTelegramBotApi, tmp_path: Path, place: str, jobs: InProcessJobs
 ) -> None:
     async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs), place=place) as bot:
-        record = await bot.store.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", T0, T0))
-        await promote(bot.store, record.version, T0)
+        record = await bot.store.adapters.add_adapter(NewAdapter(GLOBAL_SCOPE, "tiny", "v1", T0, T0))
+        await promote(bot.store.adapters, record.version, T0)
         for command in ("/train_now", "/rollback"):
             api.private_message(BOB, command)
         await api.wait_until(lambda: len(api.texts(BOB)) == 2)
         assert api.texts(BOB) == ["That command is for Kindred's admins."] * 2
-        assert await bot.store.list_runs(5) == []
-        serving = await bot.store.serving_adapter()
+        assert await bot.store.adapters.list_runs(5) == []
+        serving = await bot.store.adapters.serving_adapter()
         assert serving is not None and serving.version == record.version
 
 
