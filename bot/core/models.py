@@ -10,13 +10,19 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from bot.core.memory.kinds import NOT_EVIDENCE
-
 Vector = npt.NDArray[np.float32]
 Role = Literal["system", "user", "assistant"]
 # Implicit reward signals a reply can earn besides reactions (their sources come with later issues).
 Signal = Literal["tool_use", "proactive_success"]
 JSONObject = Mapping[str, Any]
+
+# The bot's own reply, stored with its turn (core/chat/conversation.py) or imported as the assistant's.
+REPLY = "reply"
+# A message that only asks: every sentence of it is a question.
+QUESTION = "question"
+# Memory kinds kept, listed and exported, never searched: they say nothing about the person
+# (core/memory/kinds.py says why).
+NOT_EVIDENCE: frozenset[str] = frozenset({REPLY, QUESTION})
 
 
 @dataclass(frozen=True, slots=True)

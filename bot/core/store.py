@@ -3,17 +3,18 @@ the roles it plays itself (turns, memories, curation, reactions, learning, adapt
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from bot.core.chat.ports import TurnLog
-from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog
+from bot.core.learning.ports import LearningLog, RewardLog
 from bot.core.memory.ports import MemoryCuration, MemoryIndex
-from bot.core.miniapps.ports import AppStore
-from bot.core.models import (
-    DayStats,
-    Stats,
-)
-from bot.core.proactive.ports import ProactiveStore
+
+if TYPE_CHECKING:
+    # Named only in annotations: importing the rooms that use the Store from here would be a circle.
+    from bot.core.learning.ports import AdapterRegistry
+    from bot.core.miniapps.ports import AppStore
+    from bot.core.models import DayStats, Stats
+    from bot.core.proactive.ports import ProactiveStore
 
 
 class Store(TurnLog, MemoryIndex, MemoryCuration, RewardLog, LearningLog, Protocol):

@@ -240,3 +240,51 @@ def test_every_path_in_the_architecture_exists() -> None:
             if not list(ROOT.glob(folder + name)):
                 missing.append(folder + name)
     assert drawn and not missing, missing
+
+
+ROOMS = ("chat", "memory", "learning", "miniapps", "proactive", "jobs")
+# What a room shows the others: its Protocols, its value types, and what its __init__ exports.
+ROOM_SURFACE = ("ports", "models")
+
+
+def room_of(path: Path) -> str | None:
+    parts = path.relative_to(ROOT / "bot/core").parts
+    return parts[0] if len(parts) > 1 and parts[0] in ROOMS else None
+
+
+def room_internals_imported(source: str, mine: str | None) -> list[str]:
+    """The other rooms' internal modules that `source`, a module of room `mine`, imports
+    (`bot.core.memory.recall`, or `from bot.core.memory import recall`)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+            continue
+        parts = node.module.split(".")
+        if parts[:2] != ["bot", "core"] or len(parts) < 3 or parts[2] not in ROOMS or parts[2] == mine:
+            continue
+        if len(parts) > 3 and parts[3] not in ROOM_SURFACE:
+            found.append(node.module)
+        elif len(parts) == 3:
+            room = ROOT / "bot/core" / parts[2]
+            found += [f"{node.module}.{a.name}" for a in node.names if (room / f"{a.name}.py").exists()
+                      and a.name not in ROOM_SURFACE]  # fmt: skip
+    return found
+
+
+@pytest.mark.parametrize("path", [p for p in python_files("bot/core") if room_of(p)], ids=str)
+def test_a_room_uses_another_only_through_its_public_surface(path: Path) -> None:
+    """bot/core's rooms (chat, memory, learning, miniapps, proactive, jobs) import one another
+    only from a room's ports, models and __init__ exports, never its internal modules."""
+    bad = room_internals_imported(path.read_text(encoding="utf-8"), room_of(path))
+    assert not bad, f"{path.relative_to(ROOT)} imports another room's internals: {bad}"
+
+
+def test_the_room_rule_sees_an_internal_import() -> None:
+    """The rule above reads what it should: a room module importing another's internals fails,
+    its public surface and its own room's modules pass."""
+    assert room_of(ROOT / "bot/core/chat/conversation.py") == "chat"
+    internal = "from bot.core.memory.recall import hybrid_search\nfrom bot.core.memory import recall\n"
+    assert room_internals_imported(internal, "chat") == ["bot.core.memory.recall"] * 2
+    public = "from bot.core.memory import hybrid_search\nfrom bot.core.memory.ports import Embedder\n"
+    assert room_internals_imported(public, "chat") == []
+    assert room_internals_imported(internal, "memory") == []

@@ -23,14 +23,12 @@ from bot.core.events import (
     ReplyEvent,
     UserMessage,
 )
+from bot.core.learning import RewardWeights
 from bot.core.learning.models import AdapterRecord
-from bot.core.learning.reward import RewardWeights
-from bot.core.memory.kinds import REPLY, classify
+from bot.core.memory import REPLY, Recalled, Scoring, classify, distinct, fit_budget, hybrid_search, shares
 from bot.core.memory.ports import Embedder
-from bot.core.memory.recall import Recalled, distinct, fit_budget, hybrid_search
-from bot.core.memory.scoring import Scoring, shares
 from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, StreamEnd, Turn, Vector
-from bot.core.proactive.outcomes import ProactiveReplies
+from bot.core.proactive import ProactiveReplies
 from bot.core.store import Store
 from bot.core.text import EMBED_CHARS, clean_message
 

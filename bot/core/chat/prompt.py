@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bot.core.memory.recall import MEMORY_DELIMITERS, Recalled, memory_line
+from bot.core.memory import MEMORY_DELIMITERS, Recalled, memory_line
 from bot.core.models import ChatMessage, Turn
 
 DEFAULT_PERSONA = (

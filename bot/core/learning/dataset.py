@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from bot.core.chat.sentences import as_written
+from bot.core.chat import as_written
 from bot.core.learning.models import ExampleSnapshot, RatedReply, TrainingExample
 from bot.core.learning.reward import ReplyReward, RewardWeights, reply_reward
 from bot.core.models import JSONObject

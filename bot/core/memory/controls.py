@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bot.core.errors import InvalidInput, StoreUnavailable
-from bot.core.learning import signals
-from bot.core.learning.reward import RewardWeights
+from bot.core.learning import RewardWeights, control_used
 from bot.core.memory import curation, operations
 from bot.core.memory.jsonl_format import listing_record, size_words
 from bot.core.memory.kinds import UNLISTED
@@ -311,7 +310,7 @@ class Controls:
         if chat_id is None:
             return
         try:
-            await signals.control_used(self.store, user_id, chat_id, command, self._clock(), self.session_gap)
+            await control_used(self.store, user_id, chat_id, command, self._clock(), self.session_gap)
         except StoreUnavailable as exc:
             log.warning("could not count /%s as a tool use: %s", command, exc)
 

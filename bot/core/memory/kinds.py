@@ -16,14 +16,14 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from bot.core.models import NOT_EVIDENCE as NOT_EVIDENCE
+from bot.core.models import QUESTION as QUESTION
+from bot.core.models import REPLY as REPLY
+
 Kind = Literal["preference", "fact", "event", "question", "turn"]
 
-# The bot's own reply, stored with its turn (core/chat/conversation.py) or imported as the assistant's.
-REPLY = "reply"
-# A message that only asks: every sentence of it is a question.
-QUESTION = "question"
-# Kept, listed and exported, never searched: they say nothing about the person (see above).
-NOT_EVIDENCE: frozenset[str] = frozenset({REPLY, QUESTION})
+# REPLY, QUESTION and NOT_EVIDENCE are defined with the memory value types (core/models.py), which
+# decide recallability by them; they are the kinds' names here as well.
 # What `/memories` and `kindred memory list` leave out unless asked for everything.
 UNLISTED: frozenset[str] = frozenset({REPLY})
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from bot.core.chat.quoting import quote
+from bot.core.chat import quote
 from bot.core.learning.ports import RewardLog
 from bot.core.memory.lifts import Lift, lift_for
 from bot.core.memory.ports import MemoryIndex, RecallIndex

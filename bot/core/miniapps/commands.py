@@ -16,7 +16,7 @@ from typing import Literal, TypeVar
 from bot.core.chat.ports import TurnLog
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable, StoreUnavailable
 from bot.core.jobs import JobId, JobPayload, Jobs
-from bot.core.memory.kinds import REPLY
+from bot.core.memory import REPLY
 from bot.core.memory.ports import Embedder
 from bot.core.miniapps.build import BUILD_JOB, STEPS
 from bot.core.miniapps.models import AppRecord

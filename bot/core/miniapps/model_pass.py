@@ -10,8 +10,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from bot.core.chat import quote
 from bot.core.chat.ports import Inference
-from bot.core.chat.quoting import quote
 from bot.core.miniapps.kinds import SCHEMAS, AppKind
 from bot.core.miniapps.schema import problems
 from bot.core.models import ChatMessage

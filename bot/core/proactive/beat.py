@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from bot.core.chat.ports import Messenger
 from bot.core.errors import DeliveryError, RecipientGone, StoreUnavailable
 from bot.core.jobs import JobPayload
-from bot.core.memory.kinds import NOT_EVIDENCE, REPLY
+from bot.core.memory import NOT_EVIDENCE, REPLY
 from bot.core.memory.ports import Embedder
 from bot.core.models import MessageLink, NewTurn
 from bot.core.proactive.backoff import rests

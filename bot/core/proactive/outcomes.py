@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from bot.core.errors import StoreUnavailable
-from bot.core.learning import signals
+from bot.core.learning import record_proactive_success
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.models import LedgerRow, SentRecord
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
@@ -90,7 +90,7 @@ class ProactiveReplies:
     async def _accept(self, row: LedgerRow, at: datetime) -> None:
         if await self.store.proactive.record_outcome(row.key, "accepted", at) and row.turn_id is not None:
             # Keyed by the message: however often it is accepted again, γ counts once.
-            await signals.record_proactive_success(self.store, row.turn_id, f"proactive:{row.key}", at)
+            await record_proactive_success(self.store, row.turn_id, f"proactive:{row.key}", at)
 
     async def _dismiss(self, row: LedgerRow, at: datetime) -> None:
         if not await self.store.proactive.record_outcome(row.key, "dismissed", at) or row.trigger != HABIT:
