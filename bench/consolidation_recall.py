@@ -83,7 +83,7 @@ async def ask_all(
 async def rows(store: Store, data: Dataset) -> dict[str, int]:
     counts = {"rows": 0, "recallable": 0, "summaries": 0, "archived": 0}
     for user_id in data.users():
-        async for memory in all_memories(store, user_id):
+        async for memory in all_memories(store.memories, user_id):
             counts["rows"] += 1
             counts["recallable"] += memory.recallable
             counts["summaries"] += memory.kind == "summary"

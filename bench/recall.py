@@ -116,7 +116,7 @@ async def load(store: Store, embedder: Embedder, data: Dataset) -> dict[str, int
             ImportItem(line, turn.text, turn.speaker, turn.at, {"turn_id": turn.turn_id})
             for line, turn in enumerate(turns, start=1)
         ]
-        ids = await import_items(store, embedder, user_id, items)
+        ids = await import_items(store.memories, embedder, user_id, items)
         memory_of.update({turn.turn_id: mid for turn, mid in zip(turns, ids, strict=True)})
         log(f"imported {len(turns)} turns of {user_id}")
     return memory_of
@@ -139,7 +139,7 @@ async def load_conversation(
         ImportItem(line, turn.text, turn.speaker, turn.at, {"dia_id": turn.dia_id})
         for line, turn in enumerate(conversation.turns, start=1)
     ]
-    ids = await import_items(store, embedder, user_id, items, INDEXINGS[variant])
+    ids = await import_items(store.memories, embedder, user_id, items, INDEXINGS[variant])
     memory_of = {turn.dia_id: mid for turn, mid in zip(conversation.turns, ids, strict=True)}
     log(f"imported {len(ids)} turns of {user_id}")
     return [
@@ -182,8 +182,8 @@ def renamed(answers: list[Answer], suffix: str) -> list[Answer]:
 async def show_misses(store: Store, answers: Sequence[Answer], count: int) -> None:
     missed = [a for a in answers if a.method == "hybrid" and a.share(10) < 1.0][:count]
     for answer in missed:
-        gold = await store.get_memories(answer.case.user_id, sorted(answer.case.gold))
-        got = await store.get_memories(answer.case.user_id, answer.top[:3])
+        gold = await store.curation.get_memories(answer.case.user_id, sorted(answer.case.gold))
+        got = await store.curation.get_memories(answer.case.user_id, answer.top[:3])
         log(f"[hybrid miss, {answer.case.group}] {answer.case.text!r}")
         for memory in gold:
             log(f"      gold: {memory.speaker}: {memory.text!r}")

@@ -113,9 +113,9 @@ async def scripted_chat(store: Store, embedder: Embedder, policy: str) -> list[A
         done = events[-1]
         assert isinstance(done, ReplyDone)
         if policy != "now":  # as stored before: every turn a plain, searchable turn
-            for turn in await store.recent_turns(USER, "c1", 2):
-                await store.revise_memory(USER, turn.memory_id, Revision(kind="turn"))
-        by_id = {m.id: m for m in await store.get_memories(USER, list(done.memory_ids))}
+            for turn in await store.turns.recent_turns(USER, "c1", 2):
+                await store.curation.revise_memory(USER, turn.memory_id, Revision(kind="turn"))
+        by_id = {m.id: m for m in await store.curation.get_memories(USER, list(done.memory_ids))}
         return [by_id[mid] for mid in done.memory_ids if mid in by_id]  # best first
 
     for statement, invented, _, _ in FACTS:
@@ -152,9 +152,9 @@ async def generated_set(store: Store, embedder: Embedder) -> dict[str, Any]:
     for label in ("now", "before"):
         if label == "before":
             for user_id in data.users():
-                for memory in await store.list_memories(user_id, 100_000):
+                for memory in await store.memories.list_memories(user_id, 100_000):
                     if memory.kind == "reply":
-                        await store.revise_memory(user_id, memory.id, Revision(kind="imported"))
+                        await store.curation.revise_memory(user_id, memory.id, Revision(kind="imported"))
         hits = {k: 0 for k in KS}
         for question, vector in zip(data.questions, vectors, strict=True):
             top = await hybrid_search(store, question.user_id, question.text, vector, max(KS))

@@ -153,7 +153,7 @@ def people(shape: Shape, rng: random.Random) -> list[Person]:
 async def seed(store: Store, crowd: Sequence[Person], vectors: dict[str, Vector], model: str) -> None:
     texts = [suggestion(item) for _, items in TOPICS.values() for item in items]
     for person in crowd:
-        await store.add_memories(
+        await store.memories.add_memories(
             [NewMemory(person.user_id, text, None, T0, vectors[text], model, "fact") for text in texts]
         )
 
@@ -183,8 +183,8 @@ class Run:
 
 async def conversation_memories(store: Store, user_id: str) -> set[int]:
     """The memories the conversation wrote itself: its turns and the summaries made of them."""
-    turns = {turn.memory_id for turn in await store.recent_turns(user_id, CHAT, 100_000)}
-    return turns | {m.id async for m in all_memories(store, user_id) if m.kind == "summary"}
+    turns = {turn.memory_id for turn in await store.turns.recent_turns(user_id, CHAT, 100_000)}
+    return turns | {m.id async for m in all_memories(store.memories, user_id) if m.kind == "summary"}
 
 
 async def live(
@@ -205,7 +205,7 @@ async def live(
                 at = T0 + timedelta(days=day + 1, minutes=slot * 4)
                 queries, _ = TOPICS[rng.choice(list(TOPICS))]
                 query = rng.choice(queries)
-                asked = await store.add_turn(
+                asked = await store.turns.add_turn(
                     NewTurn(
                         person.user_id,
                         CHAT,
@@ -220,7 +220,7 @@ async def live(
                 own[person.user_id].add(asked.memory_id)
                 recalled = await ask(store, person, query, vectors, run.scoring, at, own[person.user_id])
                 replied_at = at + timedelta(minutes=1)
-                reply = await store.add_turn(
+                reply = await store.turns.add_turn(
                     NewTurn(
                         person.user_id,
                         CHAT,
@@ -239,7 +239,7 @@ async def live(
                 if recalled and rng.random() < shape.react_probability:
                     # The reply draws on its whole context: most of it to their taste, or not.
                     liked = sum(text in person.liked for _, _, text in recalled) * 2 > len(recalled)
-                    await store.record_feedback(
+                    await store.turns.record_feedback(
                         Feedback(
                             reply.id,
                             person.user_id,
@@ -281,7 +281,7 @@ async def counts(store: Store, crowd: Sequence[Person]) -> dict[str, int]:
     """Memories still recallable (not archived, merged or superseded), and rows stored in all."""
     recallable = rows = 0
     for person in crowd:
-        async for memory in all_memories(store, person.user_id):
+        async for memory in all_memories(store.memories, person.user_id):
             rows += 1
             recallable += memory.recallable
     return {"recallable": recallable, "rows": rows}

@@ -49,14 +49,16 @@ async def import_file(settings: Settings, args: argparse.Namespace) -> int:
     store = await open_store(settings)
     try:
         # Batches commit one by one: what an earlier run of this import stored is not stored twice.
-        fresh = await memory_ops.not_yet_imported(store, args.user, items)
+        fresh = await memory_ops.not_yet_imported(store.memories, args.user, items)
         held = f", {len(items) - len(fresh)} already imported" if len(fresh) < len(items) else ""
         progress = ImportProgress.on_terminal(sys.stderr)
         try:
             ids = []
             if fresh:
                 embedder = load_embedder(settings)
-                ids = await memory_ops.import_items(store, embedder, args.user, fresh, on_progress=progress)
+                ids = await memory_ops.import_items(
+                    store.memories, embedder, args.user, fresh, on_progress=progress
+                )
         except KindredError:
             progress.finish()
             print(f"kindred: the import stopped after {progress.done} of {len(fresh)}; those stay imported, "
@@ -200,7 +202,7 @@ async def why(settings: Settings, args: argparse.Namespace) -> int:
 
     store = await open_store(settings)
     try:
-        reward = await reply_reward(store, args.turn, policy(settings).reward)
+        reward = await reply_reward(store.rewards, args.turn, policy(settings).reward)
     finally:
         await store.close()
     if reward is None:
@@ -224,8 +226,13 @@ async def why(settings: Settings, args: argparse.Namespace) -> int:
             },
             "weights": {"alpha": weights.alpha, "beta": weights.beta, "gamma": weights.gamma},
             "memories": [
-                {"id": m.memory_id, "share": round(m.share, 6), "credit": round(m.credit, 6),
-                 "total": round(m.total, 6), "text": m.text}
+                {
+                    "id": m.memory_id,
+                    "share": round(m.share, 6),
+                    "credit": round(m.credit, 6),
+                    "total": round(m.total, 6),
+                    "text": m.text,
+                }
                 for m in reward.memories
             ],
         }
@@ -240,7 +247,7 @@ async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
     left_out = () if args.all else tuple(UNLISTED)
     store = await open_store(settings)
     try:
-        async for memory in memory_ops.all_memories(store, args.user, without_kinds=left_out):
+        async for memory in memory_ops.all_memories(store.memories, args.user, without_kinds=left_out):
             if args.json:
                 _print_json(listing_record(memory))
             else:
@@ -256,7 +263,7 @@ async def forget(settings: Settings, args: argparse.Namespace) -> int:
 
     store = await open_store(settings)
     try:
-        gone = await store.forget(args.user, args.id)
+        gone = await store.memories.forget(args.user, args.id)
     finally:
         await store.close()
     if not gone:
@@ -280,7 +287,7 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
         try:
             with partial.open("wb") as out:
                 size = 0
-                async for memory in memory_ops.all_memories(store, args.user):
+                async for memory in memory_ops.all_memories(store.memories, args.user):
                     line = (json.dumps(export_record(memory), ensure_ascii=False) + "\n").encode("utf-8")
                     size += len(line)
                     if size > limit:

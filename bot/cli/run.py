@@ -108,7 +108,7 @@ async def serve(
             if schedule is not None:
                 schedule.start()  # no broker, so no beat: the nightly jobs run from here
             retrying = asyncio.create_task(
-                keep_flushing(kindred.conversation.outbox, kindred.store, RETRY_WRITES_S)
+                keep_flushing(kindred.conversation.outbox, kindred.store.turns, RETRY_WRITES_S)
             )
             names = ", ".join(a.name for a in found.adapters) or "the web server only"
             print(f"kindred: serving {names} on port {web.port}; Ctrl-C stops", file=sys.stderr)

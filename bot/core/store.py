@@ -1,38 +1,63 @@
-"""The store: one connection, a role object per room on it (`store.apps`, `store.proactive`), and
-the roles it plays itself (turns, memories, curation, reactions, learning, adapters)."""
+"""The store: one connection, and a role object per Protocol on it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from bot.core.chat.ports import TurnLog
-from bot.core.learning.ports import LearningLog, RewardLog
-from bot.core.memory.ports import MemoryCuration, MemoryIndex
-
 if TYPE_CHECKING:
     # Named only in annotations: importing the rooms that use the Store from here would be a circle.
-    from bot.core.learning.ports import AdapterRegistry
+    from bot.core.chat.ports import TurnLog
+    from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog
+    from bot.core.memory.ports import MemoryCuration, MemoryIndex
     from bot.core.miniapps.ports import AppStore
     from bot.core.models import DayStats, Stats
     from bot.core.proactive.ports import ProactiveStore
 
 
-class Store(TurnLog, MemoryIndex, MemoryCuration, RewardLog, LearningLog, Protocol):
+class Store(Protocol):
+    """One connection (a SQLite file, a PostgreSQL pool) and a role object per Protocol on it.
+    Callers use the roles: `store.turns.add_turn(...)`, `store.memories.dense_search(...)`."""
+
     backend: str
 
     @property
+    def turns(self) -> TurnLog:
+        """Turns, feedback on them, platform message links, who is active."""
+        ...
+
+    @property
+    def memories(self) -> MemoryIndex:
+        """Memories: writing, dense and lexical search, listing, forgetting."""
+        ...
+
+    @property
+    def curation(self) -> MemoryCuration:
+        """Revising memories and where they came from."""
+        ...
+
+    @property
+    def rewards(self) -> RewardLog:
+        """What replies earned, and the memories that reward reached."""
+        ...
+
+    @property
+    def learning(self) -> LearningLog:
+        """Rated replies, training consent and each night's examples."""
+        ...
+
+    @property
     def adapters(self) -> AdapterRegistry:
-        """The adapter versions and training runs, on the same connection."""
+        """The adapter versions and training runs."""
         ...
 
     @property
     def apps(self) -> AppStore:
-        """The mini-apps, on the same connection."""
+        """The mini-apps."""
         ...
 
     @property
     def proactive(self) -> ProactiveStore:
-        """The proactive check-ins' settings, reminders and sent ledger, on the same connection."""
+        """The proactive check-ins' settings, reminders and sent ledger."""
         ...
 
     async def stats(self) -> Stats: ...

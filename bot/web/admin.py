@@ -23,8 +23,7 @@ from typing import Protocol
 from aiohttp import web
 
 from bot.core.errors import KindredError
-from bot.core.learning.models import VersionRate
-from bot.core.learning.ports import AdapterRegistry
+from bot.core.learning.ports import AdapterRegistry, LearningLog
 from bot.core.models import DayStats, Stats
 from bot.core.proactive.models import TriggerRate
 from bot.web.training_view import learning_section
@@ -44,7 +43,8 @@ class AdminFigures(Protocol):
     @property
     def adapters(self) -> AdapterRegistry: ...
 
-    async def version_rates(self, since: datetime) -> list[VersionRate]: ...
+    @property
+    def learning(self) -> LearningLog: ...
 
 
 class TriggerRates(Protocol):
@@ -77,7 +77,7 @@ class AdminPage:
             depths = None
         since = datetime.now(UTC) - timedelta(days=self.days)
         runs = await self.figures.adapters.list_runs(self.runs)
-        rates = await self.figures.version_rates(since)
+        rates = await self.figures.learning.version_rates(since)
         learning = learning_section(runs, rates)
         if self.proactive is not None:
             learning += proactive_section(await self.proactive.trigger_rates(since), self.days)

@@ -190,7 +190,7 @@ def services(kindred: Kindred) -> Services:
             kindred.store.apps,
             kindred.jobs,
             app_link(kindred.settings),
-            deliveries=DeliveryLog(kindred.store, kindred.embedder),
+            deliveries=DeliveryLog(kindred.store.turns, kindred.embedder),
         ),
         proactive=ProactiveCommands(kindred.store.proactive, reachable=reachable(kindred.settings)),
         intake=kindred.shared.intake,

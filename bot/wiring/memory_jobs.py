@@ -109,7 +109,7 @@ def add_memory_jobs(
         now = datetime.now(UTC)
         try:
             after: str | None = None
-            while people := await opened.people(after, PEOPLE_PAGE):
+            while people := await opened.curation.people(after, PEOPLE_PAGE):
                 for user_id in people:
                     checked = await run_checks(opened, user_id, now)
                     done = await consolidate(opened, models.embedder.get(), user_id, now, policy)

@@ -57,7 +57,7 @@ def add_app_jobs(
         request = BuildRequest(payload["key"], payload["owner"], payload["chat_id"], payload["request"])
         store = await open_store()
         try:
-            memories = await store.list_memories(
+            memories = await store.memories.list_memories(
                 request.owner, MEMORIES_READ, without_kinds=sorted(NOT_EVIDENCE)
             )
             built = await build_app(

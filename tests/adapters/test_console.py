@@ -31,7 +31,7 @@ async def test_a_pipe_reads_only_the_whole_sentences_of_a_cut_reply(store: Sqlit
     reply = f"{PLANNED} If you're interested, I could even design a"
     printed = await chat(store, reply, len(reply.split(" ")), "help me plan my week", "/react 👍")
     assert printed == f"{PLANNED}\nThanks for the 👍.\n"
-    turns = await store.recent_turns("ann", "console", 10)
+    turns = await store.turns.recent_turns("ann", "console", 10)
     assert turns[-1].text == PLANNED
 
 

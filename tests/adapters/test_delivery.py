@@ -191,7 +191,9 @@ async def links(conversation: Conversation, platform: Platform) -> list[int | No
     link = platform.link(conversation)
     if link is None:
         return []
-    found = [await conversation.store.find_message(link.platform, link.chat_id, i) for i in platform.posted()]
+    found = [
+        await conversation.store.turns.find_message(link.platform, link.chat_id, i) for i in platform.posted()
+    ]
     return [row.turn_id if row is not None else None for row in found]
 
 
@@ -356,7 +358,7 @@ async def answer(platform: Platform, conversation: Conversation) -> Delivered:
 
 async def stored_text(store: SqliteStore, done: ReplyDone | None) -> str:
     assert done is not None
-    return next(t.text for t in await store.recent_turns("ann", "c1", 10) if t.id == done.turn_id)
+    return next(t.text for t in await store.turns.recent_turns("ann", "c1", 10) if t.id == done.turn_id)
 
 
 @pytest.mark.parametrize(

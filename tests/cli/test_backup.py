@@ -85,11 +85,13 @@ async def populate(settings: Settings, people: int = 2) -> None:
 
 
 async def write_person(store: Store, user: str) -> None:
-    said = await store.add_turn(turn(user, "I sleep badly since I moved", chat=user))
-    reply = await store.add_turn(turn(user, "Try less coffee after noon", chat=user, role="assistant"))
-    await store.record_feedback(Feedback(reply.id, user, "👍", 1.0, T0))
-    ids = await store.add_memories([memory(user, "I drink coffee at night"), memory(user, "I moved to Lyon")])
-    await store.link_sources(ids[0], [said.id])
+    said = await store.turns.add_turn(turn(user, "I sleep badly since I moved", chat=user))
+    reply = await store.turns.add_turn(turn(user, "Try less coffee after noon", chat=user, role="assistant"))
+    await store.turns.record_feedback(Feedback(reply.id, user, "👍", 1.0, T0))
+    ids = await store.memories.add_memories(
+        [memory(user, "I drink coffee at night"), memory(user, "I moved to Lyon")]
+    )
+    await store.curation.link_sources(ids[0], [said.id])
 
 
 def rows(settings: Settings) -> Rows:
@@ -134,7 +136,7 @@ async def test_a_backup_restored_into_a_wiped_store_gives_back_every_row_and_fil
     assert files(again) == kept
     store = await open_store(again)  # and it opens, migrated, and answers as before
     try:
-        hits = await store.lexical_search("telegram:1", ["coffee"], 5)
+        hits = await store.memories.lexical_search("telegram:1", ["coffee"], 5)
         assert "I drink coffee at night" in [hit.memory.text for hit in hits]
         assert (await store.adapters.serving_adapter()) is not None
     finally:
@@ -181,7 +183,7 @@ async def test_a_sqlite_backup_taken_while_a_writer_writes_is_whole(tmp_path: Pa
     async def writer() -> int:
         n = 0
         while writing:
-            await store.add_turn(turn("telegram:7", f"line {n}", chat="telegram:7"))
+            await store.turns.add_turn(turn("telegram:7", f"line {n}", chat="telegram:7"))
             n += 1
         return n
 

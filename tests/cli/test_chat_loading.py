@@ -86,7 +86,7 @@ def console(pipe: Pipe) -> tuple[ConsoleIO, io.StringIO, io.StringIO]:
 
 
 async def turns(kindred: Kindred, user: str) -> list[tuple[str, str]]:
-    history = await kindred.store.recent_turns(user, CHAT_ID, 50)
+    history = await kindred.store.turns.recent_turns(user, CHAT_ID, 50)
     return [(turn.role, turn.text) for turn in history]
 
 

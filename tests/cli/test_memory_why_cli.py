@@ -40,11 +40,11 @@ async def rated_reply(user: str, shares: dict[int, float], emoji: str, value: fl
     store = await open_store(load_settings(env_file=None))
     try:
         vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
-        reply = await store.add_turn(
+        reply = await store.turns.add_turn(
             NewTurn(user, "c1", "assistant", "Decaf it is.", vector, "m", T0,
                     used_memory_ids=tuple(shares), memory_shares=tuple(shares.values()))
         )
-        await store.record_feedback(Feedback(reply.id, user, emoji, value, T0))
+        await store.turns.record_feedback(Feedback(reply.id, user, emoji, value, T0))
         return reply.id
     finally:
         await store.close()

@@ -14,7 +14,7 @@ from tests.cli.test_chat_cli import chat_env, kindred
 async def consent(db: Path, user: str) -> bool | None:
     store = await SqliteStore.open(db)
     try:
-        return await store.training_consent(user)
+        return await store.learning.training_consent(user)
     finally:
         await store.close()
 

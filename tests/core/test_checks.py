@@ -46,7 +46,7 @@ async def test_what_is_no_dated_active_event_is_ignored() -> None:
 
 async def remember(store: Store, user: str, text: str, kind: str, meta: dict[str, object]) -> int:
     new = NewMemory(user, text, "user", SAID, EMB.vector(text), EMB.model_name, kind, meta)
-    (memory_id,) = await store.add_memories([new])
+    (memory_id,) = await store.memories.add_memories([new])
     return memory_id
 
 
@@ -60,12 +60,12 @@ async def test_run_checks_marks_past_events_of_one_person(any_store: Store) -> N
     now = EXAM_DAY + timedelta(days=1, hours=3)
 
     assert await run_checks(any_store, "ann", now) == {"event_date_passed": 1}
-    found = {m.id: m for m in await any_store.get_memories("ann", [exam, trip, fact, bad, undated])}
+    found = {m.id: m for m in await any_store.curation.get_memories("ann", [exam, trip, fact, bad, undated])}
     assert (found[exam].status, found[exam].updated_at) == ("past", now)
     assert [found[i].status for i in (trip, fact, bad, undated)] == ["active"] * 4
-    [bob] = await any_store.get_memories("bob", [bobs])
+    [bob] = await any_store.curation.get_memories("bob", [bobs])
     assert bob.status == "active", "one person's run touches only their memories"
-    hits = await any_store.dense_search("ann", EMB.vector("My exam is on Thursday"), 3)
+    hits = await any_store.memories.dense_search("ann", EMB.vector("My exam is on Thursday"), 3)
     assert hits[0].memory.id == exam, "a past event is still recalled"
     assert await run_checks(any_store, "ann", now) == {"event_date_passed": 0}, "once is enough"
     assert await run_checks(any_store, "nobody", now) == {"event_date_passed": 0}
@@ -85,6 +85,6 @@ async def test_any_check_plugs_into_the_same_hook(any_store: Store) -> None:
     other = await remember(any_store, "ann", "I love green tea", "preference", {})
     checks = (EventDatePassed(), ClosedPlaces())
     assert await run_checks(any_store, "ann", SAID, checks) == {"event_date_passed": 0, "closed_places": 1}
-    found = {m.id: m for m in await any_store.get_memories("ann", [luigi, other])}
+    found = {m.id: m for m in await any_store.curation.get_memories("ann", [luigi, other])}
     assert (found[luigi].verification, found[luigi].status) == (-1.0, "active")
     assert found[other].verification == 0.0

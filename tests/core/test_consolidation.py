@@ -39,7 +39,7 @@ class History:
                 USER, chat, role, text, EMB.vector(text), EMB.model_name, start + timedelta(minutes=5 * n),
                 meta={"chat_id": chat}, memory_kind=kind,
             )  # fmt: skip
-            stored.append(await self.store.add_turn(new))
+            stored.append(await self.store.turns.add_turn(new))
         self.turns[name] = stored
         return stored
 
@@ -47,10 +47,10 @@ class History:
         return [turn.memory_id for turn in self.turns[name]]
 
     async def memories(self, name: str) -> list[Memory]:
-        return await self.store.get_memories(USER, self.memory_ids(name))
+        return await self.store.curation.get_memories(USER, self.memory_ids(name))
 
     async def summaries(self) -> list[Memory]:
-        return [m for m in await self.store.list_memories(USER, 1000) if m.kind == "summary"]
+        return [m for m in await self.store.memories.list_memories(USER, 1000) if m.kind == "summary"]
 
 
 MORNING = [
@@ -79,7 +79,7 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
     pinned = (await history.session("pinned", T0 + timedelta(hours=8, minutes=2), ["keep this one please"]))[
         0
     ]
-    assert await any_store.revise_memory(USER, pinned.memory_id, Revision(pinned=True))
+    assert await any_store.curation.revise_memory(USER, pinned.memory_id, Revision(pinned=True))
 
     before = await recallable_count(any_store)
     done = await consolidate(any_store, EMB, USER, NOW, POLICY)
@@ -98,7 +98,7 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
         assert summary.created_at == turns[-1].created_at
         assert summary.meta["chat_id"] == turns[0].chat_id
         assert summary.text.startswith(f"{turns[0].created_at:%Y-%m-%d}: ")
-        assert await any_store.memory_sources(summary.id) == [turn.id for turn in turns]
+        assert await any_store.curation.memory_sources(summary.id) == [turn.id for turn in turns]
         covered = await history.memories(name)
         assert all(m.weight == POLICY.covered_weight and m.meta["covered_by"] == summary.id for m in covered)
         expected = ["active" if m.speaker == "user" else "archived" for m in covered]
@@ -112,13 +112,13 @@ async def test_each_old_session_gets_one_summary_linked_to_the_turns_it_covers(a
         assert all(m.weight == 1.0 and m.status == "active" for m in await history.memories(untouched))
     [statement] = await history.memories("statement")
     assert statement.kind == "preference"
-    hits = await any_store.lexical_search(USER, query_terms("bicycle chain"), 10)
+    hits = await any_store.memories.lexical_search(USER, query_terms("bicycle chain"), 10)
     assert {h.memory.id for h in hits} >= {by_covers[tuple(history.memory_ids("morning"))].id}
     assert {h.memory.id for h in hits} & set(history.memory_ids("morning")), "the person's turns stay"
 
 
 async def recallable_count(store: Store) -> int:
-    return sum(m.recallable for m in await store.list_memories(USER, 1000))
+    return sum(m.recallable for m in await store.memories.list_memories(USER, 1000))
 
 
 async def test_one_exchange_is_a_session_but_ok_is_not_worth_a_summary(any_store: Store) -> None:
@@ -139,10 +139,10 @@ async def test_one_exchange_is_a_session_but_ok_is_not_worth_a_summary(any_store
 async def test_running_twice_summarises_nothing_again(any_store: Store) -> None:
     await old_history(any_store)
     first = await consolidate(any_store, EMB, USER, NOW, POLICY)
-    count = await any_store.memory_count(USER)
+    count = await any_store.memories.memory_count(USER)
     again = await consolidate(any_store, EMB, USER, NOW + timedelta(hours=1), POLICY)
     assert first.summaries == 3 and (again.summaries, again.covered, again.archived) == (0, 0, 0)
-    assert await any_store.memory_count(USER) == count
+    assert await any_store.memories.memory_count(USER) == count
     assert (await consolidate(any_store, EMB, "nobody", NOW, POLICY)).summaries == 0
 
 
@@ -152,19 +152,19 @@ async def test_over_budget_the_oldest_covered_turns_are_archived_but_not_rewarde
     history = await old_history(any_store)
     # The morning's first turn earned a ❤️: a reply that used it was loved.
     oldest = history.turns["morning"][0]
-    reply = await any_store.add_turn(
+    reply = await any_store.turns.add_turn(
         NewTurn(
             USER, "c1", "assistant", "You fixed your bicycle!", EMB.vector("bicycle"), EMB.model_name,
             NOW - timedelta(days=20), used_memory_ids=(oldest.memory_id,), memory_shares=(1.0,),
             meta={"chat_id": "c1"},
         )
     )  # fmt: skip
-    await any_store.record_feedback(Feedback(reply.id, USER, "❤️", 2.0, NOW - timedelta(days=20)))
-    assert (await any_store.memory_rewards(USER, [oldest.memory_id]))[oldest.memory_id] > 0
+    await any_store.turns.record_feedback(Feedback(reply.id, USER, "❤️", 2.0, NOW - timedelta(days=20)))
+    assert (await any_store.rewards.memory_rewards(USER, [oldest.memory_id]))[oldest.memory_id] > 0
     # A summary too short for any whole sentence of the person's: only the 4 replies it covers are
     # said in full (the summary keeps none of the bot's words). After the 3 summaries and those 4,
     # there are this many recallable memories; the budget is 3 fewer.
-    recallable = await any_store.memory_count(USER) + 3
+    recallable = await any_store.memories.memory_count(USER) + 3
     policy = ConsolidationPolicy(older_than=POLICY.older_than, summary_chars=24, budget=recallable - 4 - 3)
 
     done = await consolidate(any_store, EMB, USER, NOW, policy)
@@ -183,10 +183,14 @@ async def test_over_budget_the_oldest_covered_turns_are_archived_but_not_rewarde
     assert all(m.updated_at == NOW for m in morning + group if m.id in archived)
     found = set()
     for memory in morning + group:
-        found |= {h.memory.id for h in await any_store.dense_search(USER, EMB.vector(memory.text), 40)}
-        found |= {h.memory.id for h in await any_store.lexical_search(USER, query_terms(memory.text), 40)}
+        found |= {
+            h.memory.id for h in await any_store.memories.dense_search(USER, EMB.vector(memory.text), 40)
+        }
+        found |= {
+            h.memory.id for h in await any_store.memories.lexical_search(USER, query_terms(memory.text), 40)
+        }
     assert not found & archived, "archived memories are never recalled"
-    assert len(await any_store.list_memories(USER, 1000)) == recallable, "but kept for /export"
+    assert len(await any_store.memories.list_memories(USER, 1000)) == recallable, "but kept for /export"
     for untouched in ("brief", "recent", "statement"):
         assert all(m.status == "active" for m in await history.memories(untouched))
     assert (await consolidate(any_store, EMB, USER, NOW, policy)).archived == 0, "within budget now"
@@ -195,14 +199,14 @@ async def test_over_budget_the_oldest_covered_turns_are_archived_but_not_rewarde
 async def test_a_rewarded_turn_is_never_archived_even_when_said_in_full(any_store: Store) -> None:
     history = History(any_store)
     [told, _] = await history.session("one", T0, ["Spent the afternoon walking along the river", "Lovely!"])
-    reply = await any_store.add_turn(
+    reply = await any_store.turns.add_turn(
         NewTurn(
             USER, "c1", "assistant", "A river walk!", EMB.vector("river"), EMB.model_name,
             T0 + timedelta(days=1), used_memory_ids=(told.memory_id,), memory_shares=(1.0,),
             meta={"chat_id": "c1"},
         )
     )  # fmt: skip
-    await any_store.record_feedback(Feedback(reply.id, USER, "❤️", 2.0, T0 + timedelta(days=1)))
+    await any_store.turns.record_feedback(Feedback(reply.id, USER, "❤️", 2.0, T0 + timedelta(days=1)))
     done = await consolidate(any_store, EMB, USER, NOW, POLICY)
     [first, answer] = await history.memories("one")
     assert (first.status, answer.status) == ("active", "archived"), "the rewarded turn is kept"

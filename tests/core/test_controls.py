@@ -21,7 +21,7 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
 async def remember(store: SqliteStore, user: str, count: int) -> list[int]:
-    return await store.add_memories(
+    return await store.memories.add_memories(
         [
             NewMemory(
                 user, f"fact number {n}", "user", NOW - timedelta(hours=count - n), EMB.vector(str(n)), "h"
@@ -51,11 +51,11 @@ async def test_forget_one_answers_every_kind_of_argument(store: SqliteStore) -> 
     controls = Controls(store, "persona")
     assert "Forgotten" in await controls.forget_one("ann", f"#{ids[0]}")
     assert "no memory" in await controls.forget_one("ann", str(ids[0]))
-    bobs = (await store.list_memories("bob", 5))[0].id
+    bobs = (await store.memories.list_memories("bob", 5))[0].id
     assert "no memory" in await controls.forget_one("ann", str(bobs)), "never another person's memory"
     for bad in ("", "abc", "-3", "1; DROP TABLE memories"):
         assert "/forget ID" in await controls.forget_one("ann", bad)
-    assert await store.memory_count("ann") == 1 and await store.memory_count("bob") == 1
+    assert await store.memories.memory_count("ann") == 1 and await store.memories.memory_count("bob") == 1
 
 
 async def test_export_round_trips_through_import(store: SqliteStore) -> None:
@@ -74,7 +74,7 @@ async def test_forget_all_and_unreachable(store: SqliteStore) -> None:
     controls = Controls(store, "p")
     assert "(4 memories)" in await controls.forget_all("ann")
     await controls.mark_unreachable("ann")
-    assert not await store.is_user_active("ann")
+    assert not await store.turns.is_user_active("ann")
 
 
 def test_ages_read_naturally() -> None:
@@ -113,12 +113,12 @@ async def test_confirm_marks_a_memory_verified(store: SqliteStore) -> None:
     [bobs] = await remember(store, "bob", 1)
     controls = Controls(store, "persona", clock=lambda: NOW)
     assert f"memory #{ids[0]} is confirmed" in await controls.confirm("ann", f"#{ids[0]}")
-    [confirmed, other] = await store.get_memories("ann", ids)
+    [confirmed, other] = await store.curation.get_memories("ann", ids)
     assert (confirmed.verification, confirmed.updated_at, other.verification) == (1.0, NOW, 0.0)
     assert "[confirmed]" in (await controls.memories_page("ann", 1)).render()
     assert "confirmed" in await controls.confirm("ann", str(ids[0])), "confirming twice is fine"
     assert "no memory" in await controls.confirm("ann", str(bobs)), "never another person's memory"
-    assert (await store.get_memories("bob", [bobs]))[0].verification == 0.0
+    assert (await store.curation.get_memories("bob", [bobs]))[0].verification == 0.0
     assert "no memory #999999" in await controls.confirm("ann", "999999")
     for bad in ("", "abc", "-3", "#", "1.5", "²", "1" * 40):
         assert "/confirm ID" in await controls.confirm("ann", bad), bad
@@ -126,7 +126,7 @@ async def test_confirm_marks_a_memory_verified(store: SqliteStore) -> None:
 
 async def test_correct_replaces_a_memory_with_a_confirmed_one(store: SqliteStore) -> None:
     old_text = "I live in Lisbon with my two cats"
-    (old,) = await store.add_memories(
+    (old,) = await store.memories.add_memories(
         [
             NewMemory(
                 "ann",
@@ -145,19 +145,19 @@ async def test_correct_replaces_a_memory_with_a_confirmed_one(store: SqliteStore
 
     answer = await controls.correct("ann", f"#{old}   I live in   Berlin with my two cats")
 
-    [new] = [m for m in await store.list_memories("ann", 10) if m.id != old]
+    [new] = [m for m in await store.memories.list_memories("ann", 10) if m.id != old]
     said = "I live in Berlin with my two cats"
     assert answer == f"Corrected: #{new.id} now says “{said}”, and #{old} will not come up again."
     assert (new.text, new.kind, new.speaker, new.verification) == (
         "I live in Berlin with my two cats", "fact", "user", 1.0,
     )  # fmt: skip
     assert new.meta == {"chat_id": "c1", "corrects": old} and new.created_at == later
-    [replaced] = await store.get_memories("ann", [old])
+    [replaced] = await store.curation.get_memories("ann", [old])
     assert (replaced.status, replaced.superseded_by, replaced.text) == ("superseded", new.id, old_text)
-    dense = [h.memory.id for h in await store.dense_search("ann", EMB.vector(old_text), 10)]
+    dense = [h.memory.id for h in await store.memories.dense_search("ann", EMB.vector(old_text), 10)]
     assert dense == [new.id], "the old one is out of dense search"
-    assert [h.memory.id for h in await store.lexical_search("ann", ["lisbon"], 10)] == []
-    assert [h.memory.id for h in await store.lexical_search("ann", ["berlin"], 10)] == [new.id]
+    assert [h.memory.id for h in await store.memories.lexical_search("ann", ["lisbon"], 10)] == []
+    assert [h.memory.id for h in await store.memories.lexical_search("ann", ["berlin"], 10)] == [new.id]
     assert f"[replaced by #{new.id}]" in (await controls.memories_page("ann", 1)).render()
 
 
@@ -172,16 +172,16 @@ async def test_correct_answers_every_kind_of_bad_argument(store: SqliteStore) ->
     assert "Corrected" in await controls.correct("ann", f"{mine} " + "y" * 500), "500 is allowed"
     assert "no memory" in await controls.correct("ann", f"{bobs} I am Bob now")
     assert "no memory #999999" in await controls.correct("ann", "999999 new text")
-    [bob] = await store.list_memories("bob", 5)
+    [bob] = await store.memories.list_memories("bob", 5)
     assert (bob.text, bob.status) == ("fact number 0", "active"), "another person's memory is untouched"
     [other] = await remember(store, "cy", 1)
     no_embedder = await Controls(store, "persona").correct("cy", f"{other} new text")
     assert "can't take corrections" in no_embedder
-    assert (await store.get_memories("cy", [other]))[0].status == "active"
+    assert (await store.curation.get_memories("cy", [other]))[0].status == "active"
 
 
 async def test_a_correction_keeps_the_pin_and_the_sources(store: SqliteStore) -> None:
-    turn = await store.add_turn(
+    turn = await store.turns.add_turn(
         NewTurn(
             "ann",
             "c1",
@@ -193,9 +193,9 @@ async def test_a_correction_keeps_the_pin_and_the_sources(store: SqliteStore) ->
             memory_kind="fact",
         )
     )
-    assert await store.revise_memory("ann", turn.memory_id, Revision(pinned=True))
+    assert await store.curation.revise_memory("ann", turn.memory_id, Revision(pinned=True))
     controls = Controls(store, "persona", clock=lambda: NOW, embedder=EMB)
     assert "Corrected" in await controls.correct("ann", f"{turn.memory_id} my locker is 21")
-    [new] = [m for m in await store.list_memories("ann", 10) if m.id != turn.memory_id]
+    [new] = [m for m in await store.memories.list_memories("ann", 10) if m.id != turn.memory_id]
     assert new.pinned and new.verification == 1.0
-    assert await store.memory_sources(new.id) == [turn.id]
+    assert await store.curation.memory_sources(new.id) == [turn.id]

@@ -27,14 +27,14 @@ GAP = timedelta(minutes=30)
 
 
 async def said(store: Store, role: str, text: str, at: datetime = T0, chat: str = "c1") -> int:
-    made = await store.add_turn(
+    made = await store.turns.add_turn(
         NewTurn("ann", chat, role, text, EMB.vector(text), EMB.model_name, at)  # type: ignore[arg-type]
     )
     return made.id
 
 
 async def tool_uses(store: Store, turn_id: int) -> int:
-    record = await store.reply_record(turn_id, 0)
+    record = await store.rewards.reply_record(turn_id, 0)
     assert record is not None
     return record.tool_uses
 
@@ -46,7 +46,7 @@ def controls(store: Store, at: datetime, **options: object) -> Controls:
 async def test_each_memory_control_right_after_a_reply_is_a_tool_use(any_store: Store) -> None:
     await said(any_store, "user", "I like tea")
     reply = await said(any_store, "assistant", "Tea it is.", T0 + timedelta(seconds=1))
-    [memory] = [m for m in await any_store.list_memories("ann", 5) if m.text == "I like tea"]
+    [memory] = [m for m in await any_store.memories.list_memories("ann", 5) if m.text == "I like tea"]
     at = T0 + timedelta(minutes=2)
     used = controls(any_store, at)
     await used.memories_page("ann", 1, chat_id="c1")
@@ -56,7 +56,7 @@ async def test_each_memory_control_right_after_a_reply_is_a_tool_use(any_store: 
     )
     await controls(any_store, at + timedelta(seconds=2)).export_jsonl("ann", chat_id="c1")
     assert await tool_uses(any_store, reply) == 4
-    [newer] = [m for m in await any_store.list_memories("ann", 9) if m.text == "I love tea"]
+    [newer] = [m for m in await any_store.memories.list_memories("ann", 9) if m.text == "I love tea"]
     await controls(any_store, at + timedelta(seconds=3)).forget_one("ann", str(newer.id), chat_id="c1")
     assert await tool_uses(any_store, reply) == 5
 
@@ -88,17 +88,17 @@ async def test_the_session_gap_is_the_controls_own_setting(any_store: Store) -> 
     late = T0 + timedelta(hours=2)
     await controls(any_store, late, session_gap=timedelta(hours=3)).memories_page("ann", 1, chat_id="c1")
     assert await tool_uses(any_store, reply) == 1
-    assert await answered_reply(any_store, "ann", "c1", late, GAP) is None
-    assert await answered_reply(any_store, "ann", "c1", T0 + GAP, GAP) == reply
+    assert await answered_reply(any_store.turns, "ann", "c1", late, GAP) is None
+    assert await answered_reply(any_store.turns, "ann", "c1", T0 + GAP, GAP) == reply
 
 
 async def test_signals_for_apps_and_proactive_messages_count_once_per_key(any_store: Store) -> None:
     reply = await said(any_store, "assistant", "How did the interview go?")
     for _ in range(2):  # a retried job reports the same events again
-        await record_tool_use(any_store, reply, "app:7:open-1", T0)
-        await record_proactive_success(any_store, reply, "answer:42", T0)
-    await record_tool_use(any_store, reply, "app:7:open-2", T0)
-    record = await any_store.reply_record(reply, 0)
+        await record_tool_use(any_store.rewards, reply, "app:7:open-1", T0)
+        await record_proactive_success(any_store.rewards, reply, "answer:42", T0)
+    await record_tool_use(any_store.rewards, reply, "app:7:open-2", T0)
+    record = await any_store.rewards.reply_record(reply, 0)
     assert record is not None and (record.tool_uses, record.proactive_successes) == (2, 1)
 
 
@@ -107,19 +107,19 @@ async def test_privacy_shows_the_setting_and_switches_it(any_store: Store) -> No
     shown = await privacy("ann", "")
     assert shown.startswith(PRIVACY) and "Training with your replies: on (the default here)" in shown
     assert await privacy("ann", "  Training   OFF ") == TRAINING_OFF
-    assert await any_store.training_consent("ann") is False
+    assert await any_store.learning.training_consent("ann") is False
     assert "off (your choice)" in await privacy("ann")
     assert await privacy("ann", "training on") == TRAINING_ON
-    assert await any_store.training_consent("ann") is True
+    assert await any_store.learning.training_consent("ann") is True
     default_off = controls(any_store, T0, default_training_consent=False)
     assert "off (the default here)" in await default_off.privacy("bob", "")
-    assert await any_store.training_consent("bob") is None, "showing it sets nothing"
+    assert await any_store.learning.training_consent("bob") is None, "showing it sets nothing"
 
 
 @pytest.mark.parametrize("argument", ["training", "off", "training maybe", "please stop", "training on now"])
 async def test_anything_else_says_how_to_use_it(any_store: Store, argument: str) -> None:
     assert await controls(any_store, T0).privacy("ann", argument) == PRIVACY_USAGE
-    assert await any_store.training_consent("ann") is None
+    assert await any_store.learning.training_consent("ann") is None
 
 
 def test_the_privacy_text_says_what_training_does_and_how_forgetting_reaches_it() -> None:
@@ -137,4 +137,4 @@ async def test_forget_all_tells_a_person_who_had_opted_out_that_the_choice_went_
     assert (
         answer.startswith("Done. I forgot everything about you (1 memories).") and OPT_OUT_FORGOTTEN in answer
     )
-    assert await store.training_consent("ann") is None
+    assert await store.learning.training_consent("ann") is None

@@ -41,7 +41,7 @@ async def test_a_message_is_stored_answered_in_chunks_and_the_reply_stored(store
     assert len(chunks) == 3 and "".join(chunks) == "Hello there, friend."
     done = events[-1]
     assert isinstance(done, ReplyDone) and done.turn_id is not None and done.notice is None
-    turns = await store.recent_turns("ann", "c1", 10)
+    turns = await store.turns.recent_turns("ann", "c1", 10)
     assert [(t.role, t.text) for t in turns] == [("user", "Hi!"), ("assistant", "Hello there, friend.")]
     assert turns[1].reply_to == turns[0].id
 
@@ -51,7 +51,7 @@ async def test_the_prompt_has_persona_memories_and_recent_turns(store: SqliteSto
     conv = make(store, model, recent_turns=2)
     emb = HashEmbedder()
     await import_items(
-        store,
+        store.memories,
         emb,
         "ann",
         [
@@ -82,12 +82,12 @@ async def test_memories_already_in_the_history_are_not_repeated(store: SqliteSto
 async def test_the_reply_records_which_memories_its_prompt_used(store: SqliteStore) -> None:
     conv = make(store, recent_turns=0)
     ids = await import_items(
-        store, HashEmbedder(), "ann", [ImportItem(1, "I love hiking in the Alps", "user", T0)]
+        store.memories, HashEmbedder(), "ann", [ImportItem(1, "I love hiking in the Alps", "user", T0)]
     )
     events = await say(conv, "any hiking ideas?")
     done = events[-1]
     assert isinstance(done, ReplyDone) and ids[0] in done.memory_ids
-    reply = (await store.recent_turns("ann", "c1", 1))[0]
+    reply = (await store.turns.recent_turns("ann", "c1", 1))[0]
     assert ids[0] in reply.used_memory_ids
 
 
@@ -110,7 +110,7 @@ async def test_empty_messages_get_a_clear_answer_and_store_nothing(store: Sqlite
 
 async def test_control_characters_are_removed_and_the_rest_kept(store: SqliteStore) -> None:
     await say(make(store), "he\x00llo\x1b[31m wor\x07ld\r\nbye")
-    [first, _] = await store.recent_turns("ann", "c1", 2)
+    [first, _] = await store.turns.recent_turns("ann", "c1", 2)
     assert first.text == "hello[31m world\nbye"
 
 
@@ -120,7 +120,7 @@ async def test_a_100k_character_message_is_stored_whole_and_the_prompt_fits(stor
     conversation = make(store, model)
     events = await say(conversation, text)
     assert isinstance(events[-1], ReplyDone)
-    first = (await store.recent_turns("ann", "c1", 2))[0]
+    first = (await store.turns.recent_turns("ann", "c1", 2))[0]
     assert len(first.text) == len(text.strip())
     prompt = model.prompts[-1]
     room = model.context_window - conversation.policy.max_new_tokens
@@ -138,7 +138,7 @@ async def test_a_model_timeout_answers_clearly_and_keeps_the_message(store: Sqli
     model = ScriptedInference(fail_with=InferenceTimeout("generation took longer than 60 s"))
     events = await say(make(store, model), "are you there?")
     assert isinstance(events[-1], Refusal) and "longer than 60 s" in events[-1].text
-    assert [t.text for t in await store.recent_turns("ann", "c1", 5)] == ["are you there?"]
+    assert [t.text for t in await store.turns.recent_turns("ann", "c1", 5)] == ["are you there?"]
 
 
 async def test_reactions_are_recorded_replaced_and_undone(store: SqliteStore) -> None:
@@ -158,7 +158,7 @@ async def test_a_redelivered_message_is_stored_once(store: SqliteStore) -> None:
     conv = make(store)
     for _ in range(2):
         [e async for e in conv.handle_message(UserMessage("ann", "c1", "hi", T0, idempotency_key="tg:1:7"))]
-    turns = await store.recent_turns("ann", "c1", 10)
+    turns = await store.turns.recent_turns("ann", "c1", 10)
     assert [t.role for t in turns] == ["user", "assistant"]
 
 
@@ -252,7 +252,7 @@ async def test_a_forgotten_message_never_reaches_the_next_prompt(store: SqliteSt
     model = ScriptedInference()
     conv = make(store, model)
     await say(conv, "my PIN is 4711")
-    (secret,) = [m for m in await store.list_memories("ann", 10) if "4711" in m.text]
-    assert await store.forget("ann", secret.id)
+    (secret,) = [m for m in await store.memories.list_memories("ann", 10) if "4711" in m.text]
+    assert await store.memories.forget("ann", secret.id)
     await say(conv, "what did I tell you?")
     assert all("4711" not in message.content for message in model.prompts[-1])

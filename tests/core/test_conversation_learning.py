@@ -63,7 +63,7 @@ async def say(conv: Conversation, text: str, at: datetime = T0) -> ReplyDone:
     events = [event async for event in conv.handle_message(UserMessage("ann", "c1", text, at))]
     done = events[-1]
     assert isinstance(done, ReplyDone) and done.turn_id is not None
-    await conv.store.record_feedback(Feedback(done.turn_id, "ann", "👍", 1.0, at))  # so it is listed
+    await conv.store.turns.record_feedback(Feedback(done.turn_id, "ann", "👍", 1.0, at))  # so it is listed
     return done
 
 
@@ -74,7 +74,7 @@ async def serve(store: Store, path: str) -> AdapterRecord:
 
 
 async def generations(store: Store) -> dict[int, tuple[int | None, bool, tuple[ChatMessage, ...]]]:
-    rated = await store.rated_replies(T0 - timedelta(days=1), T0 + timedelta(days=1))
+    rated = await store.learning.rated_replies(T0 - timedelta(days=1), T0 + timedelta(days=1))
     return {r.turn_id: (r.generation.adapter_version, r.generation.cut, r.generation.prompt) for r in rated}
 
 

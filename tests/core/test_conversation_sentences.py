@@ -57,10 +57,10 @@ def talk(store: Store, reply: str | Sequence[str], budget: int) -> Conversation:
 async def stored_reply(store: Store, done: ReplyDone) -> tuple[str, bool]:
     """The reply's stored text, and the cut flag stored with how it was made."""
     assert done.turn_id is not None
-    turns = await store.recent_turns("ann", "c1", 50)
+    turns = await store.turns.recent_turns("ann", "c1", 50)
     text = next(turn.text for turn in turns if turn.id == done.turn_id)
-    await store.record_feedback(Feedback(done.turn_id, "ann", "👍", 1.0, T0))  # so it is listed
-    rated = await store.rated_replies(T0 - timedelta(days=1), T0 + timedelta(days=1))
+    await store.turns.record_feedback(Feedback(done.turn_id, "ann", "👍", 1.0, T0))  # so it is listed
+    rated = await store.learning.rated_replies(T0 - timedelta(days=1), T0 + timedelta(days=1))
     return text, next(r.generation.cut for r in rated if r.turn_id == done.turn_id)
 
 

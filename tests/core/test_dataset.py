@@ -37,16 +37,16 @@ async def rated(
     chat: str = "c1",
 ) -> int:
     """A stored reply with its prompt, rated by a reaction of `value` and/or tool uses."""
-    made = await store.add_turn(
+    made = await store.turns.add_turn(
         NewTurn(
             user, chat, "assistant", text, EMB.vector(text), EMB.model_name, at, memory_kind="reply",
             generation=Generation((ChatMessage("system", "p"), ChatMessage("user", said)), None, cut),
         )
     )  # fmt: skip
     if value is not None:
-        await store.record_feedback(Feedback(made.id, user, "x", value, at))
+        await store.turns.record_feedback(Feedback(made.id, user, "x", value, at))
     for n in range(tool_uses):
-        await store.record_signal(made.id, "tool_use", f"memories:{n}", at)
+        await store.rewards.record_signal(made.id, "tool_use", f"memories:{n}", at)
     return made.id
 
 
@@ -63,7 +63,9 @@ async def test_labels_come_from_r_and_neutral_replies_are_left_out(any_store: St
     for n in range(6):  # the turns that followed it, in its own chat
         said = "and " * n + "more"
         at = AT + timedelta(minutes=n + 1)
-        await any_store.add_turn(NewTurn("ann", "c2", "user", said, EMB.vector(said), EMB.model_name, at))
+        await any_store.turns.add_turn(
+            NewTurn("ann", "c2", "user", said, EMB.vector(said), EMB.model_name, at)
+        )
     data = await build(any_store)
     assert [(e.turn_id, e.desirable) for e in data.train] == [(good, True), (bad, False), (used, True)]
     assert {s.turn_id for s in data.snapshots} == {good, bad, used}
@@ -88,7 +90,7 @@ async def test_snapshots_keep_r_and_all_its_parts(any_store: Store) -> None:
 async def test_people_who_opted_out_are_left_out(any_store: Store) -> None:
     ann = await rated(any_store, "ann", 1.0)
     await rated(any_store, "bob", 1.0)
-    await any_store.set_training_consent("bob", False)
+    await any_store.learning.set_training_consent("bob", False)
     data = await build(any_store)
     assert [e.turn_id for e in data.train] == [ann]
     assert data.stats["left_out"]["opted_out"] == 1 and data.stats["people"] == 1
@@ -96,11 +98,11 @@ async def test_people_who_opted_out_are_left_out(any_store: Store) -> None:
 
 async def test_the_reactions_of_people_who_opted_out_label_nobodys_reply(any_store: Store) -> None:
     # A group chat: dee switched training off, and reacts to ann's replies there.
-    await any_store.set_training_consent("dee", False)
+    await any_store.learning.set_training_consent("dee", False)
     both = await rated(any_store, "ann", 1.0, chat="group")
-    await any_store.record_feedback(Feedback(both, "dee", "x", -1.0, AT))
+    await any_store.turns.record_feedback(Feedback(both, "dee", "x", -1.0, AT))
     only_dee = await rated(any_store, "ann", None, chat="group")
-    await any_store.record_feedback(Feedback(only_dee, "dee", "x", 1.0, AT))
+    await any_store.turns.record_feedback(Feedback(only_dee, "dee", "x", 1.0, AT))
     data = await build(any_store)
     [example] = data.train
     assert (example.turn_id, example.desirable) == (both, True)  # ann's 👍 alone, not the mean 0
@@ -108,8 +110,8 @@ async def test_the_reactions_of_people_who_opted_out_label_nobodys_reply(any_sto
     assert snapshot.parts["reactions"] == 1 and snapshot.parts["reaction"] == 1.0
     assert data.stats["left_out"]["opted_out"] == 1  # only dee rated it
     # With the admin's default off, a reactor who never chose does not count either.
-    await any_store.record_feedback(Feedback(only_dee, "eve", "x", 1.0, AT))
-    await any_store.set_training_consent("ann", True)
+    await any_store.turns.record_feedback(Feedback(only_dee, "eve", "x", 1.0, AT))
+    await any_store.learning.set_training_consent("ann", True)
     off = await build(any_store, DatasetPolicy(heldout_share=0.0, default_consent=False))
     assert [e.turn_id for e in off.train] == [both]
     assert len((await build(any_store)).train) == 2  # eve counts by the default on
@@ -118,7 +120,7 @@ async def test_the_reactions_of_people_who_opted_out_label_nobodys_reply(any_sto
 async def test_the_admins_default_decides_for_people_who_never_chose(any_store: Store) -> None:
     await rated(any_store, "ann", 1.0)  # never chose
     cy = await rated(any_store, "cy", -1.0)
-    await any_store.set_training_consent("cy", True)
+    await any_store.learning.set_training_consent("cy", True)
     off = await build(any_store, DatasetPolicy(heldout_share=0.0, default_consent=False))
     assert [e.turn_id for e in off.train] == [cy]
     on = await build(any_store, DatasetPolicy(heldout_share=0.0, default_consent=True))
@@ -145,10 +147,10 @@ async def test_a_forgotten_memory_leaves_every_later_dataset(any_store: Store) -
         events = [e async for e in conv.handle_message(message)]
         done = events[-1]
         assert isinstance(done, ReplyDone) and done.turn_id is not None
-        await any_store.record_feedback(Feedback(done.turn_id, "ann", "👍", 1.0, AT))
+        await any_store.turns.record_feedback(Feedback(done.turn_id, "ann", "👍", 1.0, AT))
     assert not no_prompt_quotes(await build(any_store), "4711"), "the code was in the prompts"
-    [secret] = [m for m in await any_store.list_memories("ann", 50) if m.text == said[1][1]]
-    assert await any_store.forget("ann", secret.id)
+    [secret] = [m for m in await any_store.memories.list_memories("ann", 50) if m.text == said[1][1]]
+    assert await any_store.memories.forget("ann", secret.id)
     data = await build(any_store)
     assert no_prompt_quotes(data, "4711")
     assert [e.prompt[-1].content for e in data.train] == ["the weather is nice"], "the rest stays"
@@ -158,7 +160,7 @@ async def test_a_forgotten_memory_leaves_every_later_dataset(any_store: Store) -
 async def test_forget_all_leaves_nothing_of_the_person(any_store: Store) -> None:
     await rated(any_store, "ann", 1.0, said="my locker code is 4711")
     bob = await rated(any_store, "bob", 1.0)
-    await any_store.forget_all("ann")
+    await any_store.memories.forget_all("ann")
     data = await build(any_store)
     assert [e.turn_id for e in data.train] == [bob] and no_prompt_quotes(data, "4711")
 

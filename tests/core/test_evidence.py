@@ -147,11 +147,11 @@ async def test_every_question_recalls_the_persons_statement_first(
                 said = first.memory
                 assert said.speaker == "user" and fact.answer in said.text, (question, said)
     # Everything was kept: the replies, for the history and the learning dataset, and the askings.
-    kept = await any_store.list_memories(USER, 500)
+    kept = await any_store.memories.list_memories(USER, 500)
     assert sum(m.kind == "reply" for m in kept) == len(FACTS) * 5 + len(CHATTER)
     assert sum(m.kind == "question" for m in kept) == len(FACTS) * 4
     assert statements <= {m.text for m in kept}
-    history = await any_store.recent_turns(USER, "c1", 2)
+    history = await any_store.turns.recent_turns(USER, "c1", 2)
     assert [turn.role for turn in history] == ["user", "assistant"]
 
 

@@ -21,7 +21,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 async def test_an_export_past_its_bound_is_refused_in_words(any_store: Store) -> None:
     embedder = HashEmbedder()
     texts = [f"the garden note number {n}, " + "x" * 200 for n in range(40)]
-    await any_store.add_memories(
+    await any_store.memories.add_memories(
         [NewMemory(USER, text, "user", T0 + timedelta(minutes=n), embedder.vector(text), "h")
          for n, text in enumerate(texts)]
     )  # fmt: skip

@@ -63,7 +63,7 @@ def test_a_message_is_answered_and_stored_as_cleaned_or_refused_in_words(
                     continue
                 assert isinstance(events[-1], ReplyDone) and events[-1].turn_id is not None
                 accepted.append(clean_message(text, MAX_CHARS))
-            turns = await store.recent_turns(user, chat, 20)
+            turns = await store.turns.recent_turns(user, chat, 20)
             assert [turn.text for turn in turns if turn.role == "user"] == accepted
         finally:
             await store.close()

@@ -121,10 +121,10 @@ def test_what_an_import_accepted_is_stored_whole(place: str, raw: list[bytes]) -
         store = await open_place(place)
         try:
             user = f"telegram:{id(raw)}-{len(raw)}"
-            await store.forget_all(user)
-            ids = await import_items(store, HashEmbedder(), user, items)
+            await store.memories.forget_all(user)
+            ids = await import_items(store.memories, HashEmbedder(), user, items)
             assert len(ids) == len(items)
-            return [(m.text, m.speaker) for m in await store.list_memories(user, 100)]
+            return [(m.text, m.speaker) for m in await store.memories.list_memories(user, 100)]
         finally:
             await store.close()
 

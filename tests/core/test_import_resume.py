@@ -17,6 +17,7 @@ import pytest
 from bot.core.errors import StoreUnavailable
 from bot.core.memory.jsonl_format import ImportItem
 from bot.core.memory.operations import IMPORT_BATCH, all_memories, import_items, not_yet_imported
+from bot.core.memory.ports import MemoryIndex
 from bot.core.models import NewMemory
 from bot.core.store import Store
 from tests.support.fakes import HashEmbedder
@@ -26,9 +27,9 @@ T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)  # microseconds: SQLite 
 
 
 class FailingOn:
-    """The store, but its `add_memories` raises StoreUnavailable on call number `call` (from 1)."""
+    """The memory index, but its `add_memories` raises StoreUnavailable on call number `call` (from 1)."""
 
-    def __init__(self, store: Store, call: int) -> None:
+    def __init__(self, store: MemoryIndex, call: int) -> None:
         self._store, self._call, self.calls = store, call, 0
 
     async def add_memories(self, memories: Sequence[NewMemory]) -> list[int]:
@@ -57,24 +58,26 @@ def stored(memories: list[tuple[str, str | None]]) -> Counter[tuple[str, str | N
 
 
 async def held(store: Store) -> list[tuple[str, str | None]]:
-    return [(memory.text, memory.speaker) async for memory in all_memories(store, USER)]
+    return [(memory.text, memory.speaker) async for memory in all_memories(store.memories, USER)]
 
 
 async def test_an_import_stopped_on_a_batch_resumes_without_duplicates(any_store: Store) -> None:
     items, embedder = file_items(), HashEmbedder()
-    failing = FailingOn(any_store, call=3)
+    failing = FailingOn(any_store.memories, call=3)
     with pytest.raises(StoreUnavailable):
-        await import_items(failing, embedder, USER, await not_yet_imported(any_store, USER, items))  # type: ignore[arg-type]
+        fresh = await not_yet_imported(any_store.memories, USER, items)
+        await import_items(failing, embedder, USER, fresh)  # type: ignore[arg-type]
     assert len(await held(any_store)) == 2 * IMPORT_BATCH  # the two batches before the failure
 
-    rest = await not_yet_imported(any_store, USER, items)
+    rest = await not_yet_imported(any_store.memories, USER, items)
     assert len(rest) == len(items) - 2 * IMPORT_BATCH
-    await import_items(any_store, embedder, USER, rest)
+    await import_items(any_store.memories, embedder, USER, rest)
     expected = Counter((item.text, item.speaker) for item in items)
     assert stored(await held(any_store)) == expected
 
     # The whole file once more: everything is held already.
-    assert await not_yet_imported(any_store, USER, items) == []
+    assert await not_yet_imported(any_store.memories, USER, items) == []
     # One more copy of a repeated line in the file is one more memory, not none.
     extra = [*items, ImportItem(0, "line 3", "user", T0 + timedelta(seconds=3))]
-    assert [(i.text, i.line) for i in await not_yet_imported(any_store, USER, extra)] == [("line 3", 0)]
+    left = await not_yet_imported(any_store.memories, USER, extra)
+    assert [(i.text, i.line) for i in left] == [("line 3", 0)]

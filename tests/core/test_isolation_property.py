@@ -130,14 +130,14 @@ async def play(world: World, program: list[tuple[str, int, object]]) -> None:
             # The pet is what a packing list's rules take from memories (core/miniapps/facts.py).
             text = f"{SHARED} {secret} and my cat is called {secret.capitalize()}"
             item = ImportItem(1, text, "user", world.when())
-            await import_items(world.store, HashEmbedder(), user, [item])
+            await import_items(world.store.memories, HashEmbedder(), user, [item])
         elif op == "react" and isinstance(arg, int) and arg in world.last_reply:
             await conv.handle_reaction(Reaction(user, world.last_reply[arg], "❤️", world.when()))
         elif op == "forget" and isinstance(arg, int):
-            memories = await world.store.list_memories(user, 100)
+            memories = await world.store.memories.list_memories(user, 100)
             if memories:
                 gone = memories[arg % len(memories)]
-                assert await world.store.forget(user, gone.id)
+                assert await world.store.memories.forget(user, gone.id)
                 # Forgetting what was said takes every copy made of it; forgetting a copy (a
                 # statement, a summary) leaves what was said, so its words are not gone.
                 if gone.kind in SAID:
@@ -145,10 +145,10 @@ async def play(world: World, program: list[tuple[str, int, object]]) -> None:
         elif op == "remind":
             await _remind(world, who, in_group=bool(arg))
         elif op == "forget_all":
-            for memory in await world.store.list_memories(user, 1000):
+            for memory in await world.store.memories.list_memories(user, 1000):
                 world.forgotten.setdefault(who, set()).update(world.secrets_in(memory.text))
             world.forgotten.setdefault(who, set()).update(world.reminded.pop(who, set()))
-            await world.store.forget_all(user)
+            await world.store.memories.forget_all(user)
             world.last_reply.pop(who, None)
 
 
@@ -167,7 +167,7 @@ async def _remind(world: World, who: int, *, in_group: bool) -> None:
 
 async def _extract(world: World, who: int) -> None:
     user = world.person(who)
-    for memory in await world.store.list_memories(user, 1000):
+    for memory in await world.store.memories.list_memories(user, 1000):
         if memory.speaker == "user" and memory.kind == "turn":
             await remember_turn(world.store, HashEmbedder(), user, memory.id, world.when())
 
@@ -182,7 +182,9 @@ async def _consolidate(world: World, who: int) -> None:
 async def _app(world: World, who: int) -> None:
     """A build as the job runs it (bot/wiring/miniapp_jobs.py), asked with the person's own secret."""
     user = world.person(who)
-    memories = await world.store.list_memories(user, MEMORIES_READ, without_kinds=sorted(NOT_EVIDENCE))
+    memories = await world.store.memories.list_memories(
+        user, MEMORIES_READ, without_kinds=sorted(NOT_EVIDENCE)
+    )
     request = BuildRequest(uuid.uuid4().hex, user, f"dm-{who}", f"a packing list for {world.secret(who)}")
     texts = [memory.text for memory in memories]
     built = await build_app(world.store.apps, TemplateRenderer(), request, texts, world.when())
@@ -278,10 +280,12 @@ async def check_searches(world: World) -> None:
         for other in range(PEOPLE):
             if other != who:
                 secrets = [f"s{other}x{world.run}x{n}" for n in range(1, world.count + 1)]
-                assert await world.store.lexical_search(user, secrets, 50) == []
+                assert await world.store.memories.lexical_search(user, secrets, 50) == []
                 assert all(
                     hit.memory.user_id == user
-                    for hit in await world.store.dense_search(user, embedder.vector(" ".join(secrets)), 50)
+                    for hit in await world.store.memories.dense_search(
+                        user, embedder.vector(" ".join(secrets)), 50
+                    )
                 )
 
 
@@ -293,7 +297,7 @@ async def run_program(store: Store, program: list[tuple[str, int, object]]) -> N
     await check_beat(world)
     for who in range(PEOPLE):
         user = world.person(who)
-        for item in await store.list_memories(user, 1000):
+        for item in await store.memories.list_memories(user, 1000):
             assert not world.secrets_in(item.text) & world.forgotten.get(who, set()), "forgotten, yet back"
         for app in await store.apps.list_apps(user, 100):
             await _check_app(world, who, app.id, app.version)

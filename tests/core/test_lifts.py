@@ -48,7 +48,7 @@ async def _dialogue(store: Store, user_id: str) -> list[int]:
     # The same words and vector from both speakers: only who said it can choose.
     same = EMB.vector("the same for all")
     turns = [("Caroline", "I painted a sunrise by the lake"), ("Melanie", "I painted a sunrise by the lake")]
-    return await store.add_memories(
+    return await store.memories.add_memories(
         [NewMemory(user_id, text, who, T0, same, EMB.model_name, kind="imported") for who, text in turns]
     )
 
@@ -77,7 +77,7 @@ async def test_another_persons_speakers_lift_nothing_here(any_store: Store) -> N
     # Bob's memories have a speaker called Melanie; Ann's have none: the name lifts nothing of Ann's.
     await _dialogue(any_store, "bob")
     same = EMB.vector("the same for all")
-    ids = await any_store.add_memories([
+    ids = await any_store.memories.add_memories([
         NewMemory("ann", f"I painted a sunrise {n}", "user", T0, same, EMB.model_name) for n in range(2)
     ])  # fmt: skip
     found = await hybrid_search(any_store, "ann", "What did Melanie paint?", same, 5, scoring=None)

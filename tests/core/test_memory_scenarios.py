@@ -114,7 +114,7 @@ async def test_a_recommendation_rated_five_times_comes_ahead_of_an_equally_relev
     any_store: Store, minilm: SentenceTransformerEmbedder
 ) -> None:
     await import_items(
-        any_store,
+        any_store.memories,
         minilm,
         USER,
         [
@@ -186,15 +186,15 @@ async def test_forget_removes_a_memory_from_both_search_paths_and_the_prompt(
     person = Person(any_store, minilm, recent_turns=0)
     await person.say("my locker code is 4471", T0)
     await person.say("I like rainy mornings", T0 + timedelta(minutes=1))
-    [memory] = [m for m in await any_store.list_memories(USER, 20) if "4471" in m.text]
+    [memory] = [m for m in await any_store.memories.list_memories(USER, 20) if "4471" in m.text]
     [vector] = await minilm.embed(["what is my locker code 4471"])
-    assert memory.id in [hit.memory.id for hit in await any_store.dense_search(USER, vector, 5)]
-    assert memory.id in [hit.memory.id for hit in await any_store.lexical_search(USER, ["4471"], 5)]
+    assert memory.id in [hit.memory.id for hit in await any_store.memories.dense_search(USER, vector, 5)]
+    assert memory.id in [hit.memory.id for hit in await any_store.memories.lexical_search(USER, ["4471"], 5)]
 
-    assert await any_store.forget(USER, memory.id)
+    assert await any_store.memories.forget(USER, memory.id)
 
-    assert memory.id not in [hit.memory.id for hit in await any_store.dense_search(USER, vector, 50)]
-    assert await any_store.lexical_search(USER, ["4471", "locker"], 50) == []
+    assert memory.id not in [hit.memory.id for hit in await any_store.memories.dense_search(USER, vector, 50)]
+    assert await any_store.memories.lexical_search(USER, ["4471", "locker"], 50) == []
     await person.say("what is my locker code 4471", T0 + timedelta(days=1))
     assert not any("4471" in line for line in person.recalled_lines())
 
@@ -217,13 +217,15 @@ async def test_luigis_closed_down_and_is_no_longer_suggested(
     suggestions = [line for line in lines if "Luigi" in line and "closed" not in line]
     assert suggestions == [], lines
     [vector] = await minilm.embed(["dinner at Luigi's"])
-    dense = [hit.memory for hit in await any_store.dense_search(USER, vector, 50)]
-    lexical = [hit.memory for hit in await any_store.lexical_search(USER, ["luigi"], 50)]
+    dense = [hit.memory for hit in await any_store.memories.dense_search(USER, vector, 50)]
+    lexical = [hit.memory for hit in await any_store.memories.lexical_search(USER, ["luigi"], 50)]
     assert all("closed" in m.text for m in dense + lexical if "Luigi" in m.text), "only the news remains"
     old = [
-        m for m in await any_store.list_memories(USER, 100) if "Luigi" in m.text and "closed" not in m.text
+        m
+        for m in await any_store.memories.list_memories(USER, 100)
+        if "Luigi" in m.text and "closed" not in m.text
     ]
-    news = next(m for m in await any_store.list_memories(USER, 100) if "closed down" in m.text)
+    news = next(m for m in await any_store.memories.list_memories(USER, 100) if "closed down" in m.text)
     said = [m for m in old if m.speaker == "user"]
     assert len(said) == 2 and {m.status for m in said} == {"superseded"}, "both statements"
     assert {m.superseded_by for m in said} == {news.id}, "each links to what replaced it"
@@ -240,16 +242,16 @@ async def test_a_near_duplicate_statement_updates_the_old_memory_instead_of_addi
     await person.say("Work was busy today, lots of meetings", T0 + timedelta(days=1))
     await person.say("I am allergic to peanuts.", T0 + timedelta(days=40))
 
-    statements = [m for m in await any_store.list_memories(USER, 100) if "allergic" in m.text]
+    statements = [m for m in await any_store.memories.list_memories(USER, 100) if "allergic" in m.text]
     recallable = [m for m in statements if m.recallable]
     assert len(recallable) == 1, statements
     kept = recallable[0]
     assert kept.text == "I am allergic to peanuts." and kept.kind == "fact", "the newer wording"
     twin = next(m for m in statements if m.id != kept.id)
     assert twin.status == "merged" and twin.superseded_by == kept.id
-    assert len(await any_store.memory_sources(kept.id)) == 2, "both turns are its sources"
+    assert len(await any_store.curation.memory_sources(kept.id)) == 2, "both turns are its sources"
     [vector] = await minilm.embed(["do I have any food allergies?"])
-    found = [hit.memory.id for hit in await any_store.dense_search(USER, vector, 10)]
+    found = [hit.memory.id for hit in await any_store.memories.dense_search(USER, vector, 10)]
     assert kept.id in found and twin.id not in found
 
 
@@ -263,7 +265,7 @@ async def test_the_same_words_said_in_several_chats_fill_one_line_of_the_prompt(
     for chat in ("c2", "c3", "c4"):
         message = UserMessage(USER, chat, "Good night, talk tomorrow", T0 + timedelta(hours=23))
         assert [e async for e in person.conversation.handle_message(message)]
-    assert len([m for m in await any_store.list_memories(USER, 100) if "Good night" in m.text]) == 3
+    assert len([m for m in await any_store.memories.list_memories(USER, 100) if "Good night" in m.text]) == 3
 
     await person.say("good night!", T0 + timedelta(days=1, hours=23))
 

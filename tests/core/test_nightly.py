@@ -81,7 +81,7 @@ async def test_a_night_trains_gates_registers_and_promotes(
     losses = [step["loss"] for step in run.steps if "loss" in step]
     assert len(losses) == options.max_steps, run.steps
     assert [step["phase"] for step in run.steps if "phase" in step] == ["training", "gate"]
-    snapshots = await store.run_examples(run.id)
+    snapshots = await store.learning.run_examples(run.id)
     assert len(snapshots) == 40 and {s.split for s in snapshots} == {"train", "heldout"}
     weights = result["weights"]
     assert isinstance(weights, dict) and min(weights.values()) >= 1.0

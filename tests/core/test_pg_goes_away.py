@@ -45,7 +45,7 @@ async def test_a_vanished_server_costs_nothing(pg_server: PgServer) -> None:
         after = await say(conv, "after it came back")
         assert after.turn_id is not None and after.notice is None
         assert len(conv.outbox) == 0
-        turns = await store.recent_turns("ann", "c1", 20)
+        turns = await store.turns.recent_turns("ann", "c1", 20)
         assert [t.text for t in turns if t.role == "user"] == [
             "before the outage",
             "while the server is gone",

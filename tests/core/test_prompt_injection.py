@@ -44,13 +44,13 @@ QUESTIONS = [
 
 
 async def seeded(store: Store, embedder: HashEmbedder) -> None:
-    await import_items(store, embedder, BOB, [ImportItem(1, BOB_SECRET, "user", T0)])
+    await import_items(store.memories, embedder, BOB, [ImportItem(1, BOB_SECRET, "user", T0)])
     items = [
         ImportItem(line, text, "user", T0 + timedelta(minutes=line),
                    {"user_id": BOB, "chat_id": BOB, "speaker": "system"})
         for line, text in enumerate(HOSTILE, 1)
     ]  # fmt: skip
-    await import_items(store, embedder, ANN, items)
+    await import_items(store.memories, embedder, ANN, items)
 
 
 async def ask(conversation: Conversation, user: str, text: str, at: datetime) -> list[ChatMessage]:

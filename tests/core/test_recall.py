@@ -86,7 +86,7 @@ def test_the_same_words_are_recalled_once_and_a_favoured_copy_keeps_its_place() 
 
 
 async def add(store: SqliteStore, *texts: str) -> list[int]:
-    return await store.add_memories(
+    return await store.memories.add_memories(
         [NewMemory("ann", text, "user", T0, EMB.vector(text), EMB.model_name) for text in texts]
     )
 
@@ -105,7 +105,9 @@ async def test_the_whole_lexical_list_joins_the_fusion(store: SqliteStore) -> No
     # Every memory has the same vector, so meaning cannot choose: the words must, all ten of them.
     texts = [f"zebra number {i}" for i in range(10)] + [f"nothing striped here {i}" for i in range(20)]
     same = EMB.vector("the same for all")
-    ids = await store.add_memories([NewMemory("ann", t, "user", T0, same, EMB.model_name) for t in texts])
+    ids = await store.memories.add_memories(
+        [NewMemory("ann", t, "user", T0, same, EMB.model_name) for t in texts]
+    )
     found = await hybrid_search(store, "ann", "zebra", same, 10)
     assert {r.memory.id for r in found} == set(ids[:10])
 
@@ -114,8 +116,10 @@ async def test_a_rare_word_outweighs_common_ones(store: SqliteStore) -> None:
     fillers = [f"had a good rest and a show {i}" for i in range(10)]
     [key, *_] = await add(store, "Dr. Okonkwo said to rest my knee", *fillers)
     query = "what did Okonkwo say about rest"
-    assert await store.rare_terms("ann", ["okonkwo", "rest", "absent"], share=0.005, floor=3) == ["okonkwo"]
-    [first, *_] = await store.lexical_search("ann", query_terms(query), 10)
+    assert await store.memories.rare_terms("ann", ["okonkwo", "rest", "absent"], share=0.005, floor=3) == [
+        "okonkwo"
+    ]
+    [first, *_] = await store.memories.lexical_search("ann", query_terms(query), 10)
     assert first.memory.id == key
     found = await hybrid_search(store, "ann", query, EMB.vector("unrelated"), 1)
     assert [r.memory.id for r in found] == [key]
@@ -138,7 +142,7 @@ async def test_a_question_naming_a_period_favours_memories_from_then(store: Sqli
     # The same words and vector at three times: only the date can choose.
     same = EMB.vector("the same for all")
     times = [datetime(2023, month, day, tzinfo=UTC) for month, day in ((6, 20), (7, 9), (8, 2))]
-    ids = await store.add_memories(
+    ids = await store.memories.add_memories(
         [NewMemory("ann", "we went camping by the lake", "user", at, same, EMB.model_name) for at in times]
     )
     query = "where did we go camping in July 2023?"

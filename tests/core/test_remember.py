@@ -39,7 +39,7 @@ class Chat:
             user, "c1", role, text, vector, self.embedder.model_name, at,
             meta={"chat_id": "c1"}, memory_kind=kind,
         )  # fmt: skip
-        return await self.store.add_turn(new)
+        return await self.store.turns.add_turn(new)
 
     async def say(self, text: str, at: datetime, **model: ScriptedInference) -> Turn:
         turn = await self.turn(text, at)
@@ -47,18 +47,18 @@ class Chat:
         return turn
 
     async def memory(self, memory_id: int) -> Memory:
-        [found] = await self.store.get_memories(USER, [memory_id])
+        [found] = await self.store.curation.get_memories(USER, [memory_id])
         return found
 
     async def all(self) -> list[Memory]:
-        return await self.store.list_memories(USER, 1000)
+        return await self.store.memories.list_memories(USER, 1000)
 
     async def dense(self, query: str, k: int = 20) -> list[Memory]:
         [vector] = await self.embedder.embed([query])
-        return [hit.memory for hit in await self.store.dense_search(USER, vector, k)]
+        return [hit.memory for hit in await self.store.memories.dense_search(USER, vector, k)]
 
     async def lexical(self, query: str, k: int = 20) -> list[Memory]:
-        return [hit.memory for hit in await self.store.lexical_search(USER, query_terms(query), k)]
+        return [hit.memory for hit in await self.store.memories.lexical_search(USER, query_terms(query), k)]
 
     async def similarity(self, one: str, other: str) -> float:
         a, b = await self.embedder.embed([one, other])
@@ -74,13 +74,13 @@ async def test_each_statement_of_a_longer_message_becomes_a_memory_linked_to_the
     done = await remember_turn(any_store, minilm, USER, turn.memory_id, T0)
 
     assert len(done.added) == 2 and done.updated == [] and done.superseded == []
-    added = await any_store.get_memories(USER, done.added)
+    added = await any_store.curation.get_memories(USER, done.added)
     assert [(m.kind, m.text, m.speaker) for m in added] == [
         ("preference", "I love hiking.", "user"),
         ("fact", "My sister's name is Ana.", "user"),
     ]
     for memory in added:
-        assert await any_store.memory_sources(memory.id) == [turn.id]
+        assert await any_store.curation.memory_sources(memory.id) == [turn.id]
         assert memory.created_at == T0, "said when the turn was"
         assert memory.meta["extracted_by"] == "rule" and memory.meta["chat_id"] == "c1"
     own = await chat.memory(turn.memory_id)
@@ -102,7 +102,7 @@ async def test_a_single_statement_only_updates_its_own_memory(
     assert own.kind == "event" and own.text == "My exam is on 2026-05-14"
     assert own.meta == {"chat_id": "c1", "extracted_by": "rule", "event_date": "2026-05-14"}
     assert len(await chat.all()) == 1, "no copy of the message"
-    assert await any_store.memory_sources(own.id) == [turn.id]
+    assert await any_store.curation.memory_sources(own.id) == [turn.id]
 
 
 async def test_remember_that_pins_the_statement(
@@ -111,9 +111,9 @@ async def test_remember_that_pins_the_statement(
     chat = Chat(any_store, minilm)
     turn = await chat.turn("Remember that my locker code is 4411", T0)
     done = await remember_turn(any_store, minilm, USER, turn.memory_id, T0)
-    [pinned] = await any_store.get_memories(USER, done.added)
+    [pinned] = await any_store.curation.get_memories(USER, done.added)
     assert pinned.pinned and pinned.text == "My locker code is 4411" and pinned.kind == "fact"
-    assert await any_store.memory_sources(pinned.id) == [turn.id]
+    assert await any_store.curation.memory_sources(pinned.id) == [turn.id]
 
 
 async def test_a_restatement_merges_into_the_older_memory(
@@ -130,7 +130,7 @@ async def test_a_restatement_merges_into_the_older_memory(
     assert older.text == "I love drinking green tea." and older.kind == "preference" and older.recallable
     assert older.updated_at == later
     assert (twin.status, twin.superseded_by) == ("merged", first.memory_id)
-    assert await any_store.memory_sources(first.memory_id) == [first.id, second.id]
+    assert await any_store.curation.memory_sources(first.memory_id) == [first.id, second.id]
     dense = [m.id for m in await chat.dense("green tea") if "green tea" in m.text]
     lexical = [m.id for m in await chat.lexical("green tea")]
     assert dense == lexical == [first.memory_id], "only one of the twins is recalled"
@@ -203,7 +203,7 @@ async def test_what_is_not_a_recallable_user_turn_is_left_alone(
     assert all(m.recallable for m in await chat.all())
 
     forgotten = await chat.turn("I like green tea. I have two cats.", T0)
-    assert await any_store.forget(USER, forgotten.memory_id)
+    assert await any_store.memories.forget(USER, forgotten.memory_id)
     done = await remember_turn(any_store, minilm, USER, forgotten.memory_id, T0)
     assert (done.added, done.updated) == ([], [])
     mine = await chat.turn("I like green tea. I have two cats.", T0, user="bob")
@@ -233,7 +233,7 @@ async def test_model_candidates_join_when_valid_and_grounded(
     done = await remember_turn(any_store, minilm, USER, turn.memory_id, T0, inference=model)
 
     assert len(model.prompts) == 1 and model.prompts[0][-1].content == text
-    found = await any_store.get_memories(USER, done.added)
+    found = await any_store.curation.get_memories(USER, done.added)
     assert [(m.text, m.meta["extracted_by"]) for m in found] == [
         ("I work as a nurse at the city hospital.", "rule"),
         ("adopted a cat named Miso", "model"),
@@ -241,7 +241,7 @@ async def test_model_candidates_join_when_valid_and_grounded(
     texts = " ".join(m.text for m in await chat.all())
     assert "yacht" not in texts and "likes green" not in texts
     for memory in found:
-        assert await any_store.memory_sources(memory.id) == [turn.id]
+        assert await any_store.curation.memory_sources(memory.id) == [turn.id]
 
 
 async def test_a_failing_model_leaves_the_rules_to_it(

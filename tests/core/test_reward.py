@@ -37,13 +37,13 @@ async def seeded(store: SqliteStore) -> list[int]:
         ImportItem(2, "hiking boots need new laces", "user", T0 - timedelta(days=2)),
         ImportItem(3, "my cat Miso sleeps all day", "user", T0 - timedelta(days=1)),
     ]
-    return await import_items(store, HashEmbedder(), "ann", items)
+    return await import_items(store.memories, HashEmbedder(), "ann", items)
 
 
 async def test_a_reply_keeps_its_memories_shares_of_the_retrieval_score(store: SqliteStore) -> None:
     await seeded(store)
     done = await ask(make(store), "any hiking ideas for the Alps?")
-    record = await store.reply_record(done.turn_id or 0, 5)
+    record = await store.rewards.reply_record(done.turn_id or 0, 5)
     assert record is not None and len(record.memories) == len(done.memory_ids) >= 2
     assert {m.memory_id for m in record.memories} == set(done.memory_ids)
     assert sum(m.share for m in record.memories) == pytest.approx(1.0)
@@ -56,16 +56,18 @@ async def test_reactions_credit_memories_and_an_undo_or_change_moves_it_exactly(
     conv = make(store)
     done = await ask(conv, "any hiking ideas for the Alps?")
     turn_id = done.turn_id or 0
-    record = await store.reply_record(turn_id, 5)
+    record = await store.rewards.reply_record(turn_id, 5)
     assert record is not None
     share = {m.memory_id: m.share for m in record.memories}
 
     await conv.handle_reaction(Reaction("ann", turn_id, "❤️", T0))
-    assert await store.memory_rewards("ann", list(share)) == pytest.approx(share)
+    assert await store.rewards.memory_rewards("ann", list(share)) == pytest.approx(share)
     await conv.handle_reaction(Reaction("ann", turn_id, "👎", T0))  # changed
-    assert await store.memory_rewards("ann", list(share)) == pytest.approx({m: -s for m, s in share.items()})
+    assert await store.rewards.memory_rewards("ann", list(share)) == pytest.approx(
+        {m: -s for m, s in share.items()}
+    )
     await conv.handle_reaction(Reaction("ann", turn_id, "", T0, removed=True))  # undone
-    assert await store.memory_rewards("ann", list(share)) == {}
+    assert await store.rewards.memory_rewards("ann", list(share)) == {}
 
 
 async def test_why_explains_one_reply_part_by_part(store: SqliteStore) -> None:
@@ -78,9 +80,9 @@ async def test_why_explains_one_reply_part_by_part(store: SqliteStore) -> None:
     await ask(conv, "and laces?", T0 + timedelta(minutes=20))
     await ask(conv, "good morning", T0 + timedelta(hours=9))
     await conv.handle_reaction(Reaction("ann", turn_id, "🔥", T0))
-    await store.record_signal(turn_id, "tool_use", "app-7", T0)
+    await store.rewards.record_signal(turn_id, "tool_use", "app-7", T0)
 
-    reward = await reply_reward(store, turn_id, WEIGHTS)
+    reward = await reply_reward(store.rewards, turn_id, WEIGHTS)
 
     assert reward is not None
     assert (reward.tool_uses, reward.turns_followed, reward.proactive_successes) == (1, 2, 0)
@@ -92,12 +94,12 @@ async def test_why_explains_one_reply_part_by_part(store: SqliteStore) -> None:
         assert credited.total == pytest.approx(credited.credit)  # the only reply that used it
     text = reward.render()
     assert f"reply #{turn_id}" in text and "R = +4.000" in text and "hiking" in text
-    assert await reply_reward(store, 424_242, WEIGHTS) is None
+    assert await reply_reward(store.rewards, 424_242, WEIGHTS) is None
 
 
 async def test_a_reply_without_reactions_or_followers_is_worth_nothing(store: SqliteStore) -> None:
     done = await ask(make(store), "hello")
-    reward = await reply_reward(store, done.turn_id or 0, WEIGHTS)
+    reward = await reply_reward(store.rewards, done.turn_id or 0, WEIGHTS)
     assert reward is not None and reward.total == 0.0 and reward.memories == ()
 
 
@@ -113,7 +115,7 @@ async def test_the_persons_statements_are_stored_with_their_kind(store: SqliteSt
     conv = make(store)
     for text in ("I love jazz", "I'm allergic to peanuts", "We went to Rome yesterday", "ok cool"):
         await ask(conv, text)
-    kinds = {m.text: (m.kind, m.speaker) for m in await store.list_memories("ann", 20)}
+    kinds = {m.text: (m.kind, m.speaker) for m in await store.memories.list_memories("ann", 20)}
     assert kinds["I love jazz"] == ("preference", "user")
     assert kinds["I'm allergic to peanuts"] == ("fact", "user")
     assert kinds["We went to Rome yesterday"] == ("event", "user")

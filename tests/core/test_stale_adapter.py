@@ -21,7 +21,7 @@ async def serving_trained_on(store: Store, *turn_ids: int) -> AdapterRecord:
     assert {s.turn_id for s in dataset.snapshots} == set(turn_ids)
     run = await store.adapters.start_run("night-1", NOW, timedelta(hours=1))
     assert run is not None
-    await store.record_examples(run.id, dataset.snapshots)
+    await store.learning.record_examples(run.id, dataset.snapshots)
     await store.adapters.finish_run(run.id, "succeeded", "ok", NOW)
     record = await store.adapters.add_adapter(
         NewAdapter(GLOBAL_SCOPE, "base", "v1", AT, NOW, run_id=run.id, dataset=dataset.stats)
@@ -41,7 +41,7 @@ async def test_forgetting_all_of_a_person_it_learned_from_retires_it(any_store: 
     ann = await rated(any_store, "ann", 1.0)
     bob = await rated(any_store, "bob", -1.0)
     await serving_trained_on(any_store, ann, bob)
-    await any_store.forget_all("bob")
+    await any_store.memories.forget_all("bob")
     why = await retire_outdated(any_store, GLOBAL_SCOPE, POLICY, NOW + timedelta(days=1))
     assert why is not None and "forgotten" in why
     assert await any_store.adapters.serving_adapter() is None  # the base model serves
@@ -49,7 +49,7 @@ async def test_forgetting_all_of_a_person_it_learned_from_retires_it(any_store: 
 
 async def test_a_person_who_opted_out_since_retires_it(any_store: Store) -> None:
     await serving_trained_on(any_store, await rated(any_store, "ann", 1.0))
-    await any_store.set_training_consent("ann", False)
+    await any_store.learning.set_training_consent("ann", False)
     why = await retire_outdated(any_store, GLOBAL_SCOPE, POLICY, NOW)
     assert why is not None and "training off" in why
     assert await any_store.adapters.serving_adapter() is None

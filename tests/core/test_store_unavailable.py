@@ -62,9 +62,9 @@ async def test_a_locked_database_maps_to_store_unavailable(store: SqliteStore, t
     lock = locker(tmp_path / "k.db")
     try:
         with pytest.raises(StoreUnavailable, match="locked"):
-            await store.remove_feedback(1, "ann", "reaction")
+            await store.turns.remove_feedback(1, "ann", "reaction")
         # Reads still work: WAL lets them past a writer's lock.
-        assert await store.recent_turns("ann", "c1", 5) == []
+        assert await store.turns.recent_turns("ann", "c1", 5) == []
     finally:
         lock.execute("ROLLBACK")
         lock.close()
@@ -86,7 +86,7 @@ async def test_turns_wait_while_locked_and_are_written_in_order_after(
         lock.close()
     await say(conv, "after the lock")
     assert len(conv.outbox) == 0
-    turns = await store.recent_turns("ann", "c1", 10)
+    turns = await store.turns.recent_turns("ann", "c1", 10)
     assert [t.text for t in turns if t.role == "user"] == [
         "before the lock",
         "during the lock",
@@ -128,7 +128,7 @@ async def test_a_reaction_on_a_reply_whose_link_still_waits_is_recorded(
     event = MessageReaction("telegram", "telegram:1", "77", "ann", "👍", T0)
     assert await conv.handle_message_reaction(event) == ReactionResult("recorded", 1.0)
     assert len(conv.outbox) == 0
-    assert await store.find_message("telegram", "telegram:1", "77") is not None
+    assert await store.turns.find_message("telegram", "telegram:1", "77") is not None
     assert (await store.stats()).feedback_events == 1
 
 
@@ -156,8 +156,8 @@ async def test_a_reaction_on_a_reply_written_while_the_store_was_down_is_recorde
     event = MessageReaction("telegram", "telegram:1", "77", "ann", "👍", T0)
     assert await conv.handle_message_reaction(event) == ReactionResult("recorded", 1.0)
     assert len(conv.outbox) == 0
-    link = await store.find_message("telegram", "telegram:1", "77")
-    reply = [t for t in await store.recent_turns("ann", "c1", 10) if t.role == "assistant"]
+    link = await store.turns.find_message("telegram", "telegram:1", "77")
+    reply = [t for t in await store.turns.recent_turns("ann", "c1", 10) if t.role == "assistant"]
     assert link is not None and [t.id for t in reply] == [link.turn_id]
     assert (await store.stats()).feedback_events == 1
 
@@ -170,9 +170,9 @@ async def test_a_reply_the_outbox_wrote_before_its_link_is_linked_by_its_key(
         done = await say(conv, "during the lock")
     assert await conv.flush() == 2  # the person's turn and the reply, before the platform's id came
     await conv.link_reply("telegram", "telegram:1", ["77", "78"], done, "ann")
-    reply = [t for t in await store.recent_turns("ann", "c1", 10) if t.role == "assistant"]
+    reply = [t for t in await store.turns.recent_turns("ann", "c1", 10) if t.role == "assistant"]
     for message_id in ("77", "78"):
-        link = await store.find_message("telegram", "telegram:1", message_id)
+        link = await store.turns.find_message("telegram", "telegram:1", message_id)
         assert link is not None and link.turn_id == reply[0].id
 
 
@@ -185,7 +185,7 @@ async def test_a_link_to_a_reply_that_was_spilled_links_nothing(store: SqliteSto
         conv.outbox.spill(tmp_path / "unsaved", "t")  # the process exits with the store still locked
     await conv.link_reply("telegram", "telegram:1", ["78"], done, "ann")  # too late: nothing to link
     assert len(conv.outbox) == 0
-    assert await store.find_message("telegram", "telegram:1", "78") is None
+    assert await store.turns.find_message("telegram", "telegram:1", "78") is None
     event = MessageReaction("telegram", "telegram:1", "77", "ann", "👍", T0)
     assert await conv.handle_message_reaction(event) == ReactionResult("unknown")
 
@@ -194,7 +194,7 @@ async def test_waiting_words_reach_the_store_when_it_is_back_though_nobody_write
     store: SqliteStore, tmp_path: Path
 ) -> None:
     conv = conversation(store)
-    retrying = asyncio.create_task(keep_flushing(conv.outbox, store, every_s=0.02))
+    retrying = asyncio.create_task(keep_flushing(conv.outbox, store.turns, every_s=0.02))
     try:
         with locked(tmp_path / "k.db"):
             await say(conv, "during the lock")
@@ -207,7 +207,7 @@ async def test_waiting_words_reach_the_store_when_it_is_back_though_nobody_write
     finally:
         retrying.cancel()
     assert len(conv.outbox) == 0
-    assert [t.text for t in await store.recent_turns("ann", "c1", 10)] == ["during the lock", "ok"]
+    assert [t.text for t in await store.turns.recent_turns("ann", "c1", 10)] == ["during the lock", "ok"]
 
 
 async def test_words_still_unsaved_at_exit_spill_to_an_importable_file(

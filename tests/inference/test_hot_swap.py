@@ -61,7 +61,7 @@ async def test_promoting_while_a_reply_streams_swaps_for_the_next_reply(
         await engine.close()
 
     for turn_id in (done.turn_id, after[-1].turn_id):
-        await store.record_feedback(Feedback(turn_id, "ann", "👍", 1.0, T0))
-    rated = await store.rated_replies(T0 - timedelta(days=1), T0 + timedelta(days=1))
+        await store.turns.record_feedback(Feedback(turn_id, "ann", "👍", 1.0, T0))
+    rated = await store.learning.rated_replies(T0 - timedelta(days=1), T0 + timedelta(days=1))
     made = {reply.turn_id: reply.generation.adapter_version for reply in rated}
     assert made == {done.turn_id: v1, after[-1].turn_id: v2}

@@ -67,7 +67,7 @@ def add_sample_jobs(registry: JobRegistry) -> None:
         store = await SqliteStore.open(Path(payload["db"]))
         try:
             text = payload["text"]
-            turn = await store.add_turn(
+            turn = await store.turns.add_turn(
                 NewTurn(
                     user_id=payload["user"],
                     chat_id="jobs",

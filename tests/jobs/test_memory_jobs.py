@@ -58,12 +58,17 @@ async def test_a_stored_turn_is_extracted_by_a_job_off_the_reply_path(
     assert isinstance(events[-1], ReplyDone)
 
     async def extracted(s: Store) -> bool:
-        return any(m.text == "My sister Ana is a nurse in Porto." for m in await s.list_memories("ann", 20))
+        found = await s.memories.list_memories("ann", 20)
+        return any(m.text == "My sister Ana is a nurse in Porto." for m in found)
 
     await wait_until(lambda: extracted(store), 20.0, what="the job's effect")
-    sister = next(m for m in await store.list_memories("ann", 20) if m.text.startswith("My sister"))
-    turn_memory = next(m for m in await store.list_memories("ann", 20) if m.text.startswith("We got"))
-    assert sister.kind == "fact" and turn_memory.source_turn_id in await store.memory_sources(sister.id)
+    sister = next(m for m in await store.memories.list_memories("ann", 20) if m.text.startswith("My sister"))
+    turn_memory = next(
+        m for m in await store.memories.list_memories("ann", 20) if m.text.startswith("We got")
+    )
+    assert sister.kind == "fact" and turn_memory.source_turn_id in await store.curation.memory_sources(
+        sister.id
+    )
     await jobs.close()
 
 
@@ -96,13 +101,13 @@ async def test_nightly_upkeep_marks_past_events_and_consolidates_old_sessions(
         "bo", "c2", f"My exam is on {yesterday.isoformat()}", datetime.now(UTC) - timedelta(days=3)
     )
     [event async for event in conversation.handle_message(stated)]
-    exam = next(m for m in await store.list_memories("bo", 50) if "exam" in m.text)
+    exam = next(m for m in await store.memories.list_memories("bo", 50) if "exam" in m.text)
     await jobs.result(jobs.submit(EXTRACT_JOB, {"user_id": "bo", "memory_id": exam.id}), 30)
 
     result = await jobs.result(jobs.submit(UPKEEP_JOB, {}), 120)
 
     assert result["people"] == 1 and result["past"] == 1 and result["summaries"] == 1
-    memories = await store.list_memories("bo", 50)
+    memories = await store.memories.list_memories("bo", 50)
     assert next(m for m in memories if "exam" in m.text).status == "past"
     summary = next(m for m in memories if m.kind == "summary")
     assert "novel" in summary.text and "train" in summary.text

@@ -49,7 +49,7 @@ async def test_a_job_whose_worker_is_killed_is_redelivered_and_its_effect_happen
         assert lines(counter) == 2  # redelivered and run again to the end
         store = await SqliteStore.open(db)
         try:
-            turns = await store.recent_turns("ann", "jobs", 10)
+            turns = await store.turns.recent_turns("ann", "jobs", 10)
         finally:
             await store.close()
         assert [(t.id, t.text) for t in turns] == [(result["turn_id"], "I sleep badly lately")]

@@ -78,8 +78,8 @@ def old_turn(text: str, role: str, at_second: int) -> NewTurn:
 async def test_0006_gives_stored_replies_and_questions_their_kinds(opened: Opened) -> None:
     store = opened.store
     for number, text in enumerate(SAID):
-        await store.add_turn(old_turn(text, "user", 2 * number))
-        await store.add_turn(
+        await store.turns.add_turn(old_turn(text, "user", 2 * number))
+        await store.turns.add_turn(
             old_turn(f"Invented answer {number}: your cat Bella.", "assistant", 2 * number + 1)
         )
     at = old_turn("", "user", 0).created_at
@@ -87,18 +87,18 @@ async def test_0006_gives_stored_replies_and_questions_their_kinds(opened: Opene
         NewMemory("ann", text, speaker, at, EMB.vector(text), EMB.model_name, "imported")
         for text, speaker in (("Your cat Bella is sweet.", "assistant"), ("What is my job?", "ann"))
     ]
-    await store.add_memories(imported)
-    assert {m.kind for m in await store.list_memories("ann", 100)} <= {"turn", "fact", "imported"}
+    await store.memories.add_memories(imported)
+    assert {m.kind for m in await store.memories.list_memories("ann", 100)} <= {"turn", "fact", "imported"}
 
     await opened.execute("DELETE FROM schema_version WHERE version = 6")
     assert await store.migrate() == [6]
 
-    kinds = {(m.speaker, m.text): m.kind for m in await store.list_memories("ann", 100)}
+    kinds = {(m.speaker, m.text): m.kind for m in await store.memories.list_memories("ann", 100)}
     for text in SAID:
         expected = "question" if classify(text) == "question" else kinds[("user", text)]
         assert kinds[("user", text)] == expected, f"the SQL rule and kinds.classify agree on {text!r}"
     assert [text for text in SAID if kinds[("user", text)] == "question"] == list(SAID[:3])
     assert {kind for (speaker, _), kind in kinds.items() if speaker == "assistant"} == {"reply"}
     assert kinds[("ann", "What is my job?")] == "question", "an imported question too, whoever asked"
-    found = await store.dense_search("ann", EMB.vector("what is my job your cat Bella"), 100)
+    found = await store.memories.dense_search("ann", EMB.vector("what is my job your cat Bella"), 100)
     assert {hit.memory.kind for hit in found} <= {"turn", "fact", "imported"}

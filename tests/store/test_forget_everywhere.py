@@ -53,20 +53,20 @@ async def fill(store: Store, user: str, word: str, other_reply: int | None) -> i
     if other_reply is not None:  # a reaction to the other person's reply in the group
         await conv.handle_reaction(Reaction(user, other_reply, "👍", T0 + timedelta(minutes=2)))
     await conv.link_reply("telegram", "group-1", [f"{word}-m1"], reply, user)
-    turns = await store.recent_turns(user, f"dm-{user}", 4)
+    turns = await store.turns.recent_turns(user, f"dm-{user}", 4)
     said = next(t for t in turns if t.role == "user")
     await remember_turn(store, EMB, user, said.memory_id or 0, T0 + timedelta(minutes=3))
     items = [ImportItem(1, f"{SECRET} {word}", "Caroline", T0), ImportItem(2, "Wow, nice!", "Melanie", T0)]
-    await import_items(store, EMB, user, items)
-    await store.set_training_consent(user, False)
-    await store.record_signal(reply.turn_id or 0, "tool_use", f"{word}-use", T0)
-    memories = [m.text for m in await store.list_memories(user, 100)]
+    await import_items(store.memories, EMB, user, items)
+    await store.learning.set_training_consent(user, False)
+    await store.rewards.record_signal(reply.turn_id or 0, "tool_use", f"{word}-use", T0)
+    memories = [m.text for m in await store.memories.list_memories(user, 100)]
     request = BuildRequest(f"{word}-build", user, f"dm-{user}", f"a packing list for {word}")
     await build_app(store.apps, TemplateRenderer(), request, memories, T0)
     run = await store.adapters.start_run(f"night-{uuid.uuid4().hex}", T0, timedelta(hours=1))
     assert run is not None
     parts = {"reaction": 1.0}
-    await store.record_examples(
+    await store.learning.record_examples(
         run.id, [ExampleSnapshot(first.turn_id or 0, user, "desirable", "train", 1, parts)]
     )
     await store.adapters.finish_run(run.id, "skipped", "test", T0)
@@ -91,13 +91,13 @@ async def test_forget_all_leaves_the_person_in_no_table_and_no_index(place: str)
         for table in ("users", "turns", "memories", "feedback", "generations", "apps", "app_versions",
                       "app_builds", "platform_messages", "training_examples"):  # fmt: skip
             assert table in before, f"the fill left nothing of the person in {table}"
-        forgotten = await store.forget_all(ann)
+        forgotten = await store.memories.forget_all(ann)
         assert forgotten >= 4
         left = holding(await every_row(place), ann, ann_word)
         assert left == {}, f"forget all left the person in: {left}"
-        assert await store.list_memories(ann, 10) == [] and await store.apps.list_apps(ann, 10) == []
-        assert await store.lexical_search(ann, [ann_word, "lisbon"], 10) == []
-        assert await store.dense_search(ann, EMB.vector(f"cat {ann_word}"), 10) == []
+        assert await store.memories.list_memories(ann, 10) == [] and await store.apps.list_apps(ann, 10) == []
+        assert await store.memories.lexical_search(ann, [ann_word, "lisbon"], 10) == []
+        assert await store.memories.dense_search(ann, EMB.vector(f"cat {ann_word}"), 10) == []
         # The other person keeps everything, their reply's reaction from the forgotten one aside.
         kept = holding(await every_row(place), bob, bob_word)
         for table in (
@@ -110,7 +110,7 @@ async def test_forget_all_leaves_the_person_in_no_table_and_no_index(place: str)
             "training_examples",
         ):
             assert table in kept, f"the other person lost their {table}"
-        assert [hit.memory.text for hit in await store.lexical_search(bob, [bob_word], 10)]
+        assert [hit.memory.text for hit in await store.memories.lexical_search(bob, [bob_word], 10)]
         # Coming back is starting afresh, and the search finds only the new words.
         policy = ConversationPolicy(persona="p", recent_turns=4, memory_top_k=8, reactions=DEFAULT_REACTIONS)
         model = ScriptedInference("Hello again.")
@@ -136,7 +136,7 @@ async def test_postgres_vacuums_the_tables_forget_all_touched(pg_dsn: str) -> No
         await fill(store, "telegram:1", "vacuumword", None)
         async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
             before: dict[str, int] = dict(await (await conn.execute(_VACUUMS_SQL)).fetchall())
-        await store.forget_all("telegram:1")
+        await store.memories.forget_all("telegram:1")
     finally:
         await store.close()
     async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
@@ -154,12 +154,12 @@ async def _secret_store(path: Path) -> tuple[SqliteStore, list[int]]:
     store = await SqliteStore.open(path)
     # Enough of the person and of someone else that the file and the index have pages to spare.
     others = [ImportItem(n, f"I walked the dog on day {n} along the river", "user", T0) for n in range(200)]
-    await import_items(store, EMB, "telegram:2", others)
+    await import_items(store.memories, EMB, "telegram:2", others)
     items = [ImportItem(1, "I like green tea in the morning", "Caroline", T0),
              ImportItem(2, SECRET, "Caroline", T0), ImportItem(3, "Wow, nice!", "Melanie", T0)]  # fmt: skip
-    ids = await import_items(store, EMB, "telegram:1", items + others[:50])
+    ids = await import_items(store.memories, EMB, "telegram:1", items + others[:50])
     await store.maintain()  # some of it checkpointed into the file, some still in the WAL
-    await import_items(store, EMB, "telegram:1", [ImportItem(9, "another line", "user", T0)])
+    await import_items(store.memories, EMB, "telegram:1", [ImportItem(9, "another line", "user", T0)])
     assert b"4471" in _raw(path) and b"zebra" in _raw(path)
     return store, ids
 
@@ -173,17 +173,17 @@ async def test_forgotten_words_cannot_be_read_from_the_sqlite_files(tmp_path: Pa
             [(context,)] = conn.execute("SELECT context FROM memories WHERE id = ?", (ids[2],))
         assert "4471" in context
         if how == "forget all":
-            await store.forget_all("telegram:1")
+            await store.memories.forget_all("telegram:1")
         else:
-            assert await store.forget("telegram:1", ids[1])
-            left = [m.text for m in await store.list_memories("telegram:1", 500)]
+            assert await store.memories.forget("telegram:1", ids[1])
+            left = [m.text for m in await store.memories.list_memories("telegram:1", 500)]
             assert "Wow, nice!" in left and "I like green tea in the morning" in left and SECRET not in left
-            assert await store.lexical_search("telegram:1", ["wow"], 5)
+            assert await store.memories.lexical_search("telegram:1", ["wow"], 5)
         raw = _raw(path)
         assert b"4471" not in raw and b"zebra" not in raw, (
             f"the forgotten words are still in the files ({how})"
         )
-        assert len(await store.lexical_search("telegram:2", ["river"], 500)) == 200
+        assert len(await store.memories.lexical_search("telegram:2", ["river"], 500)) == 200
     finally:
         await store.close()
 
@@ -195,8 +195,8 @@ async def test_a_nul_or_lone_surrogate_in_imported_text_is_stored_alike_on_both(
     item = parse_line(1, line)
     store = await open_place(place)
     try:
-        [stored_id] = await import_items(store, EMB, "telegram:1", [item])
-        [stored] = await store.get_memories("telegram:1", [stored_id])
+        [stored_id] = await import_items(store.memories, EMB, "telegram:1", [item])
+        [stored] = await store.curation.get_memories("telegram:1", [stored_id])
     finally:
         await store.close()
     assert (stored.text, stored.speaker) == ("tea time", "Annie")
@@ -211,11 +211,11 @@ async def test_forgetting_an_imported_line_takes_the_summary_that_quotes_it(any_
     later = T0 + timedelta(minutes=1)
     items = [ImportItem(1, "My secret code is 4471 zebra and I keep it safe", "user", T0),
              ImportItem(2, "I also like long walks by the river", "user", later)]  # fmt: skip
-    ids = await import_items(any_store, EMB, "telegram:1", items)
+    ids = await import_items(any_store.memories, EMB, "telegram:1", items)
     done = await consolidate(
         any_store, EMB, "telegram:1", T0 + timedelta(days=1), ConsolidationPolicy(older_than=timedelta(0))
     )
     assert done.summaries == 1
-    assert await any_store.forget("telegram:1", ids[0])
-    left = await any_store.list_memories("telegram:1", 10)
+    assert await any_store.memories.forget("telegram:1", ids[0])
+    left = await any_store.memories.list_memories("telegram:1", 10)
     assert [m.text for m in left] == [items[1].text]

@@ -39,13 +39,13 @@ def reply(
 
 
 async def react(store: Store, turn_id: int, value: float, user: str = "ann") -> None:
-    await store.record_feedback(Feedback(turn_id, user, "x", value, T0))
+    await store.turns.record_feedback(Feedback(turn_id, user, "x", value, T0))
 
 
 async def test_a_generation_round_trips_with_its_reply(store: Store) -> None:
-    made = await store.add_turn(reply("ann", said=("what's up?",), version=3, cut=True))
+    made = await store.turns.add_turn(reply("ann", said=("what's up?",), version=3, cut=True))
     await react(store, made.id, 1.0)
-    [rated] = await store.rated_replies(SINCE, UNTIL)
+    [rated] = await store.learning.rated_replies(SINCE, UNTIL)
     assert (rated.turn_id, rated.user_id, rated.completion, rated.consent) == (
         made.id,
         "ann",
@@ -57,11 +57,11 @@ async def test_a_generation_round_trips_with_its_reply(store: Store) -> None:
 
 
 async def test_storing_a_reply_again_keeps_one_generation(store: Store) -> None:
-    first = await store.add_turn(reply("ann", key="k1:reply", said=("first",)))
-    again = await store.add_turn(reply("ann", key="k1:reply", said=("second",)))
+    first = await store.turns.add_turn(reply("ann", key="k1:reply", said=("first",)))
+    again = await store.turns.add_turn(reply("ann", key="k1:reply", said=("second",)))
     assert again.id == first.id
     await react(store, first.id, 1.0)
-    [rated] = await store.rated_replies(SINCE, UNTIL)
+    [rated] = await store.learning.rated_replies(SINCE, UNTIL)
     assert rated.generation.prompt == prompt("first")
 
 
@@ -71,64 +71,67 @@ async def test_a_long_prompt_with_odd_unicode_round_trips_exactly(store: Store) 
         '\U0001f3f3\ufe0f\u200d\U0001f308 \u2028 \uffff \U0001d518 "q" \\ \n\t'
     )
     long = (odd * (100_000 // len(odd) + 1))[:100_000]
-    made = await store.add_turn(reply("ann", text=odd, said=(long, odd)))
-    await store.record_signal(made.id, "tool_use", "k", T0)
-    [rated] = await store.rated_replies(SINCE, UNTIL)
+    made = await store.turns.add_turn(reply("ann", text=odd, said=(long, odd)))
+    await store.rewards.record_signal(made.id, "tool_use", "k", T0)
+    [rated] = await store.learning.rated_replies(SINCE, UNTIL)
     assert rated.generation.prompt == prompt(long, odd) and rated.completion == odd
     assert len(rated.generation.prompt[1].content) == 100_000
 
 
 async def test_only_rated_replies_with_a_prompt_are_listed(store: Store) -> None:
-    person = await store.add_turn(turn("ann", "hi"))
-    followed = await store.add_turn(reply("ann", "followed only", at=T0 + timedelta(seconds=1)))
-    await store.add_turn(turn("ann", "and then", at=T0 + timedelta(seconds=2)))  # β only: not a rating
-    reacted = await store.add_turn(reply("ann", "reacted", at=T0 + timedelta(seconds=3)))
+    person = await store.turns.add_turn(turn("ann", "hi"))
+    followed = await store.turns.add_turn(reply("ann", "followed only", at=T0 + timedelta(seconds=1)))
+    await store.turns.add_turn(turn("ann", "and then", at=T0 + timedelta(seconds=2)))  # β only: not a rating
+    reacted = await store.turns.add_turn(reply("ann", "reacted", at=T0 + timedelta(seconds=3)))
     await react(store, reacted.id, -1.0)
-    used = await store.add_turn(reply("ann", "tool", at=T0 + timedelta(seconds=4)))
-    await store.record_signal(used.id, "tool_use", "memories:1", T0)
-    proactive = await store.add_turn(reply("ann", "proactive", at=T0 + timedelta(seconds=5)))
-    await store.record_signal(proactive.id, "proactive_success", "p1", T0)
+    used = await store.turns.add_turn(reply("ann", "tool", at=T0 + timedelta(seconds=4)))
+    await store.rewards.record_signal(used.id, "tool_use", "memories:1", T0)
+    proactive = await store.turns.add_turn(reply("ann", "proactive", at=T0 + timedelta(seconds=5)))
+    await store.rewards.record_signal(proactive.id, "proactive_success", "p1", T0)
     old = NewTurn("ann", "c1", "assistant", "no prompt", EMB.vector("x"), EMB.model_name, T0)
-    await react(store, (await store.add_turn(old)).id, 1.0)  # stored before generations were kept
+    await react(store, (await store.turns.add_turn(old)).id, 1.0)  # stored before generations were kept
     await react(store, person.id, 1.0)  # a person's turn is never a reply
-    listed = [rated.turn_id for rated in await store.rated_replies(SINCE, UNTIL)]
+    listed = [rated.turn_id for rated in await store.learning.rated_replies(SINCE, UNTIL)]
     assert listed == [reacted.id, used.id, proactive.id]
     assert followed.id not in listed
 
 
 async def test_the_window_is_half_open_and_an_empty_one_is_empty(store: Store) -> None:
-    inside = await store.add_turn(reply("ann", "inside", at=SINCE))
-    edge = await store.add_turn(reply("ann", "edge", at=UNTIL))
+    inside = await store.turns.add_turn(reply("ann", "inside", at=SINCE))
+    edge = await store.turns.add_turn(reply("ann", "edge", at=UNTIL))
     for made in (inside, edge):
         await react(store, made.id, 1.0)
-    assert [r.turn_id for r in await store.rated_replies(SINCE, UNTIL)] == [inside.id]
-    assert await store.rated_replies(T0 + timedelta(days=5), T0 + timedelta(days=6)) == []
-    assert await store.rated_replies(UNTIL, SINCE) == []
+    assert [r.turn_id for r in await store.learning.rated_replies(SINCE, UNTIL)] == [inside.id]
+    assert await store.learning.rated_replies(T0 + timedelta(days=5), T0 + timedelta(days=6)) == []
+    assert await store.learning.rated_replies(UNTIL, SINCE) == []
 
 
 async def test_consent_is_set_cleared_and_listed_with_each_reply(store: Store) -> None:
-    assert await store.training_consent("nobody") is None
-    await store.set_training_consent("ann", False)
-    assert await store.training_consent("ann") is False
-    ann = await store.add_turn(reply("ann"))
-    bob = await store.add_turn(reply("bob"))
+    assert await store.learning.training_consent("nobody") is None
+    await store.learning.set_training_consent("ann", False)
+    assert await store.learning.training_consent("ann") is False
+    ann = await store.turns.add_turn(reply("ann"))
+    bob = await store.turns.add_turn(reply("bob"))
     await react(store, ann.id, 1.0)
     await react(store, bob.id, 1.0, user="bob")
-    assert {r.user_id: r.consent for r in await store.rated_replies(SINCE, UNTIL)} == {
+    assert {r.user_id: r.consent for r in await store.learning.rated_replies(SINCE, UNTIL)} == {
         "ann": False,
         "bob": None,
     }
-    await store.set_training_consent("bob", True)
-    await store.set_training_consent("ann", None)
-    assert (await store.training_consent("ann"), await store.training_consent("bob")) == (None, True)
+    await store.learning.set_training_consent("bob", True)
+    await store.learning.set_training_consent("ann", None)
+    assert (await store.learning.training_consent("ann"), await store.learning.training_consent("bob")) == (
+        None,
+        True,
+    )
 
 
 async def test_consent_for_an_unknown_person_creates_only_their_row(store: Store) -> None:
-    await store.set_training_consent("newcomer", False)  # opted out before a first message
-    assert await store.training_consent("newcomer") is False
-    assert await store.memory_count("newcomer") == 0 and await store.is_user_active("newcomer")
-    await store.add_turn(turn("newcomer", "hello"))
-    assert await store.training_consent("newcomer") is False, "the first message keeps the switch"
+    await store.learning.set_training_consent("newcomer", False)  # opted out before a first message
+    assert await store.learning.training_consent("newcomer") is False
+    assert await store.memories.memory_count("newcomer") == 0 and await store.turns.is_user_active("newcomer")
+    await store.turns.add_turn(turn("newcomer", "hello"))
+    assert await store.learning.training_consent("newcomer") is False, "the first message keeps the switch"
 
 
 def snapshot(turn_id: int, reward: float = 1.0, split: str = "train", user: str = "ann") -> ExampleSnapshot:
@@ -139,101 +142,105 @@ def snapshot(turn_id: int, reward: float = 1.0, split: str = "train", user: str 
 
 
 async def test_run_snapshots_are_kept_once_per_turn(store: Store) -> None:
-    a = await store.add_turn(reply("ann", "a"))
-    b = await store.add_turn(reply("ann", "b"))
+    a = await store.turns.add_turn(reply("ann", "a"))
+    b = await store.turns.add_turn(reply("ann", "b"))
     run = await store.adapters.start_run("job-1", T0, timedelta(hours=1))
     assert run is not None
-    await store.record_examples(run.id, [snapshot(b.id, -1.0, "heldout"), snapshot(a.id)])
-    await store.record_examples(run.id, [snapshot(a.id, 0.25)])  # again: the first stays
-    await store.record_examples(run.id, [snapshot(999_999)])  # a reply gone meanwhile: skipped
-    await store.record_examples(run.id + 1000, [snapshot(a.id)])  # no such run: nothing kept
-    assert await store.run_examples(run.id) == [snapshot(a.id), snapshot(b.id, -1.0, "heldout")]
-    assert await store.run_examples(run.id + 1000) == []
-    await store.record_examples(run.id, [])
+    await store.learning.record_examples(run.id, [snapshot(b.id, -1.0, "heldout"), snapshot(a.id)])
+    await store.learning.record_examples(run.id, [snapshot(a.id, 0.25)])  # again: the first stays
+    await store.learning.record_examples(run.id, [snapshot(999_999)])  # a reply gone meanwhile: skipped
+    await store.learning.record_examples(run.id + 1000, [snapshot(a.id)])  # no such run: nothing kept
+    assert await store.learning.run_examples(run.id) == [snapshot(a.id), snapshot(b.id, -1.0, "heldout")]
+    assert await store.learning.run_examples(run.id + 1000) == []
+    await store.learning.record_examples(run.id, [])
 
 
 async def test_reaction_rates_per_adapter_version_base_first(store: Store) -> None:
-    base = [await store.add_turn(reply("ann", f"b{n}")) for n in range(3)]
-    v1 = [await store.add_turn(reply("ann", f"v{n}", version=1)) for n in range(2)]
-    old = await store.add_turn(NewTurn("ann", "c1", "assistant", "o", EMB.vector("o"), EMB.model_name, T0))
-    await store.add_turn(reply("ann", "long ago", at=T0 - timedelta(days=30), version=1))
+    base = [await store.turns.add_turn(reply("ann", f"b{n}")) for n in range(3)]
+    v1 = [await store.turns.add_turn(reply("ann", f"v{n}", version=1)) for n in range(2)]
+    old = await store.turns.add_turn(
+        NewTurn("ann", "c1", "assistant", "o", EMB.vector("o"), EMB.model_name, T0)
+    )
+    await store.turns.add_turn(reply("ann", "long ago", at=T0 - timedelta(days=30), version=1))
     await react(store, base[0].id, 1.0)
     await react(store, base[1].id, -1.0)
     await react(store, old.id, 1.0)
     await react(store, v1[0].id, 1.0)
     await react(store, v1[0].id, -1.0, user="bob")  # a mean of 0 is not positive
-    rates = await store.version_rates(SINCE)
+    rates = await store.learning.version_rates(SINCE)
     assert [(r.adapter_version, r.replies, r.rated, r.positive) for r in rates] == [
         (None, 4, 3, 2),
         (1, 2, 1, 0),
     ]
     assert rates[0].positive_rate == 2 / 3 and rates[1].positive_rate == 0.0
-    assert await store.version_rates(UNTIL) == []
+    assert await store.learning.version_rates(UNTIL) == []
 
 
 async def test_forgetting_a_memory_deletes_every_prompt_that_used_or_quotes_it(store: Store) -> None:
-    [secret, other] = await store.add_memories(
+    [secret, other] = await store.memories.add_memories(
         [memory("ann", "my locker code is 4711"), memory("ann", "tea")]
     )
-    used = await store.add_turn(reply("ann", "used", used=(secret,), said=("hi",)))
-    quoted = await store.add_turn(reply("ann", "quoted", said=("so: my locker code is 4711, ok?",)))
-    clean = await store.add_turn(reply("ann", "clean", used=(other,), said=("tea time",)))
-    bobs = await store.add_turn(reply("bob", "bob's", said=("my locker code is 4711",)))
+    used = await store.turns.add_turn(reply("ann", "used", used=(secret,), said=("hi",)))
+    quoted = await store.turns.add_turn(reply("ann", "quoted", said=("so: my locker code is 4711, ok?",)))
+    clean = await store.turns.add_turn(reply("ann", "clean", used=(other,), said=("tea time",)))
+    bobs = await store.turns.add_turn(reply("bob", "bob's", said=("my locker code is 4711",)))
     for made in (used, quoted, clean):
         await react(store, made.id, 1.0)
     await react(store, bobs.id, 1.0, user="bob")
     run = await store.adapters.start_run("job", T0, timedelta(hours=1))
     assert run is not None
-    await store.record_examples(run.id, [snapshot(used.id), snapshot(clean.id)])
-    assert await store.forget("ann", secret)
-    left = await store.rated_replies(SINCE, UNTIL)
+    await store.learning.record_examples(run.id, [snapshot(used.id), snapshot(clean.id)])
+    assert await store.memories.forget("ann", secret)
+    left = await store.learning.rated_replies(SINCE, UNTIL)
     assert [r.turn_id for r in left] == [clean.id, bobs.id], "another person's prompts are theirs"
     assert not any("4711" in m.content for r in left if r.user_id == "ann" for m in r.generation.prompt)
-    assert [s.turn_id for s in await store.run_examples(run.id)] == [clean.id]
-    assert len(await store.recent_turns("ann", "c1", 10)) == 3, "the replies stay in the history"
+    assert [s.turn_id for s in await store.learning.run_examples(run.id)] == [clean.id]
+    assert len(await store.turns.recent_turns("ann", "c1", 10)) == 3, "the replies stay in the history"
 
 
 async def test_forgetting_a_message_deletes_the_prompts_that_quote_or_answer_it(store: Store) -> None:
     said = 'I was born in Tromsø\nand "we" moved – twice. ' + "x" * 300
-    message = await store.add_turn(turn("ann", said))
+    message = await store.turns.add_turn(turn("ann", said))
     # The answer's prompt holds only the start of a long message; a later one quotes it whole.
-    answer = await store.add_turn(reply("ann", "answer", said=(said[:40] + " […]",), reply_to=message.id))
-    later = await store.add_turn(reply("ann", "later", said=(said, "and now?")))
-    unrelated = await store.add_turn(reply("ann", "unrelated", said=("the weather",)))
+    answer = await store.turns.add_turn(
+        reply("ann", "answer", said=(said[:40] + " […]",), reply_to=message.id)
+    )
+    later = await store.turns.add_turn(reply("ann", "later", said=(said, "and now?")))
+    unrelated = await store.turns.add_turn(reply("ann", "unrelated", said=("the weather",)))
     for made in (answer, later, unrelated):
         await react(store, made.id, 1.0)
-    assert await store.forget("ann", message.memory_id)
-    assert [r.turn_id for r in await store.rated_replies(SINCE, UNTIL)] == [unrelated.id]
+    assert await store.memories.forget("ann", message.memory_id)
+    assert [r.turn_id for r in await store.learning.rated_replies(SINCE, UNTIL)] == [unrelated.id]
 
 
 async def test_forgetting_a_reply_memory_deletes_its_own_prompt(store: Store) -> None:
-    made = await store.add_turn(reply("ann", "Your sister Ola lives in Oslo."))
+    made = await store.turns.add_turn(reply("ann", "Your sister Ola lives in Oslo."))
     await react(store, made.id, 1.0)
-    assert await store.forget("ann", made.memory_id)
-    assert await store.rated_replies(SINCE, UNTIL) == []
+    assert await store.memories.forget("ann", made.memory_id)
+    assert await store.learning.rated_replies(SINCE, UNTIL) == []
 
 
 async def test_forget_all_takes_generations_snapshots_and_keeps_others(store: Store) -> None:
-    ann = await store.add_turn(reply("ann"))
-    bob = await store.add_turn(reply("bob"))
+    ann = await store.turns.add_turn(reply("ann"))
+    bob = await store.turns.add_turn(reply("bob"))
     await react(store, ann.id, 1.0)
     await react(store, bob.id, 1.0, user="bob")
-    await store.set_training_consent("ann", False)
+    await store.learning.set_training_consent("ann", False)
     run = await store.adapters.start_run("job", T0, timedelta(hours=1))
     assert run is not None
-    await store.record_examples(run.id, [snapshot(ann.id), snapshot(bob.id, user="bob")])
-    await store.forget_all("ann")
-    assert [r.user_id for r in await store.rated_replies(SINCE, UNTIL)] == ["bob"]
-    assert [s.turn_id for s in await store.run_examples(run.id)] == [bob.id]
+    await store.learning.record_examples(run.id, [snapshot(ann.id), snapshot(bob.id, user="bob")])
+    await store.memories.forget_all("ann")
+    assert [r.user_id for r in await store.learning.rated_replies(SINCE, UNTIL)] == ["bob"]
+    assert [s.turn_id for s in await store.learning.run_examples(run.id)] == [bob.id]
     # The id leaves `users` with everything else ([hardening]); /forget all says so (core/controls).
-    assert await store.training_consent("ann") is None
-    [rate] = await store.version_rates(SINCE)
+    assert await store.learning.training_consent("ann") is None
+    [rate] = await store.learning.version_rates(SINCE)
     assert (rate.adapter_version, rate.replies, rate.rated, rate.positive) == (None, 1, 1, 1)
 
 
 async def test_an_adapter_version_is_recorded_with_replies_of_every_version(store: Store) -> None:
     adapter = await store.adapters.add_adapter(NewAdapter("global", "base", "v1", SINCE, T0))
-    made = await store.add_turn(reply("ann", version=adapter.version))
+    made = await store.turns.add_turn(reply("ann", version=adapter.version))
     await react(store, made.id, 1.0)
-    [rated] = await store.rated_replies(SINCE, UNTIL)
+    [rated] = await store.learning.rated_replies(SINCE, UNTIL)
     assert rated.generation.adapter_version == adapter.version

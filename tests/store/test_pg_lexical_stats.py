@@ -54,29 +54,31 @@ def new(user: str, text: str, kind: str = "fact", speaker: str = "user") -> NewM
 
 
 async def test_every_writer_keeps_the_statistics_equal_to_a_recount(store: PostgresStore, dsn: str) -> None:
-    ids = await store.add_memories([
+    ids = await store.memories.add_memories([
         new("ann", "I live in Glasgow with two cats"), new("ann", "What is my job?", "question"),
         new("ann", "Your cat Bella is sweet", "reply", "assistant"), new("bob", "I work nights"),
         new("ann", "we went camping by the lake in July"),
     ])  # fmt: skip
-    await store.add_turn(NewTurn("ann", "c1", "user", "my sister lives in Lyon", EMB.vector("s"),
+    await store.turns.add_turn(NewTurn("ann", "c1", "user", "my sister lives in Lyon", EMB.vector("s"),
                                  EMB.model_name, T0, memory_kind="fact"))  # fmt: skip
     await assert_kept(dsn)
     assert (await rows(dsn, _KEPT))[0][1] == 3, "Ann's question and the bot's reply are not searched"
 
     glasgow, question, _, _, camping = ids
     new_text = "I live in Edinburgh now, in a flat by the sea with my two cats"
-    await store.revise_memory("ann", glasgow, Revision(text=new_text, embedding=EMB.vector(new_text)))
+    await store.curation.revise_memory(
+        "ann", glasgow, Revision(text=new_text, embedding=EMB.vector(new_text))
+    )
     await assert_kept(dsn)
-    await store.revise_memory("ann", camping, Revision(status="superseded", superseded_by=glasgow))
-    await store.revise_memory("ann", question, Revision(kind="fact"))
+    await store.curation.revise_memory("ann", camping, Revision(status="superseded", superseded_by=glasgow))
+    await store.curation.revise_memory("ann", question, Revision(kind="fact"))
     await assert_kept(dsn)
-    await store.revise_memory("ann", camping, Revision(status="active"))
-    await store.revise_memory("ann", glasgow, Revision(verification=1.0, weight=0.5))
+    await store.curation.revise_memory("ann", camping, Revision(status="active"))
+    await store.curation.revise_memory("ann", glasgow, Revision(verification=1.0, weight=0.5))
     await assert_kept(dsn)
-    assert await store.forget("ann", camping)
+    assert await store.memories.forget("ann", camping)
     await assert_kept(dsn)
-    await store.forget_all("bob")
+    await store.memories.forget_all("bob")
     await assert_kept(dsn)
     assert [row[0] for row in await rows(dsn, _KEPT)] == ["ann"]  # bob's row went with him
 
@@ -93,22 +95,27 @@ def bm25(n: int, avgdl: float, matches: list[tuple[int, int, int]]) -> float:
 async def test_bm25_scores_come_from_the_persons_own_memories(store: PostgresStore) -> None:
     texts = ["the lake was cold", "camping by the lake", "camping camping in the rain by a lake",
              "dinner with my sister", "lake lake lake"]  # fmt: skip
-    await store.add_memories([new("ann", text) for text in texts])
-    await store.add_memories([new("bob", f"camping trip number {n}") for n in range(30)])
-    found = {hit.memory.text: hit.score for hit in await store.lexical_search("ann", ["camping", "lake"], 10)}
+    await store.memories.add_memories([new("ann", text) for text in texts])
+    await store.memories.add_memories([new("bob", f"camping trip number {n}") for n in range(30)])
+    found = {
+        hit.memory.text: hit.score
+        for hit in await store.memories.lexical_search("ann", ["camping", "lake"], 10)
+    }
     # Ann's lexemes, with the context's "ann" in each: 3, 3, 4, 3 and 2 of them (average 3); "camp"
     # is in 2 of her 5 memories, "lake" in 4. Bob's thirty memories change neither.
-    assert found == pytest.approx({
-        texts[2]: bm25(5, 3.0, [(2, 2, 4), (4, 1, 4)]),
-        texts[1]: bm25(5, 3.0, [(2, 1, 3), (4, 1, 3)]),
-        texts[4]: bm25(5, 3.0, [(4, 3, 2)]),
-        texts[0]: bm25(5, 3.0, [(4, 1, 3)]),
-    })
+    assert found == pytest.approx(
+        {
+            texts[2]: bm25(5, 3.0, [(2, 2, 4), (4, 1, 4)]),
+            texts[1]: bm25(5, 3.0, [(2, 1, 3), (4, 1, 3)]),
+            texts[4]: bm25(5, 3.0, [(4, 3, 2)]),
+            texts[0]: bm25(5, 3.0, [(4, 1, 3)]),
+        }
+    )
 
 
 async def test_0009_counts_the_memories_stored_before_it(store: PostgresStore, dsn: str) -> None:
-    await store.add_memories([new("ann", "I live in Glasgow"), new("ann", "Is it raining?", "question"),
-                              new("bob", "I work nights"), new("bob", "we went camping")])  # fmt: skip
+    said = [new("ann", "I live in Glasgow"), new("ann", "Is it raining?", "question")]
+    await store.memories.add_memories([*said, new("bob", "I work nights"), new("bob", "we went camping")])
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         await conn.execute("DROP TRIGGER memories_lexical_stats ON memories")
         await conn.execute("DROP FUNCTION memories_lexical_stats(), memory_is_searched(TEXT, TEXT)")

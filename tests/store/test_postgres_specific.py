@@ -87,7 +87,7 @@ async def crowd(pg_server: PgServer) -> AsyncIterator[Crowd]:
             await conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
         for user, count in people:
             batch = [memory(user, f"{user} remembers thing {i}") for i in range(count)]
-            ids = await opened.add_memories(batch)
+            ids = await opened.memories.add_memories(batch)
             vectors[user] = {mid: m.embedding for mid, m in zip(ids, batch, strict=True)}
         for _, definition in hnsw:
             await conn.execute(definition)
@@ -146,8 +146,8 @@ async def test_concurrent_migrate_calls_split_the_work_and_both_stores_work_afte
         # Each migration is applied once, by whichever call took the lock for it first.
         assert sorted(results[0] + results[1]) == shipped
         # Both pools now know the vector type, though it did not exist when they connected.
-        [mid] = await a.add_memories([memory("ann", "tea in the morning")])
-        hits = await b.dense_search("ann", embed("tea in the morning"), 3)
+        [mid] = await a.memories.add_memories([memory("ann", "tea in the morning")])
+        hits = await b.memories.dense_search("ann", embed("tea in the morning"), 3)
         assert [h.memory.id for h in hits] == [mid]
         assert hits[0].score == pytest.approx(1.0, abs=1e-5)
     finally:
@@ -167,7 +167,7 @@ async def test_dense_search_is_full_and_exact_on_every_repetition(crowd: Crowd, 
         assert len(expected) == min(k, len(rows))
         # Far more than the 5 runs after which psycopg would prepare the statement by default.
         for _ in range(15):
-            hits = await crowd.store.dense_search(user, query, k)
+            hits = await crowd.store.memories.dense_search(user, query, k)
             assert [h.memory.id for h in hits] == expected
             assert all(h.memory.user_id == user for h in hits)
         for hit in hits:
@@ -205,14 +205,14 @@ def test_the_index_is_walked_only_for_a_big_share_of_a_big_person() -> None:
 async def test_a_heavy_user_is_served_through_the_index_in_full(pg_dsn: str) -> None:
     opened = await PostgresStore.open(pg_dsn, exact_scan_max=50)
     try:
-        await opened.add_memories([memory("big", f"big note {i}") for i in range(300)])
-        await opened.add_memories([memory(f"p{i}", f"small note {i}") for i in range(30)])
+        await opened.memories.add_memories([memory("big", f"big note {i}") for i in range(300)])
+        await opened.memories.add_memories([memory(f"p{i}", f"small note {i}") for i in range(30)])
         async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as conn:
             await conn.execute("ANALYZE memories")
         for i in range(12):
-            hits = await opened.dense_search("big", embed(f"query {i}"), 10)
+            hits = await opened.memories.dense_search("big", embed(f"query {i}"), 10)
             assert len(hits) == 10 and all(h.memory.user_id == "big" for h in hits)
-        [only] = await opened.dense_search("p3", embed("small note 3"), 10)
+        [only] = await opened.memories.dense_search("p3", embed("small note 3"), 10)
         assert only.memory.text == "small note 3"
     finally:
         await opened.close()
@@ -251,16 +251,16 @@ SYNTAX = [
 
 
 async def test_lexical_search_takes_any_characters_as_words(store: PostgresStore) -> None:
-    await store.add_memories([memory("ann", "I sleep well"), memory("eve", "or and not sleep")])
+    await store.memories.add_memories([memory("ann", "I sleep well"), memory("eve", "or and not sleep")])
     for term in SYNTAX:
-        hits = await store.lexical_search("ann", [term], 5)
+        hits = await store.memories.lexical_search("ann", [term], 5)
         assert all(h.memory.user_id == "ann" for h in hits), term
-    hits = await store.lexical_search("ann", SYNTAX, 5)
+    hits = await store.memories.lexical_search("ann", SYNTAX, 5)
     assert [h.memory.text for h in hits] == ["I sleep well"]
     # A leading minus is a word here, not "everything without sleep".
-    [hit] = await store.lexical_search("ann", ["-sleep"], 5)
+    [hit] = await store.memories.lexical_search("ann", ["-sleep"], 5)
     assert hit.memory.text == "I sleep well"
-    assert await store.lexical_search("ann", ["the", "a"], 5) == []  # stop words only
+    assert await store.memories.lexical_search("ann", ["the", "a"], 5) == []  # stop words only
     assert (await store.stats()).memories == 2
 
 
@@ -273,20 +273,20 @@ async def test_memory_count_follows_every_insert_and_delete(store: PostgresStore
         real = await scalar(pg_dsn, "SELECT count(*) FROM memories WHERE user_id = 'ann'")
         return kept, real
 
-    await store.add_turn(turn("ann", "hello"))
-    ids = await store.add_memories([memory("ann", f"fact {i}") for i in range(4)])
-    await store.add_memories([memory("bob", "bob fact")])
+    await store.turns.add_turn(turn("ann", "hello"))
+    ids = await store.memories.add_memories([memory("ann", f"fact {i}") for i in range(4)])
+    await store.memories.add_memories([memory("bob", "bob fact")])
     assert await counted() == (5, 5)
-    assert await store.forget("ann", ids[0])
-    assert not await store.forget("bob", ids[1])
+    assert await store.memories.forget("ann", ids[0])
+    assert not await store.memories.forget("bob", ids[1])
     assert await counted() == (4, 4)
-    assert await store.forget_all("ann") == 4
+    assert await store.memories.forget_all("ann") == 4
     assert await counted() == (None, 0)  # the person's row went with them
     assert await scalar(pg_dsn, "SELECT memory_count FROM users WHERE id = 'bob'") == 1
 
 
 async def test_concurrent_retries_of_one_turn_store_it_once(store: PostgresStore) -> None:
-    results = await asyncio.gather(*(store.add_turn(turn("ann", "hi", key="k1")) for _ in range(8)))
+    results = await asyncio.gather(*(store.turns.add_turn(turn("ann", "hi", key="k1")) for _ in range(8)))
     assert len({(t.id, t.memory_id) for t in results}) == 1
     stats = await store.stats()
     assert (stats.users, stats.turns, stats.memories) == (1, 1, 1)
@@ -295,9 +295,9 @@ async def test_concurrent_retries_of_one_turn_store_it_once(store: PostgresStore
 async def test_times_come_back_as_utc(store: PostgresStore) -> None:
     plus_two = timezone(timedelta(hours=2))
     local = datetime(2026, 5, 1, 14, 0, tzinfo=plus_two)
-    stored = await store.add_turn(turn("ann", "afternoon", at=local))
-    naive = await store.add_turn(turn("ann", "naive", at=datetime(2026, 5, 1, 9, 0)))
-    [first, second] = await store.recent_turns("ann", "c1", 5)
+    stored = await store.turns.add_turn(turn("ann", "afternoon", at=local))
+    naive = await store.turns.add_turn(turn("ann", "naive", at=datetime(2026, 5, 1, 9, 0)))
+    [first, second] = await store.turns.recent_turns("ann", "c1", 5)
     assert first.created_at == local and first.created_at.tzinfo == UTC
     assert stored.created_at.tzinfo == UTC
     assert second.created_at == naive.created_at == datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
@@ -305,10 +305,10 @@ async def test_times_come_back_as_utc(store: PostgresStore) -> None:
 
 async def test_refusals_are_store_errors_not_unavailability(store: PostgresStore) -> None:
     with pytest.raises(StoreError) as refused:
-        await store.record_feedback(Feedback(424242, "ann", "👍", 1.0, T0))
+        await store.turns.record_feedback(Feedback(424242, "ann", "👍", 1.0, T0))
     assert not isinstance(refused.value, StoreUnavailable)
     with pytest.raises(StoreError) as wrong_size:
-        await store.add_memories([NewMemory("ann", "x", None, T0, np.ones(3, np.float32), MODEL)])
+        await store.memories.add_memories([NewMemory("ann", "x", None, T0, np.ones(3, np.float32), MODEL)])
     assert not isinstance(wrong_size.value, StoreUnavailable)
     assert (await store.stats()).memories == 0
 
@@ -328,12 +328,12 @@ async def test_the_server_goes_away_mid_run_and_comes_back(pg_server: PgServer) 
     dsn = make_conninfo(await fresh_database(pg_server), password=PASSWORD)
     opened = await PostgresStore.open(dsn, timeout_s=1.0)
     try:
-        kept = await opened.add_memories([memory("ann", f"kept {i}") for i in range(5)])
+        kept = await opened.memories.add_memories([memory("ann", f"kept {i}") for i in range(5)])
         pg_server.stop()
         try:
             for attempt in (
-                lambda: opened.dense_search("ann", embed("kept 1"), 3),
-                lambda: opened.add_turn(turn("ann", "lost for now")),
+                lambda: opened.memories.dense_search("ann", embed("kept 1"), 3),
+                lambda: opened.turns.add_turn(turn("ann", "lost for now")),
                 lambda: opened.stats(),
             ):
                 started = time.monotonic()
@@ -349,16 +349,16 @@ async def test_the_server_goes_away_mid_run_and_comes_back(pg_server: PgServer) 
         deadline = time.monotonic() + 20
         while True:
             try:
-                listed = await opened.list_memories("ann", 10)
+                listed = await opened.memories.list_memories("ann", 10)
                 break
             except StoreUnavailable:
                 if time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.2)
         assert [m.id for m in listed] == kept
-        hits = await opened.dense_search("ann", embed("kept 3"), 1)
+        hits = await opened.memories.dense_search("ann", embed("kept 3"), 1)
         assert hits[0].memory.text == "kept 3"
-        await opened.add_turn(turn("ann", "back again"))
+        await opened.turns.add_turn(turn("ann", "back again"))
         assert (await opened.stats()).turns == 1
     finally:
         await opened.close()

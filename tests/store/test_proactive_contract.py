@@ -37,21 +37,21 @@ async def test_settings_default_to_off_and_round_trip(store: Store) -> None:
     assert await pro.proactive_settings("telegram:1") == chosen
     await pro.save_proactive_settings("telegram:1", ProactiveSettings(timezone="Asia/Tokyo"), NOW)
     assert await pro.proactive_settings("telegram:1") == ProactiveSettings(timezone="Asia/Tokyo")
-    await store.add_turn(_turn("telegram:1", "hi", NOW))
-    await store.set_user_active("telegram:1", False)
+    await store.turns.add_turn(_turn("telegram:1", "hi", NOW))
+    await store.turns.set_user_active("telegram:1", False)
     assert (await pro.proactive_settings("telegram:1")).inactive
 
 
 async def test_beat_lists_only_people_who_opted_in_or_have_a_reminder_due(store: Store) -> None:
     pro = store.proactive
     for user in ("a:on", "b:off", "c:reminder", "d:later", "e:blocked"):
-        await store.add_turn(_turn(user, "hello", NOW))
+        await store.turns.add_turn(_turn(user, "hello", NOW))
     await pro.save_proactive_settings("a:on", ProactiveSettings(enabled=True), NOW)
     await pro.save_proactive_settings("b:off", ProactiveSettings(enabled=False, timezone="UTC"), NOW)
     await pro.add_reminder(_reminder("c:reminder", NOW - timedelta(minutes=1)))
     await pro.add_reminder(_reminder("d:later", NOW + timedelta(hours=1)))
     await pro.save_proactive_settings("e:blocked", ProactiveSettings(enabled=True), NOW)
-    await store.set_user_active("e:blocked", False)
+    await store.turns.set_user_active("e:blocked", False)
     assert await pro.proactive_people(NOW, "", 10) == ["a:on", "c:reminder"]
     assert await pro.proactive_people(NOW, "a:on", 10) == ["c:reminder"]
     assert await pro.proactive_people(NOW, "", 1) == ["a:on"]
@@ -131,8 +131,10 @@ async def test_trigger_rates_count_sent_messages_and_their_outcomes(store: Store
 async def test_activity_reads_the_persons_own_messages_oldest_first(store: Store) -> None:
     pro = store.proactive
     for minutes in (0, 10, 20, 30):
-        await store.add_turn(_turn("telegram:5", f"message {minutes}", NOW + timedelta(minutes=minutes)))
-    await store.add_turn(_turn("telegram:6", "someone else", NOW))
+        await store.turns.add_turn(
+            _turn("telegram:5", f"message {minutes}", NOW + timedelta(minutes=minutes))
+        )
+    await store.turns.add_turn(_turn("telegram:6", "someone else", NOW))
     found = await pro.activity("telegram:5", NOW + timedelta(minutes=5), 2)
     assert [a.text for a in found] == ["message 20", "message 30"]
     assert found[0].at == NOW + timedelta(minutes=20)
@@ -141,12 +143,12 @@ async def test_activity_reads_the_persons_own_messages_oldest_first(store: Store
 
 async def test_forget_all_removes_the_persons_proactive_rows(store: Store) -> None:
     pro = store.proactive
-    await store.add_turn(_turn("u:1", "hello", NOW))
+    await store.turns.add_turn(_turn("u:1", "hello", NOW))
     await pro.save_proactive_settings("u:1", ProactiveSettings(enabled=True), NOW)
     await pro.add_reminder(_reminder("u:1", NOW))
     await pro.claim(Claim("u:1:habit:x", "u:1", "habit", NOW))
     await pro.save_proactive_settings("u:2", ProactiveSettings(enabled=True), NOW)
-    await store.forget_all("u:1")
+    await store.memories.forget_all("u:1")
     assert await pro.proactive_settings("u:1") == ProactiveSettings()
     assert await pro.reminders("u:1") == [] and await pro.sent_messages("u:1", NOW - timedelta(days=1)) == []
     assert await pro.claim(Claim("u:1:habit:x", "u:1", "habit", NOW))  # nothing of theirs is left

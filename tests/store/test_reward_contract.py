@@ -23,75 +23,75 @@ def reply(user: str, used: tuple[int, ...], shares: tuple[float, ...], *, at: da
 async def react(
     store: Store, turn_id: int, value: float, user: str = "ann", source: str = "reaction"
 ) -> None:
-    await store.record_feedback(Feedback(turn_id, user, "x", value, T0, source))
+    await store.turns.record_feedback(Feedback(turn_id, user, "x", value, T0, source))
 
 
 async def test_a_reaction_credits_each_used_memory_by_its_share(store: Store) -> None:
-    a, b, c = await store.add_memories([memory("ann", t) for t in ("tea", "hiking", "jazz")])
-    first = await store.add_turn(reply("ann", (a, b), (0.75, 0.25)))
-    assert await store.memory_rewards("ann", [a, b, c]) == {}, "no reaction: no credit yet"
+    a, b, c = await store.memories.add_memories([memory("ann", t) for t in ("tea", "hiking", "jazz")])
+    first = await store.turns.add_turn(reply("ann", (a, b), (0.75, 0.25)))
+    assert await store.rewards.memory_rewards("ann", [a, b, c]) == {}, "no reaction: no credit yet"
     await react(store, first.id, 1.0)
-    assert await store.memory_rewards("ann", [a, b, c]) == pytest.approx({a: 0.75, b: 0.25})
-    second = await store.add_turn(reply("ann", (b, c), (0.5, 0.5)))
+    assert await store.rewards.memory_rewards("ann", [a, b, c]) == pytest.approx({a: 0.75, b: 0.25})
+    second = await store.turns.add_turn(reply("ann", (b, c), (0.5, 0.5)))
     await react(store, second.id, -1.0)
-    assert await store.memory_rewards("ann", [a, b, c]) == pytest.approx({a: 0.75, b: -0.25, c: -0.5})
+    assert await store.rewards.memory_rewards("ann", [a, b, c]) == pytest.approx({a: 0.75, b: -0.25, c: -0.5})
 
 
 async def test_a_changed_or_undone_reaction_changes_the_credit_exactly(store: Store) -> None:
-    [a] = await store.add_memories([memory("ann", "tea")])
-    made = await store.add_turn(reply("ann", (a,), (0.4,)))
+    [a] = await store.memories.add_memories([memory("ann", "tea")])
+    made = await store.turns.add_turn(reply("ann", (a,), (0.4,)))
     for value in (1.0, -1.0, 1.0, -1.0, 1.0):  # back and forth: nothing accumulates
         await react(store, made.id, value)
-        assert await store.memory_rewards("ann", [a]) == pytest.approx({a: 0.4 * value})
-    await store.remove_feedback(made.id, "ann", "reaction")
-    assert await store.memory_rewards("ann", [a]) in ({}, {a: 0.0})
+        assert await store.rewards.memory_rewards("ann", [a]) == pytest.approx({a: 0.4 * value})
+    await store.turns.remove_feedback(made.id, "ann", "reaction")
+    assert await store.rewards.memory_rewards("ann", [a]) in ({}, {a: 0.0})
 
 
 async def test_several_reactions_on_one_reply_count_as_their_mean(store: Store) -> None:
-    [a] = await store.add_memories([memory("ann", "tea")])
-    made = await store.add_turn(reply("ann", (a,), (1.0,)))
+    [a] = await store.memories.add_memories([memory("ann", "tea")])
+    made = await store.turns.add_turn(reply("ann", (a,), (1.0,)))
     await react(store, made.id, 1.0)
     await react(store, made.id, 1.0, source="button")  # the same person, twice: not double
     await react(store, made.id, -1.0, user="bob")  # someone else in a group
-    assert await store.memory_rewards("ann", [a]) == pytest.approx({a: 1.0 / 3})
+    assert await store.rewards.memory_rewards("ann", [a]) == pytest.approx({a: 1.0 / 3})
 
 
 async def test_credit_stays_with_its_owner_and_goes_with_forget(store: Store) -> None:
-    [a] = await store.add_memories([memory("ann", "tea")])
-    made = await store.add_turn(reply("ann", (a,), (1.0,)))
+    [a] = await store.memories.add_memories([memory("ann", "tea")])
+    made = await store.turns.add_turn(reply("ann", (a,), (1.0,)))
     await react(store, made.id, 1.0)
-    assert await store.memory_rewards("bob", [a]) == {}
-    assert await store.forget("ann", a)
-    assert await store.memory_rewards("ann", [a]) == {}
-    record = await store.reply_record(made.id, 5)
+    assert await store.rewards.memory_rewards("bob", [a]) == {}
+    assert await store.memories.forget("ann", a)
+    assert await store.rewards.memory_rewards("ann", [a]) == {}
+    record = await store.rewards.reply_record(made.id, 5)
     assert record is not None and record.memories == ()
 
 
 async def test_forget_all_takes_the_reward_records_too(store: Store) -> None:
-    [a] = await store.add_memories([memory("ann", "tea")])
-    made = await store.add_turn(reply("ann", (a,), (1.0,)))
-    await store.record_signal(made.id, "tool_use", "app-1", T0)
+    [a] = await store.memories.add_memories([memory("ann", "tea")])
+    made = await store.turns.add_turn(reply("ann", (a,), (1.0,)))
+    await store.rewards.record_signal(made.id, "tool_use", "app-1", T0)
     await react(store, made.id, 1.0)
-    await store.forget_all("ann")
-    assert await store.reply_record(made.id, 5) is None
-    assert await store.memory_rewards("ann", [a]) == {}
+    await store.memories.forget_all("ann")
+    assert await store.rewards.reply_record(made.id, 5) is None
+    assert await store.rewards.memory_rewards("ann", [a]) == {}
 
 
 async def test_a_reply_record_has_every_part_of_its_reward(store: Store) -> None:
-    a, b = await store.add_memories([memory("ann", "tea"), memory("ann", "hiking")])
-    await store.add_turn(turn("ann", "before"))
-    made = await store.add_turn(reply("ann", (a, b), (0.3, 0.7), at=T0))
+    a, b = await store.memories.add_memories([memory("ann", "tea"), memory("ann", "hiking")])
+    await store.turns.add_turn(turn("ann", "before"))
+    made = await store.turns.add_turn(reply("ann", (a, b), (0.3, 0.7), at=T0))
     for minutes in (1, 3, 50):
-        await store.add_turn(turn("ann", f"later {minutes}", at=T0 + timedelta(minutes=minutes)))
-    await store.add_turn(turn("ann", "another chat", chat="c2", at=T0 + timedelta(minutes=2)))
-    await store.add_turn(turn("bob", "someone else", at=T0 + timedelta(minutes=2)))
+        await store.turns.add_turn(turn("ann", f"later {minutes}", at=T0 + timedelta(minutes=minutes)))
+    await store.turns.add_turn(turn("ann", "another chat", chat="c2", at=T0 + timedelta(minutes=2)))
+    await store.turns.add_turn(turn("bob", "someone else", at=T0 + timedelta(minutes=2)))
     await react(store, made.id, 1.0)
     await react(store, made.id, -1.0, user="cy")  # someone else in the chat
-    await store.record_signal(made.id, "tool_use", "app-1", T0)
-    await store.record_signal(made.id, "tool_use", "app-1", T0)  # a retry: counted once
-    await store.record_signal(made.id, "tool_use", "app-2", T0)
+    await store.rewards.record_signal(made.id, "tool_use", "app-1", T0)
+    await store.rewards.record_signal(made.id, "tool_use", "app-1", T0)  # a retry: counted once
+    await store.rewards.record_signal(made.id, "tool_use", "app-2", T0)
 
-    record = await store.reply_record(made.id, 2)
+    record = await store.rewards.reply_record(made.id, 2)
 
     assert record is not None
     assert (record.turn_id, record.user_id, record.chat_id) == (made.id, "ann", "c1")
@@ -100,13 +100,13 @@ async def test_a_reply_record_has_every_part_of_its_reward(store: Store) -> None
     assert (record.tool_uses, record.proactive_successes) == (2, 0)
     assert [at - T0 for at in record.later_turns] == [timedelta(minutes=1), timedelta(minutes=3)]
     assert [(m.memory_id, m.share, m.text) for m in record.memories] == [(b, 0.7, "hiking"), (a, 0.3, "tea")]
-    assert await store.reply_record(999_999, 2) is None
+    assert await store.rewards.reply_record(999_999, 2) is None
 
 
 async def test_a_turn_stores_its_memory_under_the_kind_it_was_given(store: Store) -> None:
-    stored = await store.add_turn(
+    stored = await store.turns.add_turn(
         NewTurn("ann", "c1", "user", "I love jazz", EMB.vector("I love jazz"), EMB.model_name, T0,
                 memory_kind="preference")
     )
-    [found] = await store.list_memories("ann", 5)
+    [found] = await store.memories.list_memories("ann", 5)
     assert (found.id, found.kind) == (stored.memory_id, "preference")

@@ -49,7 +49,7 @@ def exact_top(path: Path, user: str, query: Vector, k: int = K) -> list[int]:
 
 
 async def searched(store: SqliteStore, query: Vector, user: str = PERSON) -> list[int]:
-    return [hit.memory.id for hit in await store.dense_search(user, query, K)]
+    return [hit.memory.id for hit in await store.memories.dense_search(user, query, K)]
 
 
 @pytest.fixture
@@ -57,8 +57,8 @@ async def big(tmp_path: Path) -> tuple[SqliteStore, Path, np.random.Generator]:
     rng = np.random.default_rng(11)
     path = tmp_path / "kindred.db"
     store = await SqliteStore.open(path)
-    await store.add_memories([memory(unit(rng)) for _ in range(BIG)])
-    await store.add_memories([memory(unit(rng), user="telegram:2") for _ in range(20)])
+    await store.memories.add_memories([memory(unit(rng)) for _ in range(BIG)])
+    await store.memories.add_memories([memory(unit(rng), user="telegram:2") for _ in range(20)])
     return store, path, rng
 
 
@@ -70,32 +70,34 @@ async def test_every_write_after_a_cached_search_is_seen(
         query = unit(rng)
         assert await searched(store, query) == exact_top(path, PERSON, query)  # the matrix is built
 
-        (added,) = await store.add_memories([memory(query, "the new one")])
+        (added,) = await store.memories.add_memories([memory(query, "the new one")])
         assert (await searched(store, query))[0] == added
 
-        turn = await store.add_turn(NewTurn(PERSON, "chat", "user", "said just now", query, MODEL, NOW))
+        turn = await store.turns.add_turn(NewTurn(PERSON, "chat", "user", "said just now", query, MODEL, NOW))
         top = await searched(store, query)
         assert set(top[:2]) == {added, turn.memory_id} and top == exact_top(path, PERSON, query)
 
         superseded = Revision(status="superseded", superseded_by=turn.memory_id)
-        assert await store.revise_memory(PERSON, added, superseded)
+        assert await store.curation.revise_memory(PERSON, added, superseded)
         assert added not in await searched(store, query)
-        assert await store.revise_memory(PERSON, added, Revision(status="active"))
+        assert await store.curation.revise_memory(PERSON, added, Revision(status="active"))
         assert (await searched(store, query))[:2] == exact_top(path, PERSON, query)[:2]
 
         away = unit(rng)
-        assert await store.revise_memory(PERSON, added, Revision(text="corrected", embedding=-query))
+        assert await store.curation.revise_memory(PERSON, added, Revision(text="corrected", embedding=-query))
         assert added not in await searched(store, query)
-        assert await store.revise_memory(PERSON, turn.memory_id, Revision(kind="fact", embedding=away))
+        assert await store.curation.revise_memory(
+            PERSON, turn.memory_id, Revision(kind="fact", embedding=away)
+        )
         assert (await searched(store, away))[0] == turn.memory_id
 
-        assert await store.forget(PERSON, turn.memory_id)
+        assert await store.memories.forget(PERSON, turn.memory_id)
         assert turn.memory_id not in await searched(store, away)
         assert await searched(store, query) == exact_top(path, PERSON, query)
 
-        assert await store.forget_all(PERSON) == BIG + 1
+        assert await store.memories.forget_all(PERSON) == BIG + 1
         assert await searched(store, query) == []
-        (again,) = await store.add_memories([memory(query)])
+        (again,) = await store.memories.add_memories([memory(query)])
         assert await searched(store, query) == [again]
     finally:
         await store.close()
@@ -109,10 +111,10 @@ async def test_a_write_from_another_connection_is_seen(
     try:
         query = unit(rng)
         before = await searched(store, query)
-        (added,) = await other.add_memories([memory(query)])
+        (added,) = await other.memories.add_memories([memory(query)])
         assert (await searched(store, query))[0] == added
-        assert await other.revise_memory(PERSON, before[0], Revision(status="archived"))
-        assert await other.revise_memory(PERSON, added, Revision(status="merged"))
+        assert await other.curation.revise_memory(PERSON, before[0], Revision(status="archived"))
+        assert await other.curation.revise_memory(PERSON, added, Revision(status="merged"))
         found = await searched(store, query)
         assert before[0] not in found and added not in found and found == exact_top(path, PERSON, query)
         assert await searched(store, query, "telegram:2") == exact_top(path, "telegram:2", query)
@@ -128,7 +130,7 @@ async def test_searches_at_once_after_a_write_each_see_it_once(
     try:
         query = unit(rng)
         await searched(store, query)
-        (added,) = await store.add_memories([memory(query)])
+        (added,) = await store.memories.add_memories([memory(query)])
         results = await asyncio.gather(*(searched(store, query) for _ in range(4)))
         for found in results:
             assert found == exact_top(path, PERSON, query) and found.count(added) == 1
@@ -142,16 +144,16 @@ async def test_an_unchanged_person_is_served_from_memory_and_a_change_reads_agai
     store = await SqliteStore.open(tmp_path / "kindred.db")
     db = await SqliteDatabase.open(tmp_path / "kindred.db")
     try:
-        ids = await store.add_memories([memory(unit(rng)) for _ in range(5)])
+        ids = await store.memories.add_memories([memory(unit(rng)) for _ in range(5)])
         cache = VectorCache(db, DIM, min_rows=1)
         first_ids, first = await cache.vectors(PERSON)
         assert first_ids.tolist() == ids
         _, same = await cache.vectors(PERSON)
         assert same.base is first.base  # nothing changed: the same matrix
-        (new,) = await store.add_memories([memory(unit(rng))])
+        (new,) = await store.memories.add_memories([memory(unit(rng))])
         grown_ids, _ = await cache.vectors(PERSON)
         assert grown_ids.tolist() == [*ids, new]  # appended
-        await store.revise_memory(PERSON, ids[0], Revision(status="superseded"))
+        await store.curation.revise_memory(PERSON, ids[0], Revision(status="superseded"))
         read_ids, _ = await cache.vectors(PERSON)
         assert read_ids.tolist() == [*ids[1:], new]
         assert (await cache.vectors("nobody"))[0].tolist() == []
@@ -166,7 +168,7 @@ async def test_the_cache_holds_at_most_its_budget(tmp_path: Path) -> None:
     db = await SqliteDatabase.open(tmp_path / "kindred.db")
     try:
         for user in ("a", "b", "c"):
-            await store.add_memories([memory(unit(rng), user=user) for _ in range(4)])
+            await store.memories.add_memories([memory(unit(rng), user=user) for _ in range(4)])
         cache = VectorCache(db, DIM, min_rows=3, max_vectors=8)
         for user in ("a", "b", "c"):
             assert len((await cache.vectors(user))[0]) == 4
@@ -183,11 +185,11 @@ async def test_a_person_who_forgot_all_and_came_back_gets_only_their_new_vectors
     store = await SqliteStore.open(tmp_path / "kindred.db")
     db = await SqliteDatabase.open(tmp_path / "kindred.db")
     try:
-        await store.add_memories([memory(unit(rng)) for _ in range(5)])
+        await store.memories.add_memories([memory(unit(rng)) for _ in range(5)])
         cache = VectorCache(db, DIM, min_rows=1)
         await cache.vectors(PERSON)
-        await store.forget_all(PERSON)
-        back = await store.add_memories([memory(unit(rng)) for _ in range(2)])
+        await store.memories.forget_all(PERSON)
+        back = await store.memories.add_memories([memory(unit(rng)) for _ in range(2)])
         assert (await cache.vectors(PERSON))[0].tolist() == back
     finally:
         await db.close()

@@ -24,14 +24,14 @@ async def rated_replies(store: Store, per_label: int, at: datetime, *, people: i
         said = f"I went for a walk by the river today, number {n}."
         text = f"That sounds lovely, walk {n}. Where did you go?" if liked else f"Ok. Walk {n} noted."
         prompt, chat = (PERSONA, ChatMessage("user", said)), f"c{n}"
-        await store.add_turn(NewTurn(user, chat, "user", said, EMB.vector(said), EMB.model_name, at))
-        reply = await store.add_turn(
+        await store.turns.add_turn(NewTurn(user, chat, "user", said, EMB.vector(said), EMB.model_name, at))
+        reply = await store.turns.add_turn(
             NewTurn(
                 user, chat, "assistant", text, EMB.vector(text), EMB.model_name, at, memory_kind="reply",
                 generation=Generation(prompt, None, False),
             )
         )  # fmt: skip
         emoji, value = ("👍", 1.0) if liked else ("👎", -1.0)
-        await store.record_feedback(Feedback(reply.id, user, emoji, value, at))
+        await store.turns.record_feedback(Feedback(reply.id, user, emoji, value, at))
         ids.append(reply.id)
     return ids

@@ -18,7 +18,7 @@ async def working_for_hours(store: Store, person: str, hours: float, end: dateti
     for step in range(steps + 1):
         at = end - timedelta(minutes=10 * (steps - step))
         text = f"still on the report, part {step}"
-        await store.add_turn(
+        await store.turns.add_turn(
             NewTurn(person, person, "user", text, embedder.vector(text), embedder.model_name, at)
         )
 

@@ -30,10 +30,10 @@ async def site(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AppSit
         now = datetime.now(UTC)
         for back, value in ((6, -1.0), (5, 0.5), (3, 1.0), (2, 0.5), (1, 1.0), (0, 1.0)):
             at = now - timedelta(days=back)
-            await opened.store.add_turn(turn("ann", f"hello {back}", at))
-            reply = await opened.store.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
-            await opened.store.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
-        await opened.store.add_turn(turn("bob", "hi", now))
+            await opened.store.turns.add_turn(turn("ann", f"hello {back}", at))
+            reply = await opened.store.turns.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
+            await opened.store.turns.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
+        await opened.store.turns.add_turn(turn("bob", "hi", now))
         yield opened
 
 

@@ -62,7 +62,7 @@ class Console:
         )
         self.out, self.err = io.StringIO(), io.StringIO()
         conversation = Conversation(store, embedder, inference, ConversationPolicy(persona="p"))
-        deliveries = DeliveryLog(store, embedder)
+        deliveries = DeliveryLog(store.turns, embedder)
         apps = AppCommands(store.apps, self.jobs, app_link(settings), poll_s=0.02, deliveries=deliveries)
         self.chat = ConsoleChat(
             conversation, USER, ConsoleIO(lambda: "", self.out, self.err, False), apps=apps
@@ -86,7 +86,7 @@ async def web(store: Store) -> AsyncIterator[TestClient]:  # type: ignore[type-a
     async def health() -> dict[str, object]:
         return {}
 
-    hosting = AppHosting(store.apps, rewards=store)
+    hosting = AppHosting(store.apps, rewards=store.rewards)
     client = TestClient(TestServer(build_web_app(webhooks={}, health=health, apps=hosting)))
     await client.start_server()
     yield client
@@ -105,7 +105,7 @@ async def test_app_prints_progress_and_a_link_that_serves_the_app(
     web: TestClient,  # type: ignore[type-arg]
 ) -> None:
     vector = HashEmbedder().vector("my dog")
-    await store.add_memories(
+    await store.memories.add_memories(
         [NewMemory(USER, "My dog is called Rex", "ann", datetime.now(UTC), vector, "test/hash-bag-of-words")]
     )
     said = await console.say("/app a packing checklist for my beach trip")
@@ -205,19 +205,20 @@ async def test_the_delivering_message_is_a_turn_and_opening_the_app_is_one_tool_
     web: TestClient,  # type: ignore[type-arg]
 ) -> None:
     said = await console.say("/app a gratitude journal")
-    [turn] = await store.recent_turns(USER, "console", 5)
+    [turn] = await store.turns.recent_turns(USER, "console", 5)
     assert turn.role == "assistant" and turn.text == said.strip()
     for _ in range(3):  # opened again and again, the delivery counts once
         assert (await web.get(link_in(said))).status == 200
-    record = await store.reply_record(turn.id, 5)
+    record = await store.rewards.reply_record(turn.id, 5)
     assert record is not None and record.tool_uses == 1
     again = await console.say("/app a gratitude journal")  # a second delivery of the same app
     assert (await web.get(link_in(again))).status == 200
-    turns = await store.recent_turns(USER, "console", 5)
+    turns = await store.turns.recent_turns(USER, "console", 5)
     assert len(turns) == 2 and turns[-1].text == again.strip()
-    second = await store.reply_record(turns[-1].id, 5)
+    second = await store.rewards.reply_record(turns[-1].id, 5)
     assert second is not None and second.tool_uses == 1
     # Kept as replies: two memories, neither of them evidence about the person.
     assert (
-        await store.memory_count(USER) == 2 and await store.memory_count(USER, without_kinds=["reply"]) == 0
+        await store.memories.memory_count(USER) == 2
+        and await store.memories.memory_count(USER, without_kinds=["reply"]) == 0
     )

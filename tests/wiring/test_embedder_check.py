@@ -40,7 +40,7 @@ class Renamed(HashEmbedder):
 async def remember(store: Store, text: str, embedder: Embedder = HASH) -> None:
     (vector,) = await embedder.embed([text])
     at = datetime(2026, 12, 1, tzinfo=UTC)
-    await store.add_memories([NewMemory("ann", text, "user", at, vector, embedder.model_name)])
+    await store.memories.add_memories([NewMemory("ann", text, "user", at, vector, embedder.model_name)])
 
 
 async def test_an_empty_store_takes_any_embedder(any_store: Store) -> None:

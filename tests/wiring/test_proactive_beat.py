@@ -87,9 +87,9 @@ async def test_a_long_session_gets_one_break_suggestion_with_why_and_footer(
     assert (row.trigger, row.status, row.chat_id, row.message_id) == (
         "long_session", "sent", key(ANN), str(shown.data["message_id"])
     )  # fmt: skip
-    [turn] = [t for t in await store.recent_turns(key(ANN), key(ANN), 3) if t.role == "assistant"]
+    [turn] = [t for t in await store.turns.recent_turns(key(ANN), key(ANN), 3) if t.role == "assistant"]
     assert turn.id == row.turn_id and turn.text == shown.text
-    link = await store.find_message("telegram", key(ANN), str(shown.data["message_id"]))
+    link = await store.turns.find_message("telegram", key(ANN), str(shown.data["message_id"]))
     assert link is not None and link.turn_id == turn.id  # a reaction to it reaches the turn
 
 
@@ -136,7 +136,7 @@ async def test_a_reminder_reaches_someone_who_is_off_and_only_once(
         return counting
 
     monkeypatch.setattr(store.proactive, "activity", counted("activity", store.proactive.activity))
-    monkeypatch.setattr(store, "list_memories", counted("memories", store.list_memories))
+    monkeypatch.setattr(store.memories, "list_memories", counted("memories", store.memories.list_memories))
     await store.proactive.add_reminder(
         NewReminder(key(ANN), key(ANN), "call the dentist", NOW - timedelta(minutes=2), "Europe/Berlin", NOW)
     )
@@ -176,7 +176,7 @@ async def test_a_person_who_blocked_the_bot_is_marked_inactive_and_gets_nothing_
     beat = beat_of(store, messenger, HashEmbedder())
     report = await beat.run(NOW)
     assert (report.unreachable, report.sent) == (1, 0)
-    assert not await store.is_user_active(key(ANN))
+    assert not await store.turns.is_user_active(key(ANN))
     await store.proactive.add_reminder(NewReminder(key(ANN), key(ANN), "stretch", NOW, "Europe/Berlin", NOW))
     sends = len(api.calls_of("sendMessage"))
     later = await beat.run(NOW + timedelta(hours=3))

@@ -87,7 +87,7 @@ class Chat:
         return cls(console, conversation, store, out)
 
     async def turns(self) -> list[Turn]:
-        return await self.store.recent_turns(USER, CHAT_ID, 20)
+        return await self.store.turns.recent_turns(USER, CHAT_ID, 20)
 
     def shown(self, found: list[Entry]) -> str:
         """A reply as the person reads it, from its stream's entries: the tiny model rarely ends

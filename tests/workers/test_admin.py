@@ -39,10 +39,10 @@ async def store(store: SqliteStore) -> SqliteStore:
     now = datetime.now(UTC)
     for back, value in ((2, -1.0), (1, 0.5), (0, 1.0)):
         at = now - timedelta(days=back)
-        await store.add_turn(turn("ann", f"hello {back}", at))
-        reply = await store.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
-        await store.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
-    await store.add_turn(turn("bob", "hi", now))
+        await store.turns.add_turn(turn("ann", f"hello {back}", at))
+        reply = await store.turns.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
+        await store.turns.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
+    await store.turns.add_turn(turn("bob", "hi", now))
     return store
 
 
@@ -133,11 +133,11 @@ async def test_admin_shows_training_runs_and_the_reaction_rate_per_version(store
     )
     for n, (version, value) in enumerate(((adapter.version, 1.0), (adapter.version, -1.0), (None, 1.0))):
         prompt = (ChatMessage("user", f"q{n}"),)
-        reply = await store.add_turn(
+        reply = await store.turns.add_turn(
             NewTurn("ann", "c", "assistant", f"a{n}", EMB.vector(f"a{n}"), EMB.model_name, now,
                     generation=Generation(prompt, version, False))
         )  # fmt: skip
-        await store.record_feedback(Feedback(reply.id, "ann", "👍", value, now))
+        await store.turns.record_feedback(Feedback(reply.id, "ann", "👍", value, now))
     good = await store.adapters.start_run("beat:1", now, timedelta(hours=1))
     assert good is not None
     for step, loss in enumerate((0.69, 0.52, 0.41), start=1):

@@ -144,7 +144,7 @@ async def load_rows(
         else:
             texts = rows.texts[start : start + LOAD_BATCH]
             vectors, model = rows.vectors[start : start + LOAD_BATCH], REAL_MODEL
-        await store.add_memories(
+        await store.memories.add_memories(
             [
                 NewMemory(
                     user_id=owner,
@@ -212,7 +212,7 @@ async def warm_up(
     store: Store, embedder: Embedder, queries: Sequence[Query], vectors: Sequence[Vector]
 ) -> None:
     for query, vector in zip(queries, vectors, strict=True):
-        await store.dense_search(query.user_id, vector, K)
+        await store.memories.dense_search(query.user_id, vector, K)
         await hybrid_search(store, query.user_id, query.text, vector, K)
         await embedder.embed([query.text])
 
@@ -228,7 +228,7 @@ async def searches(
     full_store: list[bool] = []
     for query, vector in zip(queries, vectors, strict=True):
         began = time.perf_counter()
-        hits = await store.dense_search(query.user_id, vector, K)
+        hits = await store.memories.dense_search(query.user_id, vector, K)
         store_s.append(time.perf_counter() - began)
         full_store.append(_full(hits, counts[query.user_id]))
     total_s: list[float] = []
@@ -250,7 +250,7 @@ async def searches(
     for query in queries:
         terms = query_terms(query.text)
         began = time.perf_counter()
-        await store.lexical_search(query.user_id, terms, K * OVERFETCH)
+        await store.memories.lexical_search(query.user_id, terms, K * OVERFETCH)
         lexical_s.append(time.perf_counter() - began)
     log(f"  searches: store p95 {store_p95} ms, end to end p95 {total_p95} ms")
     return {
@@ -330,7 +330,7 @@ async def writes(
         began = time.perf_counter()
         [vector] = await embedder.embed([text])
         embedded = time.perf_counter()
-        await store.add_turn(
+        await store.turns.add_turn(
             NewTurn(
                 user_id=rng.choice(owners),
                 chat_id="bench",
@@ -405,7 +405,7 @@ async def extraction(
         text, owner = user_text(rng), rng.choice(owners)
         [vector] = await embedder.embed([text])
         at = datetime.now(UTC)
-        turn = await store.add_turn(
+        turn = await store.turns.add_turn(
             NewTurn(
                 user_id=owner,
                 chat_id="bench",
@@ -424,7 +424,7 @@ async def extraction(
         spent.append(time.perf_counter() - began)
         for name in ("added", "updated", "superseded"):
             changed[name] += len(getattr(done, name))
-        made = await store.get_memories(owner, [*done.added, *done.updated])
+        made = await store.curation.get_memories(owner, [*done.added, *done.updated])
         changed["by_model"] += sum(m.meta.get("extracted_by") == "model" for m in made)
     label = "with the model" if inference is not None else "rules only"
     log(f"  extraction ({label}): p95 {millis(spent)['p95_ms']} ms per user turn")

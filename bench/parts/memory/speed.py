@@ -65,7 +65,7 @@ async def import_rate(store: Store, embedder: Embedder, rng: random.Random, coun
     """`memory_ops.import_items` (what `kindred memory import` runs once the file is read), timed whole."""
     items = import_items(rng, count)
     began = time.perf_counter()
-    ids = await memory_ops.import_items(store, embedder, IMPORT_USER, items)
+    ids = await memory_ops.import_items(store.memories, embedder, IMPORT_USER, items)
     seconds = time.perf_counter() - began
     rate = len(ids) / seconds
     log(f"  import: {len(ids):,} turns in {seconds:.1f}s, {rate:.0f} turns/s")

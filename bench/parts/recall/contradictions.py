@@ -309,7 +309,7 @@ async def load(store: Store, embedder: Embedder, data: Conversations) -> Stored:
         before = data.said[number - 1] if number else None
         if before is not None and (before.user_id, before.session) != (said.user_id, said.session):
             await upkeep(store, embedder, before.user_id, before.at + NIGHT, stored.upkeep)
-        turn = await store.add_turn(
+        turn = await store.turns.add_turn(
             NewTurn(
                 said.user_id,
                 CHAT,
@@ -323,7 +323,7 @@ async def load(store: Store, embedder: Embedder, data: Conversations) -> Stored:
             )
         )
         answered = said.at + timedelta(seconds=20)
-        await store.add_turn(
+        await store.turns.add_turn(
             NewTurn(
                 said.user_id,
                 CHAT,
@@ -417,8 +417,8 @@ async def _change_row(store: Store, probe: Probe, hits: Sequence[Recalled], stor
     old_ids = stored.ids[(probe.user_id, probe.case, "old")]
     new_ids = stored.ids[(probe.user_id, probe.case, "new")]
     top = [hit.memory.id for hit in hits[:K]]
-    [old_memory, *_] = await store.get_memories(probe.user_id, sorted(old_ids)[:1])
-    [new_memory, *_] = await store.get_memories(probe.user_id, sorted(new_ids)[:1])
+    [old_memory, *_] = await store.curation.get_memories(probe.user_id, sorted(old_ids)[:1])
+    [new_memory, *_] = await store.curation.get_memories(probe.user_id, sorted(new_ids)[:1])
     # The old wording kept alive elsewhere: in a summary, say, or a twin it was folded into.
     old_text = old_memory.text.rstrip(".!").lower()
     stale = any(hit.memory.id not in old_ids and old_text in hit.memory.text.lower() for hit in hits[:K])
@@ -453,7 +453,7 @@ async def _other_superseded(store: Store, data: Conversations, stored: Stored) -
     old_texts = {texts["old"].lower() for texts in data.texts.values() if "old" in texts}
     wrongly = 0
     for user_id in data.ask_at:
-        async for memory in all_memories(store, user_id):
+        async for memory in all_memories(store.memories, user_id):
             wrongly += memory.status == "superseded" and memory.id not in old and memory.kind != "summary"
             dropped = memory.meta.get("dropped")
             for item in dropped if isinstance(dropped, list) else []:

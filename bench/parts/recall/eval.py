@@ -42,7 +42,7 @@ async def dense(store: Store, case: Case, vector: Vector) -> list[int]:
 
 async def lexical(store: Store, case: Case, vector: Vector) -> list[int]:
     """The store's full-text search alone over all the question's content words."""
-    hits = await store.lexical_search(case.user_id, query_terms(case.text), K)
+    hits = await store.memories.lexical_search(case.user_id, query_terms(case.text), K)
     return [hit.memory.id for hit in hits]
 
 

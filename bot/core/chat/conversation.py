@@ -276,7 +276,7 @@ class Conversation:
         """A reaction on a platform message: find the reply it shows, then record or undo it."""
         await self.flush()  # the store is back: a link that waited is written first, then found
         try:
-            link = await self.store.find_message(event.platform, event.chat_id, event.message_id)
+            link = await self.store.turns.find_message(event.platform, event.chat_id, event.message_id)
         except StoreUnavailable:
             link = None
         # A link the store still refuses waits in the outbox: a reaction on it is on a reply
@@ -313,7 +313,9 @@ class Conversation:
     async def _save_and_load_history(self, turn: NewTurn) -> tuple[Turn | None, list[Turn]]:
         stored = await self._save(turn)
         try:
-            recent = await self.store.recent_turns(turn.user_id, turn.chat_id, self.policy.recent_turns + 1)
+            recent = await self.store.turns.recent_turns(
+                turn.user_id, turn.chat_id, self.policy.recent_turns + 1
+            )
         except StoreUnavailable:
             recent = []
         return stored, recent
@@ -350,7 +352,7 @@ class Conversation:
             self.outbox.add(turn)
             return None
         try:
-            return await self.store.add_turn(turn)
+            return await self.store.turns.add_turn(turn)
         except StoreUnavailable as exc:
             log.warning("keeping a turn for later: %s", exc)
             self.outbox.add(turn)
@@ -360,7 +362,7 @@ class Conversation:
         """Write now, or after what is already waiting when the store was unavailable."""
         if not len(self.outbox):
             try:
-                await self.outbox.apply(self.store, item)
+                await self.outbox.apply(self.store.turns, item)
                 return
             except StoreUnavailable as exc:
                 log.warning("keeping a write for later: %s", exc)
@@ -369,7 +371,7 @@ class Conversation:
 
     async def flush(self) -> int:
         """Retry pending writes. Returns how many reached the store."""
-        return await self.outbox.flush(self.store) if len(self.outbox) else 0
+        return await self.outbox.flush(self.store.turns) if len(self.outbox) else 0
 
 
 @dataclass(slots=True)

@@ -96,11 +96,11 @@ async def build_dataset(
     left_out: Counter[str] = Counter()
     labelled: list[tuple[RatedReply, ReplyReward, Label]] = []
     counts = ConsentBook(store, policy)
-    for reply in await store.rated_replies(start, end):
+    for reply in await store.learning.rated_replies(start, end):
         if not consents(reply.consent, policy):
             left_out["opted_out"] += 1
             continue
-        reward = await reply_reward(store, reply.turn_id, weights, counts)
+        reward = await reply_reward(store.rewards, reply.turn_id, weights, counts)
         if reward is None:  # forgotten between the two reads
             left_out["gone"] += 1
             continue
@@ -152,7 +152,9 @@ class ConsentBook:
 
     async def __call__(self, user_id: str) -> bool:
         if user_id not in self._known:
-            self._known[user_id] = consents(await self._store.training_consent(user_id), self._policy)
+            self._known[user_id] = consents(
+                await self._store.learning.training_consent(user_id), self._policy
+            )
         return self._known[user_id]
 
 

@@ -135,7 +135,7 @@ async def _run(
         dataset.desirable_weight,
         dataset.undesirable_weight,
     )
-    await store.record_examples(run.id, dataset.snapshots)
+    await store.learning.record_examples(run.id, dataset.snapshots)
     steps = StepLog(store, run.id, clock, asyncio.get_running_loop(), policy.pace_s)
     partial = _partial_folder(adapters_dir, run.id)
     await steps.note({"phase": "training", "examples": len(dataset.train), "weights": weights(dataset)})

@@ -41,8 +41,14 @@ async def answered_reply(
     return latest[-1].id if at - latest[-1].created_at <= gap else None
 
 
-class SignalLog(TurnLog, RewardLog, Protocol):
+class SignalLog(Protocol):
     """What `control_used` reads and writes: the chat's turns and the reply's signals."""
+
+    @property
+    def turns(self) -> TurnLog: ...
+
+    @property
+    def rewards(self) -> RewardLog: ...
 
 
 async def control_used(
@@ -51,7 +57,7 @@ async def control_used(
     """A memory control used right after a reply counts as a tool use of that reply. Returns the
     reply's turn id, or None when no reply was being answered. The key is the command and the
     moment, so a person who opens /memories twice counts twice, and a replay of one use once."""
-    turn_id = await answered_reply(log, user_id, chat_id, at, gap)
+    turn_id = await answered_reply(log.turns, user_id, chat_id, at, gap)
     if turn_id is not None:
-        await record_tool_use(log, turn_id, f"{command}:{at.isoformat()}", at)
+        await record_tool_use(log.rewards, turn_id, f"{command}:{at.isoformat()}", at)
     return turn_id

@@ -37,12 +37,12 @@ async def outdated_reason(store: Store, serving: AdapterRecord, policy: DatasetP
     """Why `serving` may no longer serve, or None. An adapter with no run (placed by hand) is kept."""
     if serving.run_id is None:
         return None
-    kept = await store.run_examples(serving.run_id)
+    kept = await store.learning.run_examples(serving.run_id)
     expected = recorded_examples(serving.dataset)
     if expected is not None and len(kept) < expected:
         return f"{expected - len(kept)} of the replies it was trained on were forgotten since"
     for user_id in sorted({example.user_id for example in kept}):
-        if not consents(await store.training_consent(user_id), policy):
+        if not consents(await store.learning.training_consent(user_id), policy):
             return "a person it was trained on has since turned training off"
     return None
 

@@ -63,7 +63,7 @@ async def run_checks(
 ) -> dict[str, int]:
     """Every check over one person's active memories. Returns how many each check changed."""
     changed = {check.name: 0 for check in checks}
-    async for memory in operations.all_memories(store, user_id):
+    async for memory in operations.all_memories(store.memories, user_id):
         if memory.status != "active":
             continue
         for check in checks:
@@ -71,6 +71,6 @@ async def run_checks(
             if verdict is None:
                 continue
             revision = Revision(status=verdict.status, verification=verdict.verification, updated_at=now)
-            if await store.revise_memory(user_id, memory.id, revision):
+            if await store.curation.revise_memory(user_id, memory.id, revision):
                 changed[check.name] += 1
     return changed

@@ -37,8 +37,17 @@ RAW_KINDS = frozenset({"turn", "imported"})
 SEPARATOR = " / "
 
 
-class ConsolidationStore(MemoryIndex, MemoryCuration, RewardLog, Protocol):
+class ConsolidationStore(Protocol):
     """What consolidation needs of the store."""
+
+    @property
+    def memories(self) -> MemoryIndex: ...
+
+    @property
+    def curation(self) -> MemoryCuration: ...
+
+    @property
+    def rewards(self) -> RewardLog: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +85,7 @@ async def consolidate(
     cutoff = now - policy.older_than
     # Read once, by id, not by time: covered turns are skipped here, so a long history never makes
     # a run re-read the same oldest page night after night.
-    everything = [m async for m in operations.all_memories(store, user_id)]
+    everything = [m async for m in operations.all_memories(store.memories, user_id)]
     raw = [
         m for m in everything
         if m.recallable and m.kind in RAW_KINDS and not _covered(m) and not m.pinned
@@ -199,12 +208,12 @@ async def _summarise(
     summary = NewMemory(
         first.user_id, text, None, last.created_at, vector, embedder.model_name, "summary", meta
     )
-    (summary_id,) = await store.add_memories([summary])
+    (summary_id,) = await store.memories.add_memories([summary])
     turns = [m.source_turn_id for m in session if m.source_turn_id is not None]
-    await store.link_sources(summary_id, turns)
+    await store.curation.link_sources(summary_id, turns)
     for memory in session:
         revision = Revision(weight=policy.covered_weight, meta={**memory.meta, "covered_by": summary_id})
-        await store.revise_memory(memory.user_id, memory.id, revision)
+        await store.curation.revise_memory(memory.user_id, memory.id, revision)
     held = {sentence.lower() for sentence in chosen}
     return [memory for memory in session if _said_in_full(memory, held)]
 
@@ -215,13 +224,15 @@ async def _archive(
     """Archive up to `over` covered raw turns, oldest first, skipping those that earned reward."""
     if over <= 0:
         return 0
-    credit = await store.memory_rewards(user_id, [m.id for m in covered])
+    credit = await store.rewards.memory_rewards(user_id, [m.id for m in covered])
     archived = 0
     for memory in sorted(covered, key=lambda m: (m.created_at, m.id)):
         if archived >= over:
             break
         if credit.get(memory.id, 0.0) > 0:
             continue
-        if await store.revise_memory(user_id, memory.id, Revision(status="archived", updated_at=now)):
+        if await store.curation.revise_memory(
+            user_id, memory.id, Revision(status="archived", updated_at=now)
+        ):
             archived += 1
     return archived

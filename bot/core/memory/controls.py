@@ -214,11 +214,13 @@ class Controls:
         button), opening it right after a reply counts as a tool use of that reply."""
         await self._used("memories", user_id, chat_id)
         page = max(page, 1)
-        total = await self.store.memory_count(user_id, without_kinds=tuple(UNLISTED))
+        total = await self.store.memories.memory_count(user_id, without_kinds=tuple(UNLISTED))
         end = total - (page - 1) * self.page_size
         start = max(end - self.page_size, 0)
         found = (
-            await self.store.list_memories(user_id, end - start, start, without_kinds=tuple(UNLISTED))
+            await self.store.memories.list_memories(
+                user_id, end - start, start, without_kinds=tuple(UNLISTED)
+            )
             if end > 0
             else []
         )
@@ -228,7 +230,7 @@ class Controls:
         memory_id = whole_number(argument.strip().lstrip("#"))
         if memory_id is None:
             return "Tell me which memory: /forget ID (the number from /memories), or /forget all."
-        if await self.store.forget(user_id, memory_id):
+        if await self.store.memories.forget(user_id, memory_id):
             await self._used("forget", user_id, chat_id)
             return f"Forgotten: memory #{memory_id}. It will not come up again."
         return f"I have no memory #{memory_id} of yours. /memories lists them."
@@ -239,7 +241,7 @@ class Controls:
         if memory_id is None:
             return "Tell me which memory: /confirm ID (the number from /memories)."
         revision = Revision(verification=1.0, updated_at=self._clock())
-        if await self.store.revise_memory(user_id, memory_id, revision):
+        if await self.store.curation.revise_memory(user_id, memory_id, revision):
             await self._used("confirm", user_id, chat_id)
             return f"Thanks, memory #{memory_id} is confirmed. I'll rely on it."
         return f"I have no memory #{memory_id} of yours. /memories lists them."
@@ -257,7 +259,7 @@ class Controls:
             text = clean_message(text, MAX_CORRECTION_CHARS)  # controls and lone surrogates out
         except InvalidInput as exc:
             return str(exc)
-        found = await self.store.get_memories(user_id, [memory_id])
+        found = await self.store.curation.get_memories(user_id, [memory_id])
         if not found:
             return f"I have no memory #{memory_id} of yours. /memories lists them."
         if not found[0].recallable and found[0].superseded_by is not None:
@@ -269,8 +271,8 @@ class Controls:
         return f"Corrected: #{new_id} now says “{text}”, and #{memory_id} will not come up again."
 
     async def forget_all(self, user_id: str) -> str:
-        opted_out = await self.store.training_consent(user_id) is False
-        count = await self.store.forget_all(user_id)
+        opted_out = await self.store.learning.training_consent(user_id) is False
+        count = await self.store.memories.forget_all(user_id)
         done = f"Done. I forgot everything about you ({count} memories)."
         # Not even the id is kept, so neither is the choice: a new person gets the default.
         return f"{done} {OPT_OUT_FORGOTTEN}" if opted_out else done
@@ -281,7 +283,7 @@ class Controls:
         await self._used("export", user_id, chat_id)
         lines: list[bytes] = []
         size = 0
-        async for memory in operations.all_memories(self.store, user_id):
+        async for memory in operations.all_memories(self.store.memories, user_id):
             lines.append(json.dumps(listing_record(memory), ensure_ascii=False).encode("utf-8") + b"\n")
             size += len(lines[-1])
             if size > self.max_export_bytes:
@@ -294,12 +296,12 @@ class Controls:
         words = " ".join(argument.lower().split())
         if words in ("training on", "training off"):
             on = words == "training on"
-            await self.store.set_training_consent(user_id, on)
+            await self.store.learning.set_training_consent(user_id, on)
             return TRAINING_ON if on else TRAINING_OFF
         if words:
             return PRIVACY_USAGE
         try:
-            consent = await self.store.training_consent(user_id)
+            consent = await self.store.learning.training_consent(user_id)
         except StoreUnavailable:
             return f"{PRIVACY}\n\n(I can't read your training setting right now; try again soon.)"
         return f"{PRIVACY}\n\n{training_setting(consent, self.default_training_consent)}"
@@ -317,7 +319,7 @@ class Controls:
     async def mark_unreachable(self, user_id: str) -> None:
         """The person blocked the bot: stop reaching out to them until they write again."""
         try:
-            await self.store.set_user_active(user_id, False)
+            await self.store.turns.set_user_active(user_id, False)
         except StoreUnavailable:
             log.warning("could not mark %s inactive: the store is unavailable", user_id)
 

@@ -19,12 +19,18 @@ from bot.core.models import Memory, NewMemory, Revision
 from bot.core.text import EMBED_CHARS
 
 
-class CurationStore(MemoryIndex, MemoryCuration, Protocol):
+class CurationStore(Protocol):
     """What revising memories needs of the store."""
+
+    @property
+    def memories(self) -> MemoryIndex: ...
+
+    @property
+    def curation(self) -> MemoryCuration: ...
 
 
 async def supersede(
-    store: MemoryCuration,
+    store: CurationStore,
     user_id: str,
     old_ids: Sequence[int],
     new_id: int,
@@ -39,7 +45,7 @@ async def supersede(
         if old_id == new_id:
             continue
         revision = Revision(status=status, superseded_by=new_id, updated_at=now)
-        if await store.revise_memory(user_id, old_id, revision):
+        if await store.curation.revise_memory(user_id, old_id, revision):
             changed.append(old_id)
     return changed
 
@@ -48,11 +54,11 @@ async def replace(store: CurationStore, embedder: Embedder, old: Memory, text: s
     """A confirmed memory with `text` takes the place of `old` (a correction). Returns its id."""
     vector = (await embedder.embed([text[:EMBED_CHARS]]))[0]
     meta = {**old.meta, "corrects": old.id}
-    (new_id,) = await store.add_memories(
+    (new_id,) = await store.memories.add_memories(
         [NewMemory(old.user_id, text, "user", now, vector, embedder.model_name, old.kind, meta)]
     )
-    await store.revise_memory(old.user_id, new_id, Revision(verification=1.0, pinned=old.pinned))
-    await store.link_sources(new_id, await store.memory_sources(old.id))
+    await store.curation.revise_memory(old.user_id, new_id, Revision(verification=1.0, pinned=old.pinned))
+    await store.curation.link_sources(new_id, await store.curation.memory_sources(old.id))
     await supersede(store, old.user_id, [old.id], new_id, now)
     return new_id
 
@@ -73,8 +79,8 @@ async def revise_summary(
     meta = {**summary.meta, "dropped": dropped}
     if not kept:  # nothing true is left: it goes with the fact
         revision = Revision(status="superseded", superseded_by=by_id, meta=meta, updated_at=now)
-        return await store.revise_memory(summary.user_id, summary.id, revision)
+        return await store.curation.revise_memory(summary.user_id, summary.id, revision)
     text = consolidation.summary_from(head, kept)
     vector = (await embedder.embed([text[:EMBED_CHARS]]))[0]
     revision = Revision(text=text, embedding=vector, meta=meta, updated_at=now)
-    return await store.revise_memory(summary.user_id, summary.id, revision)
+    return await store.curation.revise_memory(summary.user_id, summary.id, revision)

@@ -88,8 +88,14 @@ class MemoryCuration(Protocol):
         ...
 
 
-class RecallIndex(MemoryIndex, RewardLog, Protocol):
-    """What recall reads: the memories, and the reward they earned."""
+class RecallIndex(Protocol):
+    """What recall reads of a store: the memories, and the reward they earned."""
+
+    @property
+    def memories(self) -> MemoryIndex: ...
+
+    @property
+    def rewards(self) -> RewardLog: ...
 
 
 class Embedder(Protocol):

@@ -164,8 +164,8 @@ async def hybrid_search(
 
     # Dense search needs nothing from the lexical side, so the two run side by side.
     dense, words = await asyncio.gather(
-        index.dense_search(user_id, vector, fetch),
-        _word_search(index, user_id, query, fetch) if lexical else _nothing(),
+        index.memories.dense_search(user_id, vector, fetch),
+        _word_search(index.memories, user_id, query, fetch) if lexical else _nothing(),
     )
     dense = [hit for hit in dense if wanted(hit)]
     words = [hit for hit in words if wanted(hit)]
@@ -181,7 +181,7 @@ async def hybrid_search(
         return fused_top(k)
     # Every candidate is weighed, so reward and age can bring in one that relevance ranked past k.
     fused = fused_top(len(dense) + len(words))
-    return (await weigh(index, user_id, fused, scoring, now or datetime.now(UTC)))[:k]
+    return (await weigh(index.rewards, user_id, fused, scoring, now or datetime.now(UTC)))[:k]
 
 
 async def weigh(

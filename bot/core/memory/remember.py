@@ -62,7 +62,7 @@ async def remember_turn(
 ) -> Remembered:
     """Extract, deduplicate and contradict for the turn whose memory is `memory_id`."""
     done = Remembered()
-    found = await store.get_memories(user_id, [memory_id])
+    found = await store.curation.get_memories(user_id, [memory_id])
     if not found or found[0].speaker != "user" or not found[0].recallable:
         return done  # forgotten meanwhile, an assistant turn, or already folded into another
     turn_memory = found[0]
@@ -91,12 +91,12 @@ async def _contradict(
     if found is None:
         return
     terms = contradiction.search_terms(found) + query_terms(statement.text)
-    candidates = {hit.memory.id: hit.memory for hit in await store.lexical_search(
+    candidates = {hit.memory.id: hit.memory for hit in await store.memories.lexical_search(
         statement.user_id, list(dict.fromkeys(terms)), CONTRADICTION_FETCH
     )}  # fmt: skip
     # The same attribute in other words ("I'm a heavy smoker" for "I quit smoking"): by meaning.
     vector = (await embedder.embed([statement.text[:EMBED_CHARS]]))[0]
-    for hit in await store.dense_search(statement.user_id, vector, CONTRADICTION_NEAREST):
+    for hit in await store.memories.dense_search(statement.user_id, vector, CONTRADICTION_NEAREST):
         candidates.setdefault(hit.memory.id, hit.memory)
     older = sorted(candidates.values(), key=lambda m: m.id)
     untrue = [memory.id for memory in older if contradiction.contradicts(found, statement, memory)]
@@ -131,9 +131,9 @@ async def _keep(
             text=candidate.text, embedding=vector, kind=candidate.kind, meta={**twin.meta, **meta},
             pinned=twin.pinned or candidate.pinned or None, updated_at=now,
         )  # fmt: skip
-        await store.revise_memory(user_id, twin.id, revision)
+        await store.curation.revise_memory(user_id, twin.id, revision)
         if turn_id is not None:
-            await store.link_sources(twin.id, [turn_id])
+            await store.curation.link_sources(twin.id, [turn_id])
         if candidate.whole:  # the turn's own memory would be the twin: fold it into the older one
             await supersede(store, user_id, [turn_memory.id], twin.id, now, status="merged")
         done.updated.append(twin.id)
@@ -141,18 +141,18 @@ async def _keep(
     if candidate.whole:
         # The message is the statement: its own memory is the extracted one, no copy needed.
         revision = Revision(kind=candidate.kind, meta=meta, pinned=candidate.pinned or None)
-        await store.revise_memory(user_id, turn_memory.id, revision)
+        await store.curation.revise_memory(user_id, turn_memory.id, revision)
         done.updated.append(turn_memory.id)
         return
     new = NewMemory(
         user_id, candidate.text, "user", turn_memory.created_at, vector, embedder.model_name,
         candidate.kind, meta,
     )  # fmt: skip
-    (new_id,) = await store.add_memories([new])
+    (new_id,) = await store.memories.add_memories([new])
     if candidate.pinned:
-        await store.revise_memory(user_id, new_id, Revision(pinned=True))
+        await store.curation.revise_memory(user_id, new_id, Revision(pinned=True))
     if turn_id is not None:
-        await store.link_sources(new_id, [turn_id])
+        await store.curation.link_sources(new_id, [turn_id])
     done.added.append(new_id)
 
 
@@ -161,7 +161,7 @@ async def _near_duplicate(
 ) -> Memory | None:
     """An earlier statement of the person that says the same as `text` (same polarity)."""
     says_no = contradiction.negated(text)
-    for hit in await store.dense_search(user_id, vector, DUPLICATE_FETCH):
+    for hit in await store.memories.dense_search(user_id, vector, DUPLICATE_FETCH):
         memory = hit.memory
         if hit.score < DUPLICATE_SIMILARITY:
             break

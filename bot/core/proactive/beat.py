@@ -159,7 +159,7 @@ class ProactiveBeat:
         if not full:
             return PersonView(user_id, settings, sent=sent)
         activity = await pro.activity(user_id, since, self.options.activity_limit)
-        memories = await self.store.list_memories(
+        memories = await self.store.memories.list_memories(
             user_id, self.options.memory_limit, without_kinds=sorted(NOT_EVIDENCE)
         )
         facts = tuple(RememberedFact(m.id, m.text, m.created_at) for m in memories if m.recallable)
@@ -185,7 +185,7 @@ class ProactiveBeat:
         except RecipientGone as exc:
             log.info("proactive: %s blocked the bot (%s); marking them inactive", occasion.user_id, exc)
             await pro.settle(occasion.key, Delivery("failed", now))
-            await self.store.set_user_active(occasion.user_id, False)
+            await self.store.turns.set_user_active(occasion.user_id, False)
             report.unreachable += 1
             return False
         except DeliveryError as exc:
@@ -210,8 +210,10 @@ class ProactiveBeat:
             idempotency_key=f"proactive:{occasion.key}", memory_kind=REPLY,
             meta={"chat_id": chat_id, "proactive": occasion.key, "trigger": occasion.trigger},
         )  # fmt: skip
-        stored = await self.store.add_turn(turn)
-        await self.store.link_message(MessageLink(platform, chat_id, message_id, stored.id, occasion.user_id))
+        stored = await self.store.turns.add_turn(turn)
+        await self.store.turns.link_message(
+            MessageLink(platform, chat_id, message_id, stored.id, occasion.user_id)
+        )
         return stored.id
 
 

@@ -67,7 +67,7 @@ class ProactiveReplies:
     async def never_again_on(self, platform: str, chat_id: str, message_id: str, user_id: str) -> str:
         """The "don't suggest this again" button under a proactive message: that message is
         dismissed and its trigger is off for the person who pressed (only its own person may)."""
-        link = await self.store.find_message(platform, chat_id, message_id)
+        link = await self.store.turns.find_message(platform, chat_id, message_id)
         row = None if link is None else await self.store.proactive.ledger_row(link.turn_id)
         if row is None or row.user_id != user_id:
             return NOT_MINE
@@ -90,7 +90,7 @@ class ProactiveReplies:
     async def _accept(self, row: LedgerRow, at: datetime) -> None:
         if await self.store.proactive.record_outcome(row.key, "accepted", at) and row.turn_id is not None:
             # Keyed by the message: however often it is accepted again, γ counts once.
-            await record_proactive_success(self.store, row.turn_id, f"proactive:{row.key}", at)
+            await record_proactive_success(self.store.rewards, row.turn_id, f"proactive:{row.key}", at)
 
     async def _dismiss(self, row: LedgerRow, at: datetime) -> None:
         if not await self.store.proactive.record_outcome(row.key, "dismissed", at) or row.trigger != HABIT:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Self
 
 from bot.core.models import DayStats, MemoryHit, Stats, Vector
-from bot.store.facade import StoreFacade
 from bot.store.postgres import search
 from bot.store.postgres.curation import PostgresCuration
 from bot.store.postgres.learning import PostgresLearning
@@ -23,6 +22,7 @@ from bot.store.postgres.registry import PostgresRegistry
 from bot.store.postgres.reward import PostgresRewards
 from bot.store.postgres.rows import POSTGRES
 from bot.store.postgres.turns import PostgresTurns
+from bot.store.roles import StoreRoles
 from bot.store.sql import statements
 from bot.store.sql.proactive import SqlProactive
 from bot.store.sql.rows import activity_window, day_stats
@@ -54,7 +54,7 @@ _EMBEDDER_SQL = (
 )
 
 
-class PostgresStore(StoreFacade):
+class PostgresStore(StoreRoles):
     """Kindred's Store on PostgreSQL ≥ 13 with pgvector ≥ 0.8. Build it with `await open(dsn)`."""
 
     backend = "postgres"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Self
 
 from bot.core.models import DayStats, Stats
-from bot.store.facade import StoreFacade
+from bot.store.roles import StoreRoles
 from bot.store.sql import statements
 from bot.store.sql.proactive import SqlProactive
 from bot.store.sql.rows import activity_window, day_stats, to_epoch
@@ -47,7 +47,7 @@ _EMBEDDER_SQL = (
 )
 
 
-class SqliteStore(StoreFacade):
+class SqliteStore(StoreRoles):
     """Kindred's Store on one SQLite file. Build it with `await SqliteStore.open(path)`."""
 
     backend = "sqlite"

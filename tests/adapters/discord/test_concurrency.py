@@ -33,7 +33,10 @@ async def test_people_writing_at_the_same_moment_are_all_answered_and_stored(
     assert (await store.stats()).turns == 2 * len(PEOPLE)
     for message in messages:
         reply = fake.replies_to(message)[0]
-        assert await store.find_message("discord", f"discord:{reply.channel_id}", str(reply.id)) is not None
+        assert (
+            await store.turns.find_message("discord", f"discord:{reply.channel_id}", str(reply.id))
+            is not None
+        )
     assert errors(caplog) == []
 
 
@@ -50,7 +53,7 @@ async def test_reactions_at_the_same_moment_are_all_recorded(
         chat_id = f"discord:{reply.channel_id}"
 
         async def linked() -> bool:
-            return await store.find_message("discord", chat_id, str(reply.id)) is not None
+            return await store.turns.find_message("discord", chat_id, str(reply.id)) is not None
 
         await wait_until(linked, what="the reply to be stored and linked")
         for person in PEOPLE:

@@ -82,7 +82,7 @@ async def test_after_a_gateway_drop_the_client_resumes_and_nothing_is_lost(
     resume = log.resumes[0]
     assert resume["session_id"] == fake.gateway.session_id and resume["token"] == p.TOKEN
     assert resume["seq"] >= last_seq - 1  # it had seen everything up to the drop
-    turns = await store.recent_turns(f"discord:{ANN['id']}", f"discord:{int(ANN['id']) + 1}", 10)
+    turns = await store.turns.recent_turns(f"discord:{ANN['id']}", f"discord:{int(ANN['id']) + 1}", 10)
     assert [turn.text for turn in turns if turn.role == "user"] == [
         "before the drop",
         "while the connection was down",

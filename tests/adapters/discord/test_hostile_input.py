@@ -76,7 +76,7 @@ async def test_hostile_dms_and_stray_reactions_get_words_and_lose_nothing(
             lambda: REPLY in [m.content for m in fake.replies_to(last)], what="the bot still answering"
         )
     assert feedback() == []
-    turns = await store.recent_turns(f"discord:{ANN['id']}", f"discord:{dm_channel_id(ANN)}", 100)
+    turns = await store.turns.recent_turns(f"discord:{ANN['id']}", f"discord:{dm_channel_id(ANN)}", 100)
     said = [turn.text for turn in turns if turn.role == "user"]
     assert "NUL before words" in said[0] and "\x00" not in said[0]
     assert len(said) == len(HOSTILE_DMS) - 2 + 2  # two refused, then "one more" and "still there?"

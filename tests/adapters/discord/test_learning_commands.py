@@ -86,4 +86,4 @@ async def test_privacy_training_off_is_kept_and_shown(fake: FakeDiscord, any_sto
         assert shown.ephemeral and shown.content == TRAINING_OFF
         shown = await answer(fake, await fake.slash(ANN, "privacy"))
         assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}"
-    assert await any_store.training_consent(f"discord:{ANN['id']}") is False
+    assert await any_store.learning.training_consent(f"discord:{ANN['id']}") is False

@@ -35,7 +35,7 @@ async def test_correct_replaces_the_memory(fake: FakeDiscord, store: SqliteStore
     async with running(services(store)):
         corrected = await answer(fake, ANN, "correct", memory=str(ids[1]), text="  my cat is  called Miso ")
         listing = await answer(fake, ANN, "memories")
-    new_id = max(memory.id for memory in await store.list_memories(ANN_KEY, 10))
+    new_id = max(memory.id for memory in await store.memories.list_memories(ANN_KEY, 10))
     assert (
         corrected
         == f"Corrected: #{new_id} now says “my cat is called Miso”, and #{ids[1]} will not come up again."
@@ -55,7 +55,7 @@ async def test_bad_ids_and_text_get_a_clear_answer(fake: FakeDiscord, store: Sql
         assert "/correct ID new text" in await answer(fake, ANN, "correct", memory=str(ids[0]), text=" ")
         huge = await answer(fake, ANN, "correct", memory=str(ids[0]), text="x" * (MAX_CORRECTION_CHARS + 1))
     assert huge == f"Please keep a correction under {MAX_CORRECTION_CHARS} characters."
-    (memory,) = await store.list_memories(ANN_KEY, 10)
+    (memory,) = await store.memories.list_memories(ANN_KEY, 10)
     assert (memory.text, memory.status, memory.verification) == ("fact number 0", "active", 0.0)
 
 
@@ -65,7 +65,7 @@ async def test_nobody_can_revise_another_persons_memory(fake: FakeDiscord, store
         confirm = await answer(fake, BEN, "confirm", memory=str(ids[0]))
         correct = await answer(fake, BEN, "correct", memory=str(ids[0]), text="Ben was here")
     assert confirm == correct == NO_MEMORY.format(ids[0])
-    (memory,) = await store.list_memories(ANN_KEY, 10)
+    (memory,) = await store.memories.list_memories(ANN_KEY, 10)
     assert (memory.text, memory.status, memory.verification) == ("fact number 0", "active", 0.0)
 
 

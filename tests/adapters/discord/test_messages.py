@@ -28,10 +28,10 @@ async def test_a_dm_is_answered_stored_and_linked(fake: FakeDiscord, store: Sqli
     async with running(services(store)):
         message = await fake.dm(ANN, "hello there")
         await answered(fake, message)
-    turns = await store.recent_turns(f"discord:{ANN['id']}", f"discord:{dm_channel_id(ANN)}", 10)
+    turns = await store.turns.recent_turns(f"discord:{ANN['id']}", f"discord:{dm_channel_id(ANN)}", 10)
     assert [(turn.role, turn.text) for turn in turns] == [("user", "hello there"), ("assistant", REPLY)]
     reply = fake.replies_to(message)[0]
-    link = await store.find_message("discord", f"discord:{dm_channel_id(ANN)}", str(reply.id))
+    link = await store.turns.find_message("discord", f"discord:{dm_channel_id(ANN)}", str(reply.id))
     assert link is not None and link.turn_id == turns[-1].id
     assert reply.reference is None  # in a DM the reply simply follows
 
@@ -46,7 +46,7 @@ async def test_in_a_server_a_mention_is_answered_and_other_talk_is_ignored(
         await answered(fake, mention)
     reply = fake.replies_to(mention)[0]
     assert reply.reference == mention["id"]  # shown as a reply to the person's message
-    turns = await store.recent_turns(f"discord:{ANN['id']}", f"discord:{p.GUILD_CHANNEL_ID}", 10)
+    turns = await store.turns.recent_turns(f"discord:{ANN['id']}", f"discord:{p.GUILD_CHANNEL_ID}", 10)
     assert [turn.text for turn in turns] == ["what do you think?", REPLY]  # the @mention is not stored
 
 
@@ -92,7 +92,9 @@ async def test_a_long_reply_streams_with_paced_edits_and_splits_past_2000_charac
     gaps = [later - earlier for earlier, later in itertools.pairwise(rounds)]
     assert len(rounds) >= 4, "the reply should have been shown while it was written"
     assert all(gap >= interval_s * 0.9 for gap in gaps[:-1]), gaps
-    links = [await store.find_message("discord", f"discord:{dm_channel_id(ANN)}", str(m.id)) for m in shown]
+    links = [
+        await store.turns.find_message("discord", f"discord:{dm_channel_id(ANN)}", str(m.id)) for m in shown
+    ]
     assert all(link is not None for link in links)  # a reaction on any piece counts
 
 
@@ -136,9 +138,9 @@ async def test_someone_not_on_the_allowlist_is_refused_politely_and_nothing_is_s
         await answered(fake, friend)
         in_the_server = await fake.say_in_server(ANN, "hi", mention=True)  # the server is allowed
         await answered(fake, in_the_server)
-    stored_users = {turn.user_id for turn in await store.recent_turns(f"discord:{ANN['id']}", "x", 5)}
+    stored_users = {turn.user_id for turn in await store.turns.recent_turns(f"discord:{ANN['id']}", "x", 5)}
     assert not stored_users
-    assert await store.recent_turns(f"discord:{ANN['id']}", f"discord:{dm_channel_id(ANN)}", 5) == []
+    assert await store.turns.recent_turns(f"discord:{ANN['id']}", f"discord:{dm_channel_id(ANN)}", 5) == []
 
 
 async def test_writing_too_fast_gets_a_polite_wait(fake: FakeDiscord, store: SqliteStore) -> None:

@@ -40,7 +40,7 @@ async def test_a_reminder_arrives_in_the_dm_channel_and_is_linked_to_its_turn(
     [shown] = fake.in_channel(dm_channel_id(ANN))
     assert shown.content.startswith("Reminder: call the dentist")
     chat = f"discord:{dm_channel_id(ANN)}"
-    link = await store.find_message("discord", chat, str(shown.id))
+    link = await store.turns.find_message("discord", chat, str(shown.id))
     [row] = await store.proactive.sent_messages(PERSON, NOW - timedelta(days=1))
     assert link is not None and link.turn_id == row.turn_id and row.chat_id == chat
 
@@ -50,8 +50,8 @@ async def test_a_person_who_blocked_the_bot_is_marked_inactive(fake: FakeDiscord
     hello = NewTurn(
         PERSON, PERSON, "user", "hi", embedder.vector("hi"), embedder.model_name, NOW - timedelta(days=1)
     )
-    await store.add_turn(hello)
-    assert await store.is_user_active(PERSON)
+    await store.turns.add_turn(hello)
+    assert await store.turns.is_user_active(PERSON)
     await remind(store, "stretch")
     fake.rest.blocked.add(int(ANN["id"]))
     messenger = DiscordMessenger(p.TOKEN)
@@ -63,7 +63,7 @@ async def test_a_person_who_blocked_the_bot_is_marked_inactive(fake: FakeDiscord
     finally:
         await messenger.close()
     assert (report.unreachable, report.sent) == (1, 0) and later.people == 0
-    assert not await store.is_user_active(PERSON)
+    assert not await store.turns.is_user_active(PERSON)
     assert fake.in_channel(dm_channel_id(ANN)) == []
 
 

@@ -21,7 +21,7 @@ def texts(fake: FakeDiscord, message: p.Payload) -> list[str]:
 
 
 async def stored_reply(store: SqliteStore) -> str:
-    turns = await store.recent_turns(f"discord:{ANN['id']}", f"discord:{dm_channel_id(ANN)}", 10)
+    turns = await store.turns.recent_turns(f"discord:{ANN['id']}", f"discord:{dm_channel_id(ANN)}", 10)
     return turns[-1].text
 
 

@@ -80,8 +80,8 @@ async def test_chat_defers_then_fills_the_response_and_follows_up(
     assert not original.components  # in the bot's DM reactions reach it: no buttons needed
     chat_id = f"discord:{dm_channel_id(ANN)}"
     for shown in (original, follow_up):
-        assert await store.find_message("discord", chat_id, str(shown.id)) is not None
-    turns = await store.recent_turns(f"discord:{ANN['id']}", chat_id, 5)
+        assert await store.turns.find_message("discord", chat_id, str(shown.id)) is not None
+    turns = await store.turns.recent_turns(f"discord:{ANN['id']}", chat_id, 5)
     assert [turn.text for turn in turns] == ["tell me everything", reply]
 
 
@@ -127,7 +127,7 @@ async def remember(store: SqliteStore, count: int) -> list[int]:
         NewMemory(f"discord:{ANN['id']}", f"fact number {n}", "user", now, embedder.vector(f"fact {n}"), "t")
         for n in range(count)
     ]
-    return await store.add_memories(memories)
+    return await store.memories.add_memories(memories)
 
 
 async def test_memories_are_paged_with_buttons(fake: FakeDiscord, store: SqliteStore) -> None:
@@ -155,10 +155,10 @@ async def test_forget_one_then_all_after_a_confirmation(fake: FakeDiscord, store
         token = await fake.slash(ANN, "forget", memory="all")
         ask = await one_answer(fake, token)
         assert ask.ephemeral and ask.content == FORGET_ALL_ASK and ask.custom_ids() == ["kindred:forget-all"]
-        assert await store.memory_count(f"discord:{ANN['id']}") == 2  # asking deletes nothing
+        assert await store.memories.memory_count(f"discord:{ANN['id']}") == 2  # asking deletes nothing
         await fake.press(ANN, ask, "kindred:forget-all")
         await wait_until(lambda: ask.content.startswith("Done. I forgot everything"), what="the confirmation")
-    assert await store.memory_count(f"discord:{ANN['id']}") == 0
+    assert await store.memories.memory_count(f"discord:{ANN['id']}") == 0
     assert ask.components == []
 
 

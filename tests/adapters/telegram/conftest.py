@@ -50,7 +50,7 @@ class Running:
             ).fetchall()
 
     async def turns(self, user: str, chat: str) -> list[tuple[str, str]]:
-        return [(t.role, t.text) for t in await self.store.recent_turns(user, chat, 100)]
+        return [(t.role, t.text) for t in await self.store.turns.recent_turns(user, chat, 100)]
 
 
 async def replies_done(api: FakeTelegramBotApi, chat_id: int, count: int, wait_s: float = 10.0) -> list[str]:

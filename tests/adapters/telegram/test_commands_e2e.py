@@ -19,7 +19,7 @@ EMB = HashEmbedder()
 
 async def remember(store: SqliteStore, count: int) -> list[int]:
     now = datetime.now(UTC)
-    return await store.add_memories(
+    return await store.memories.add_memories(
         [
             NewMemory(
                 ANN_KEY, f"fact {n}", "user", now - timedelta(days=count - n), EMB.vector(f"fact {n}"), "h"
@@ -75,7 +75,7 @@ async def test_forget_one_and_bad_arguments(api: FakeTelegramBotApi, tmp_path: P
         assert forgot.startswith(f"Forgotten: memory #{ids[1]}")
         assert "no memory" in again
         assert "/forget ID" in bare and "/forget ID" in hostile
-        assert await bot.store.memory_count(ANN_KEY) == 2
+        assert await bot.store.memories.memory_count(ANN_KEY) == 2
 
 
 async def test_forget_all_needs_the_owners_confirmation(api: FakeTelegramBotApi, tmp_path: Path) -> None:
@@ -89,13 +89,13 @@ async def test_forget_all_needs_the_owners_confirmation(api: FakeTelegramBotApi,
         api.callback(GROUP, message_id, 77, yes_data)  # someone else presses "yes"
         await api.wait_until(lambda: len(api.callback_answers) == 1)
         assert "Only the person who asked" in str(api.callback_answers[0])
-        assert await bot.store.memory_count(ANN_KEY) == 3
+        assert await bot.store.memories.memory_count(ANN_KEY) == 3
         api.callback(GROUP, message_id, ANN, no_data)
         await api.wait_until(lambda: api.texts(GROUP)[0].startswith("Kept."))
         api.callback(GROUP, message_id, ANN, yes_data)
         await api.wait_until(lambda: api.texts(GROUP)[0].startswith("Done."))
         assert "(3 memories)" in api.texts(GROUP)[0]
-        assert await bot.store.memory_count(ANN_KEY) == 0
+        assert await bot.store.memories.memory_count(ANN_KEY) == 0
 
 
 async def test_export_sends_a_jsonl_file_that_import_reads(api: FakeTelegramBotApi, tmp_path: Path) -> None:

@@ -77,17 +77,17 @@ async def test_a_person_who_blocked_the_bot_is_marked_inactive_and_nothing_is_lo
         ann = f"telegram:{ANN}"
         await api.wait_until(lambda: any(call.failed for call in api.calls), what="a 403")
         for _ in range(100):  # the mark is written just after the refused send
-            if not await bot.store.is_user_active(ann):
+            if not await bot.store.turns.is_user_active(ann):
                 break
             await asyncio.sleep(0.05)
-        assert not await bot.store.is_user_active(ann)
+        assert not await bot.store.turns.is_user_active(ann)
         # Her words and the reply she could not see are both kept.
         assert [role for role, _ in await bot.turns(ann, ann)] == ["user", "assistant"]
         sends_while_blocked = len([c for c in api.calls if c.params.get("chat_id") == ANN])
         api.unblock(ANN)
         api.private_message(ANN, "I'm back")
         assert await replies_done(api, ANN, 1) == ["Lovely to hear from you."]
-        assert await bot.store.is_user_active(ann)
+        assert await bot.store.turns.is_user_active(ann)
         assert sends_while_blocked <= 3, "a blocked chat is not retried over and over"
 
 

@@ -13,7 +13,7 @@ async def test_a_reaction_is_recorded_changed_and_removed(api: FakeTelegramBotAp
         api.private_message(ANN, "hello")
         await replies_done(api, ANN, 1)
         reply = api.bot_messages(ANN)[0].data["message_id"]
-        turn = (await bot.store.recent_turns(f"telegram:{ANN}", f"telegram:{ANN}", 2))[-1].id
+        turn = (await bot.store.turns.recent_turns(f"telegram:{ANN}", f"telegram:{ANN}", 2))[-1].id
         user = f"telegram:{ANN}"
         api.reaction(ANN, reply, ANN, old=[], new=["👍"])
         await api.wait_until(lambda: bot.feedback() == [(turn, user, "reaction", "👍", 1.0)])

@@ -129,9 +129,9 @@ async def test_privacy_training_off_and_on_is_kept_per_person(
             api.private_message(ANN, command)
             await api.wait_until(lambda n=count: len(api.texts(ANN)) == n)
             if command == "/privacy training off":
-                assert await bot.store.training_consent(f"telegram:{ANN}") is False
+                assert await bot.store.learning.training_consent(f"telegram:{ANN}") is False
         off, shown, on, usage = api.texts(ANN)
         assert off == TRAINING_OFF and on == TRAINING_ON and usage == PRIVACY_USAGE
         assert shown == f"{PRIVACY}\n\n{training_setting(False, True)}"
-        assert await bot.store.training_consent(f"telegram:{ANN}") is True
-        assert await bot.store.training_consent(f"telegram:{BOB}") is None
+        assert await bot.store.learning.training_consent(f"telegram:{ANN}") is True
+        assert await bot.store.learning.training_consent(f"telegram:{BOB}") is None

@@ -29,7 +29,7 @@ async def test_confirm_then_memories_shows_it_confirmed(api: FakeTelegramBotApi,
         assert confirmed == f"Thanks, memory #{ids[0]} is confirmed. I'll rely on it."
         assert f"#{ids[0]} · turn · 2 d ago · [confirmed] fact 0" in listing
         assert f"#{ids[1]} · turn · 1 d ago · fact 1" in listing
-        (memory,) = await bot.store.get_memories(ANN_KEY, [ids[0]])
+        (memory,) = await bot.store.curation.get_memories(ANN_KEY, [ids[0]])
         assert memory.verification == 1.0
 
 
@@ -37,14 +37,14 @@ async def test_correct_replaces_the_memory(api: FakeTelegramBotApi, tmp_path: Pa
     async with running_bot(api, tmp_path) as bot:
         ids = await remember(bot.store, 2)
         corrected, listing = await answers(api, ANN, f"/correct {ids[1]}   I moved to  Lisbon", "/memories")
-        new_id = max(memory.id for memory in await bot.store.list_memories(ANN_KEY, 10))
+        new_id = max(memory.id for memory in await bot.store.memories.list_memories(ANN_KEY, 10))
         assert (
             corrected
             == f"Corrected: #{new_id} now says “I moved to Lisbon”, and #{ids[1]} will not come up again."
         )
         assert f"#{new_id} · turn · just now · [confirmed] I moved to Lisbon" in listing
         assert f"#{ids[1]} · turn · 1 d ago · [replaced by #{new_id}] fact 1" in listing
-        (old,) = await bot.store.get_memories(ANN_KEY, [ids[1]])
+        (old,) = await bot.store.curation.get_memories(ANN_KEY, [ids[1]])
         assert (old.status, old.superseded_by, old.text) == ("superseded", new_id, "fact 1")
 
 
@@ -76,7 +76,7 @@ async def test_bad_ids_and_text_get_a_clear_answer(api: FakeTelegramBotApi, tmp_
         assert all("/correct ID new text" in text for text in (bare, no_text, letters, superscript))
         assert missing == "I have no memory #99999 of yours. /memories lists them."
         assert huge == f"Please keep a correction under {MAX_CORRECTION_CHARS} characters."
-        (memory,) = await bot.store.list_memories(ANN_KEY, 10)
+        (memory,) = await bot.store.memories.list_memories(ANN_KEY, 10)
         assert (memory.text, memory.status, memory.verification) == ("fact 0", "active", 0.0)
 
 
@@ -88,6 +88,6 @@ async def test_nobody_can_revise_another_persons_memory(api: FakeTelegramBotApi,
         await api.wait_until(lambda: len(api.texts(GROUP)) == 1)
         for answer in (confirm, correct, api.texts(GROUP)[0]):
             assert answer == f"I have no memory #{ids[0]} of yours. /memories lists them."
-        (memory,) = await bot.store.list_memories(ANN_KEY, 10)
+        (memory,) = await bot.store.memories.list_memories(ANN_KEY, 10)
         assert (memory.text, memory.status, memory.verification) == ("fact 0", "active", 0.0)
-        assert await bot.store.memory_count(f"telegram:{BEN}") == 0
+        assert await bot.store.memories.memory_count(f"telegram:{BEN}") == 0

@@ -138,7 +138,7 @@ async def test_without_a_time_zone_a_guess_from_when_they_write_is_offered_to_co
         for hour in (-2, -1, *range(16)):
             at = NOW - timedelta(days=day + 1) + timedelta(hours=hour - 9)
             turn = NewTurn(ANN, ANN, "user", "hello", embedder.vector("hello"), embedder.model_name, at)
-            await store.add_turn(turn)
+            await store.turns.add_turn(turn)
     answer = await commands.proactive(ANN, "on")
     assert "you may be on UTC+9, for example Asia/" in answer and "/proactive timezone Asia/" in answer
     assert (await store.proactive.proactive_settings(ANN)).timezone is None  # only ever confirmed

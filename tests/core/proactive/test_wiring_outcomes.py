@@ -38,7 +38,7 @@ async def sent(store: SqliteStore, trigger: str = "habit") -> tuple[str, int]:
     """A proactive message as beat leaves it: claimed, sent, stored as a turn. (key, turn id)"""
     embedder, key = HashEmbedder(), f"{ANN}:{trigger}:run@morning"
     text = "You often run around 7. Want a morning reminder?"
-    turn = await store.add_turn(NewTurn(ANN, ANN, "assistant", text, embedder.vector(text),
+    turn = await store.turns.add_turn(NewTurn(ANN, ANN, "assistant", text, embedder.vector(text),
                                         embedder.model_name, SENT, memory_kind="reply"))  # fmt: skip
     await store.proactive.claim(Claim(key, ANN, trigger, SENT))
     await store.proactive.settle(key, Delivery("sent", SENT, ANN, turn.id, "77"))
@@ -59,7 +59,7 @@ async def test_a_yes_within_two_hours_accepts_it_with_one_success_signal(
     await say(conversation, "sounds great", timedelta(minutes=30))  # one outcome, the first
     [row] = await store.proactive.sent_messages(ANN, SENT - timedelta(days=1))
     assert row.outcome == "accepted"
-    record = await store.reply_record(turn_id, 5)
+    record = await store.rewards.reply_record(turn_id, 5)
     assert record is not None and record.proactive_successes == 1
     [rate] = await store.proactive.trigger_rates(SENT - timedelta(days=1))
     assert (rate.trigger, rate.sent, rate.accepted, rate.success_rate) == ("habit", 1, 1, 1.0)
@@ -71,7 +71,7 @@ async def test_a_reply_after_the_window_says_nothing_about_it(
     _, turn_id = await sent(store)
     await say(conversation, "yes", timedelta(hours=2, minutes=1))
     [row] = await store.proactive.sent_messages(ANN, SENT - timedelta(days=1))
-    record = await store.reply_record(turn_id, 5)
+    record = await store.rewards.reply_record(turn_id, 5)
     assert row.outcome is None and record is not None and record.proactive_successes == 0
 
 
@@ -83,7 +83,7 @@ async def test_a_declined_habit_is_dismissed_and_never_offered_again(
     [row] = await store.proactive.sent_messages(ANN, SENT - timedelta(days=1))
     assert row.outcome == "dismissed"
     assert (await store.proactive.proactive_settings(ANN)).declined == {key}
-    record = await store.reply_record(turn_id, 5)
+    record = await store.rewards.reply_record(turn_id, 5)
     assert record is not None and record.proactive_successes == 0
 
 
@@ -104,10 +104,11 @@ async def test_a_thumbs_up_accepts_it_once_and_a_thumbs_down_dismisses_another(
     key, turn_id = await sent(store, "follow_up")
     for emoji in ("👍", "❤️"):
         await conversation.handle_reaction(Reaction(ANN, turn_id, emoji, SENT + timedelta(hours=5)))
-    record = await store.reply_record(turn_id, 5)
+    record = await store.rewards.reply_record(turn_id, 5)
     assert record is not None and record.proactive_successes == 1
-    other = await store.add_turn(NewTurn(ANN, ANN, "assistant", "How did it go?", HashEmbedder().vector("x"),
-                                         "m", SENT, memory_kind="reply"))  # fmt: skip
+    vector = HashEmbedder().vector("x")
+    asked = NewTurn(ANN, ANN, "assistant", "How did it go?", vector, "m", SENT, memory_kind="reply")
+    other = await store.turns.add_turn(asked)
     await store.proactive.claim(Claim("k2", ANN, "long_session", SENT))
     await store.proactive.settle("k2", Delivery("sent", SENT, ANN, other.id, "78"))
     await conversation.handle_reaction(Reaction(ANN, other.id, "👎", SENT + timedelta(minutes=1)))
