@@ -9,10 +9,10 @@ so a trigger backed off globally returns when its old failures age out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
-from bot.core.proactive.models import TRIGGERS, PersonView, SentRecord
+from bot.core.proactive.models import TRIGGERS, PersonView, SentRecord, TriggerRate
 from bot.core.proactive.policy import ProactivePolicy
 
 ASKED_FOR = "reminder"  # never backed off: the person asked for it
@@ -45,22 +45,12 @@ def backed_off_for(view: PersonView, now: datetime, policy: ProactivePolicy) -> 
     return frozenset(resting)
 
 
-def success_rates(views: Iterable[PersonView], since: datetime | None = None) -> dict[str, tuple[int, int]]:
-    """Per trigger, (accepted, outcomes) across people, counting messages sent since `since` (for /admin)."""
-    counts = {trigger: [0, 0] for trigger in TRIGGERS}
-    for view in views:
-        for record in view.sent:
-            if record.accepted is None or record.trigger not in counts or (since and record.at < since):
-                continue
-            counts[record.trigger][0] += int(record.accepted)
-            counts[record.trigger][1] += 1
-    return {trigger: (accepted, total) for trigger, (accepted, total) in counts.items()}
-
-
-def global_backoff(views: Iterable[PersonView], now: datetime, policy: ProactivePolicy) -> frozenset[str]:
-    """The triggers resting for everyone: pass it on as `ProactivePolicy.backed_off`."""
-    rates = success_rates(views, now - policy.backoff_rest)
-    return frozenset(t for t, (accepted, total) in rates.items() if rests(t, accepted, total, policy))
+def backed_off(rates: Sequence[TriggerRate], policy: ProactivePolicy) -> frozenset[str]:
+    """Triggers resting for everyone, from the sent ledger's counts within the rest period: too few
+    of their outcomes accepted (`rests`). Passed on as `ProactivePolicy.backed_off`."""
+    return frozenset(
+        r.trigger for r in rates if rests(r.trigger, r.accepted, r.accepted + r.dismissed, policy)
+    )
 
 
 def rests(trigger: str, accepted: int, outcomes: int, policy: ProactivePolicy) -> bool:

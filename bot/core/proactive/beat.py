@@ -17,7 +17,7 @@ A person who blocked the bot is marked inactive and is not listed again until th
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 
@@ -27,7 +27,7 @@ from bot.core.jobs import JobPayload
 from bot.core.memory import NOT_EVIDENCE, REPLY
 from bot.core.memory.ports import Embedder
 from bot.core.models import MessageLink, NewTurn
-from bot.core.proactive.backoff import rests
+from bot.core.proactive.backoff import backed_off
 from bot.core.proactive.evaluate import evaluate
 from bot.core.proactive.manners import choose
 from bot.core.proactive.models import (
@@ -42,7 +42,6 @@ from bot.core.proactive.models import (
     Reminder,
     ScheduledReminder,
     SentRecord,
-    TriggerRate,
 )
 from bot.core.proactive.occasions import as_message
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
@@ -86,14 +85,6 @@ def message_text(occasion: Occasion) -> str:
     """The message as sent: the template text, why it was sent, and (unless asked for) the footer."""
     text = as_message(occasion)
     return text if occasion.trigger == ASKED_FOR else f"{text}\n\n{FOOTER}"
-
-
-def backed_off(rates: Sequence[TriggerRate], policy: ProactivePolicy) -> frozenset[str]:
-    """Triggers resting for everyone: too few accepted of their outcomes within the rest period
-    (backoff.rests, over the ledger's counts instead of every view)."""
-    return frozenset(
-        r.trigger for r in rates if rests(r.trigger, r.accepted, r.accepted + r.dismissed, policy)
-    )
 
 
 class ProactiveBeat:

@@ -38,7 +38,7 @@ BACKOFF_REST = timedelta(days=30)
 
 @dataclass(frozen=True, slots=True)
 class ProactivePolicy:
-    """The thresholds. `backed_off` names triggers resting for everyone (see manners.global_backoff)."""
+    """The thresholds. `backed_off` names triggers resting for everyone (`backoff.backed_off`)."""
 
     session_gap: timedelta = SESSION_GAP
     session_length: timedelta = SESSION_LENGTH

@@ -7,10 +7,16 @@ from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
-from bot.core.proactive.backoff import backed_off_for, global_backoff, success_rate, success_rates
+from bot.core.proactive.backoff import backed_off, backed_off_for, success_rate
 from bot.core.proactive.local_time import quiet_until, zone
 from bot.core.proactive.manners import choose, sent_today
-from bot.core.proactive.models import DONT_SUGGEST_AGAIN, Occasion, PersonView, SentRecord, TriggerName
+from bot.core.proactive.models import (
+    DONT_SUGGEST_AGAIN,
+    Occasion,
+    SentRecord,
+    TriggerName,
+    TriggerRate,
+)
 from bot.core.proactive.policy import DEFAULT
 from bot.core.proactive.replies import is_acceptance, is_decline, is_dont_suggest_again, outcome
 from tests.core.proactive.support import person
@@ -118,17 +124,16 @@ def test_a_trigger_below_the_success_floor_backs_off_for_the_person_then_tries_a
     )
 
 
-def test_global_backoff_pools_recent_outcomes_across_people() -> None:
-    def one(user: str, accepted: bool, days_ago: int) -> PersonView:
-        return person(sent=[sent("follow_up", NOON - timedelta(days=days_ago), accepted)], user_id=user)
-
-    people = [one(f"p{i}", i == 0, 2) for i in range(6)]  # 1 of 6 accepted: below 0.2
-    assert success_rates(people)["follow_up"] == (1, 6)
-    policy = replace(DEFAULT, backed_off=global_backoff(people, NOON, DEFAULT))
+def test_a_trigger_rests_for_everyone_when_the_ledger_says_too_few_accepted_it() -> None:
+    rates = [
+        TriggerRate("follow_up", sent=6, accepted=1, dismissed=5),  # 1 of 6: below the 0.2 floor
+        TriggerRate("habit", sent=6, accepted=3, dismissed=3),
+        TriggerRate("reminder", sent=6, accepted=0, dismissed=6),  # asked for: never rests
+        TriggerRate("long_session", sent=2, accepted=0, dismissed=2),  # too few outcomes to judge
+    ]
+    policy = replace(DEFAULT, backed_off=backed_off(rates, DEFAULT))
     assert policy.backed_off == {"follow_up"}
     assert choose([FOLLOW_UP], person(), NOON, policy) == []
-    old = [one(f"p{i}", False, 40) for i in range(6)]  # failures older than the rest period age out
-    assert global_backoff(old, NOON, DEFAULT) == frozenset()
 
 
 @pytest.mark.parametrize(
