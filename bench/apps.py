@@ -56,7 +56,7 @@ async def measure(builds: int, inference: Inference | None) -> dict[str, Any]:
     cold: dict[str, dict[str, float]] = {}
     sources: dict[str, list[str]] = {}
     async with open_store("sqlite") as opened:
-        apps = opened.store.apps
+        apps = opened.store.miniapps
         for kind in KINDS:
             samples: list[float] = []
             for n in range(builds):

@@ -51,7 +51,7 @@ class Store(Protocol):
         ...
 
     @property
-    def apps(self) -> AppStore:
+    def miniapps(self) -> AppStore:
         """The mini-apps."""
         ...
 

@@ -187,7 +187,7 @@ def services(kindred: Kindred) -> Services:
             kindred.store, kindred.jobs.submit, stale_after=timedelta(minutes=training.stale_minutes)
         ),
         apps=AppCommands(
-            kindred.store.apps,
+            kindred.store.miniapps,
             kindred.jobs,
             app_link(kindred.settings),
             deliveries=DeliveryLog(kindred.store.turns, kindred.embedder),

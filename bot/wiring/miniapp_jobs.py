@@ -61,7 +61,7 @@ def add_app_jobs(
                 request.owner, MEMORIES_READ, without_kinds=sorted(NOT_EVIDENCE)
             )
             built = await build_app(
-                store.apps,
+                store.miniapps,
                 renderer,
                 request,
                 [memory.text for memory in memories],

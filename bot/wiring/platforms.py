@@ -122,7 +122,7 @@ def web_server(
         settings.web.app_state_bytes,
         telegram_key=None if token is None else secret_key(token.get_secret_value()),
     )
-    hosting = AppHosting(kindred.store.apps, options, rewards=kindred.store.rewards)
+    hosting = AppHosting(kindred.store.miniapps, options, rewards=kindred.store.rewards)
     return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin, apps=hosting))
 
 

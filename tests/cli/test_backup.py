@@ -74,7 +74,7 @@ async def populate(settings: Settings, people: int = 2) -> None:
         adapter = await store.adapters.add_adapter(candidate("v1"))
         await store.adapters.promote_adapter(adapter.version, T0)
         await store.adapters.start_run("nightly-1", T0, timedelta(hours=1))
-        await store.apps.create_app("telegram:0", "telegram:0", "t" * 32, notes_app(), datetime.now(UTC))
+        await store.miniapps.create_app("telegram:0", "telegram:0", "t" * 32, notes_app(), datetime.now(UTC))
     finally:
         await store.close()
     (settings.adapters_path / "v1").mkdir(parents=True)

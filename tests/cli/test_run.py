@@ -99,7 +99,7 @@ async def test_kindred_run_without_a_platform_says_so_and_serves_apps_and_health
             spec = rule_spec("notes", "a journal", Facts(), date.today())
             rendered = render_app("notes", spec)
             body = NewVersion("notes", spec["title"], spec, rendered, "a journal", "k", "rules")
-            app = await store.apps.create_app("console:ann", "console", "t" * 32, body, datetime.now(UTC))
+            app = await store.miniapps.create_app("console:ann", "console", "t" * 32, body, datetime.now(UTC))
         finally:
             await store.close()
         async with aiohttp.ClientSession() as http:

@@ -76,7 +76,7 @@ async def test_admin_health_exports_and_app_pages_hold_no_secret(
 async def an_app(db: Path) -> str:
     store = await SqliteStore.open(db)
     try:
-        app = await store.apps.create_app(
+        app = await store.miniapps.create_app(
             f"telegram:{ANN}", "telegram", "s" * 32, notes_app(), datetime.now(UTC)
         )
     finally:

@@ -187,12 +187,12 @@ async def _app(world: World, who: int) -> None:
     )
     request = BuildRequest(uuid.uuid4().hex, user, f"dm-{who}", f"a packing list for {world.secret(who)}")
     texts = [memory.text for memory in memories]
-    built = await build_app(world.store.apps, TemplateRenderer(), request, texts, world.when())
+    built = await build_app(world.store.miniapps, TemplateRenderer(), request, texts, world.when())
     await _check_app(world, who, built.app.id, built.app.version)
 
 
 async def _check_app(world: World, who: int, app_id: int, version: int) -> None:
-    found = await world.store.apps.get_version(app_id, version)
+    found = await world.store.miniapps.get_version(app_id, version)
     assert found is not None
     shown = f"{found.body.spec} {found.body.rendered.html} {found.body.request}"
     world.check(who, shown, "app", forgotten_too=False)
@@ -299,7 +299,7 @@ async def run_program(store: Store, program: list[tuple[str, int, object]]) -> N
         user = world.person(who)
         for item in await store.memories.list_memories(user, 1000):
             assert not world.secrets_in(item.text) & world.forgotten.get(who, set()), "forgotten, yet back"
-        for app in await store.apps.list_apps(user, 100):
+        for app in await store.miniapps.list_apps(user, 100):
             await _check_app(world, who, app.id, app.version)
         await _export(world, who)
 

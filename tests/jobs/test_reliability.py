@@ -145,7 +145,9 @@ async def test_an_app_build_asked_while_redis_restarts_waits_for_it_and_is_built
 
     try:
         worker.wait_ready()
-        commands = AppCommands(store.apps, jobs, lambda token: f"https://apps.example/a/{token}", poll_s=0.05)
+        commands = AppCommands(
+            store.miniapps, jobs, lambda token: f"https://apps.example/a/{token}", poll_s=0.05
+        )
         server.stop()
 
         async def back_soon() -> None:

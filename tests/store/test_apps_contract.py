@@ -20,7 +20,7 @@ def _version(title: str = "Beach", key: str = "k1", theme: str = "auto") -> NewV
 
 
 async def test_an_app_keeps_every_version_whole_and_can_serve_an_old_one(store: Store) -> None:
-    apps = store.apps
+    apps = store.miniapps
     app = await apps.create_app("telegram:1", "telegram:1", "tok-1", _version(), NOW)
     assert (app.version, app.latest, app.title, app.revoked) == (1, 1, "Beach", False)
     second = await apps.add_version(app.id, _version("Beach, dark", "k2", "dark"), NOW + timedelta(seconds=1))
@@ -37,7 +37,7 @@ async def test_an_app_keeps_every_version_whole_and_can_serve_an_old_one(store: 
 
 
 async def test_links_find_apps_and_revocation_is_for_good(store: Store) -> None:
-    apps = store.apps
+    apps = store.miniapps
     app = await apps.create_app("discord:7", "discord:9", "tok-2", _version(), NOW)
     found = await apps.app_by_token("tok-2")
     assert found == app and await apps.app_by_token("tok-x") is None
@@ -51,7 +51,7 @@ async def test_links_find_apps_and_revocation_is_for_good(store: Store) -> None:
 
 
 async def test_the_cache_finds_the_persons_live_app_by_the_served_versions_key(store: Store) -> None:
-    apps = store.apps
+    apps = store.miniapps
     app = await apps.create_app("console:a", "console", "tok-3", _version(key="same"), NOW)
     assert await apps.find_cached("console:a", "same") == app
     assert await apps.find_cached("console:b", "same") is None
@@ -62,7 +62,7 @@ async def test_the_cache_finds_the_persons_live_app_by_the_served_versions_key(s
 
 
 async def test_a_person_runs_at_most_the_limit_of_builds_at_once(store: Store) -> None:
-    apps = store.apps
+    apps = store.miniapps
     first = await apps.start_build("b1", "p", NOW, limit=2, stale_after=STALE)
     assert first is not None and first.status == "running"
     assert await apps.start_build("b2", "p", NOW, limit=2, stale_after=STALE) is not None
@@ -83,13 +83,13 @@ async def test_a_person_runs_at_most_the_limit_of_builds_at_once(store: Store) -
 
 async def test_concurrent_starts_never_pass_the_limit(store: Store) -> None:
     started = await asyncio.gather(
-        *(store.apps.start_build(f"c{i}", "racer", NOW, limit=2, stale_after=STALE) for i in range(8))
+        *(store.miniapps.start_build(f"c{i}", "racer", NOW, limit=2, stale_after=STALE) for i in range(8))
     )
     assert sum(build is not None for build in started) == 2
 
 
 async def test_state_is_per_app_and_stays_under_its_quota(store: Store) -> None:
-    apps = store.apps
+    apps = store.miniapps
     one = await apps.create_app("p", "p", "tok-4", _version(), NOW)
     two = await apps.create_app("p", "p", "tok-5", _version(), NOW)
     assert await apps.write_state(one.id, "items", '["é"]', quota_bytes=20, at=NOW)

@@ -62,7 +62,7 @@ async def fill(store: Store, user: str, word: str, other_reply: int | None) -> i
     await store.rewards.record_signal(reply.turn_id or 0, "tool_use", f"{word}-use", T0)
     memories = [m.text for m in await store.memories.list_memories(user, 100)]
     request = BuildRequest(f"{word}-build", user, f"dm-{user}", f"a packing list for {word}")
-    await build_app(store.apps, TemplateRenderer(), request, memories, T0)
+    await build_app(store.miniapps, TemplateRenderer(), request, memories, T0)
     run = await store.adapters.start_run(f"night-{uuid.uuid4().hex}", T0, timedelta(hours=1))
     assert run is not None
     parts = {"reaction": 1.0}
@@ -95,7 +95,10 @@ async def test_forget_all_leaves_the_person_in_no_table_and_no_index(place: str)
         assert forgotten >= 4
         left = holding(await every_row(place), ann, ann_word)
         assert left == {}, f"forget all left the person in: {left}"
-        assert await store.memories.list_memories(ann, 10) == [] and await store.apps.list_apps(ann, 10) == []
+        assert (
+            await store.memories.list_memories(ann, 10) == []
+            and await store.miniapps.list_apps(ann, 10) == []
+        )
         assert await store.memories.lexical_search(ann, [ann_word, "lisbon"], 10) == []
         assert await store.memories.dense_search(ann, EMB.vector(f"cat {ann_word}"), 10) == []
         # The other person keeps everything, their reply's reaction from the forgotten one aside.

@@ -36,6 +36,8 @@ async def app_commands(
     add_app_jobs(registry, opener, BuildPolicy(), None)
     jobs = InProcessJobs(registry, workers=2)
     try:
-        yield lambda store: AppCommands(store.apps, jobs, lambda token: f"{APPS_URL}/a/{token}", poll_s=0.02)
+        yield lambda store: AppCommands(
+            store.miniapps, jobs, lambda token: f"{APPS_URL}/a/{token}", poll_s=0.02
+        )
     finally:
         await jobs.close()

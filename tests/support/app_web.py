@@ -54,7 +54,7 @@ class AppSite:
         who = owner or f"browser:{secrets.token_hex(6)}"
         request = BuildRequest(secrets.token_hex(8), who, who, text)
         policy = BuildPolicy(max_concurrent=8, free_form=free_form)
-        return await build_app(self.store.apps, RENDERER, request, [], datetime.now(UTC),
+        return await build_app(self.store.miniapps, RENDERER, request, [], datetime.now(UTC),
                                policy=policy, inference=inference)  # fmt: skip
 
 
@@ -72,7 +72,7 @@ async def app_site(
     options = AppHostingOptions(telegram_key=telegram_key)
     if state_quota_bytes is not None:
         options = replace(options, state_quota_bytes=state_quota_bytes)
-    hosting = AppHosting(store.apps, options)
+    hosting = AppHosting(store.miniapps, options)
     server = WebServer(build_web_app(webhooks={}, health=health, admin=admin, apps=hosting))
     try:
         port = await server.start("127.0.0.1", 0)

@@ -46,7 +46,7 @@ async def _build(store: SqliteStore, model: OpenAICompatInference, text: str = R
     owner = f"telegram:{secrets.randbelow(10**9)}"
     request = BuildRequest(secrets.token_hex(8), owner, owner, text)
     return await build_app(
-        store.apps, RENDERER, request, [], datetime.now(UTC), policy=FREE_FORM, inference=model
+        store.miniapps, RENDERER, request, [], datetime.now(UTC), policy=FREE_FORM, inference=model
     )
 
 
@@ -55,7 +55,7 @@ async def test_a_page_that_passes_is_served_as_the_model_wrote_it(
 ) -> None:
     server.chunks = chunked(GOOD_PAGE)
     built = await _build(store, model)
-    version = await store.apps.get_version(built.app.id, built.app.version)
+    version = await store.miniapps.get_version(built.app.id, built.app.version)
     assert version is not None and built.source == version.body.source == "free-form"
     rendered = version.body.rendered
     assert MARK in rendered.html and 'id="kindred-spec"' in rendered.html
@@ -74,7 +74,7 @@ async def test_a_page_that_fails_the_checks_falls_back_to_the_template(
     _, found = RENDERER.free_form({"title": "Water"}, BAD_PAGES[flaw], [REQUEST])
     assert found, flaw  # the checks name why
     built = await _build(store, model)
-    version = await store.apps.get_version(built.app.id, built.app.version)
+    version = await store.miniapps.get_version(built.app.id, built.app.version)
     assert version is not None and built.source == "rules" and built.app.kind == "tracker"
     assert MARK not in version.body.rendered.html
     assert set(version.body.rendered.script_hashes) <= template_script_hashes()

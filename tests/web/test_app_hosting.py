@@ -26,7 +26,7 @@ QUOTA = 2048
 async def _app(store: SqliteStore, owner: str = "telegram:1") -> AppRecord:
     spec = rule_spec("checklist", "a beach packing list", Facts(), NOW.date())
     version = NewVersion("checklist", spec["title"], spec, render_app("checklist", spec), "r", "k", "rules")
-    return await store.apps.create_app(owner, owner, secrets.token_urlsafe(24), version, NOW)
+    return await store.miniapps.create_app(owner, owner, secrets.token_urlsafe(24), version, NOW)
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ async def web(store: SqliteStore) -> AsyncIterator[TestClient]:  # type: ignore[
     async def health() -> dict[str, object]:
         return {}
 
-    hosting = AppHosting(store.apps, AppHostingOptions("https://apps.example:8443/ignored", QUOTA))
+    hosting = AppHosting(store.miniapps, AppHostingOptions("https://apps.example:8443/ignored", QUOTA))
     client = TestClient(TestServer(build_web_app(webhooks={}, health=health, apps=hosting)))
     await client.start_server()
     yield client
@@ -46,7 +46,7 @@ async def test_an_app_is_served_sandboxed_with_a_strict_csp_and_no_cookies(
     web: TestClient,  # type: ignore[type-arg]
 ) -> None:
     app = await _app(store)
-    version = await store.apps.get_version(app.id, 1)
+    version = await store.miniapps.get_version(app.id, 1)
     assert version is not None
     response = await web.get(f"/a/{app.token}")
     assert response.status == 200 and response.content_type == "text/html"
@@ -69,7 +69,7 @@ async def test_only_a_live_link_opens_anything(store: SqliteStore, web: TestClie
     app = await _app(store)
     for path in ("/a/nope", "/a/" + "A" * 32, "/a/../admin", f"/a/{app.token}x", "/a/%3Cscript%3E"):
         assert (await web.get(path)).status == 404, path
-    assert await store.apps.revoke(app.owner, app.id, NOW)
+    assert await store.miniapps.revoke(app.owner, app.id, NOW)
     for suffix in ("", "/download", "/state"):
         assert (await web.get(f"/a/{app.token}{suffix}")).status == 404
     assert (

@@ -51,7 +51,7 @@ async def test_the_request_reaches_the_model_as_quoted_data_and_the_page_as_text
     owner = f"telegram:{secrets.randbelow(10**9)}"
     request = BuildRequest(secrets.token_hex(8), owner, owner, REQUEST)
     built = await build_app(
-        any_store.apps, RENDERER, request, MEMORIES, datetime.now(UTC), policy=FREE_FORM, inference=model
+        any_store.miniapps, RENDERER, request, MEMORIES, datetime.now(UTC), policy=FREE_FORM, inference=model
     )
     assert len(server.requests) == 2  # the spec pass and the page
     for asked in server.requests:
@@ -64,7 +64,7 @@ async def test_the_request_reaches_the_model_as_quoted_data_and_the_page_as_text
         assert rest[0].startswith("App kind: ") and json.loads("\n".join(rest[2:]))  # then the spec, JSON
         assert not any("<|im_start|>" in message["content"] for message in asked["messages"])
 
-    version = await any_store.apps.get_version(built.app.id, built.app.version)
+    version = await any_store.miniapps.get_version(built.app.id, built.app.version)
     assert version is not None and built.source == version.body.source == "rules"
     html = version.body.rendered.html
     assert "innerHTML" not in html and 'evil.example/?c=" + document.cookie' not in html

@@ -181,7 +181,7 @@ async def test_each_kind_renders_cleanly_and_its_main_control_works(
 ) -> None:
     built = await site.build(REQUESTS[kind])
     assert built.app.kind == kind and not built.cached
-    version = await site.store.apps.get_version(built.app.id, built.app.version)
+    version = await site.store.miniapps.get_version(built.app.id, built.app.version)
     assert version is not None and RENDERER.problems(version.body.rendered) == []  # what was stored
     page = tab.page
     response = await page.goto(site.url(built))

@@ -122,7 +122,7 @@ async def test_inside_telegram_the_state_is_saved_only_with_the_owners_signed_in
     await tab.page.locator("html[data-ready]").wait_for(state="attached")
     await tab.page.locator("[data-main]").click()
     await expect(tab.page.locator("#saved")).to_have_text("Saved")
-    assert await site.store.apps.read_state(built.app.id) == {"count": "1"}
+    assert await site.store.miniapps.read_state(built.app.id) == {"count": "1"}
     assert tab.problems == [], tab.problems
 
     tampered = signed.replace("Ann", "Eve")
@@ -132,6 +132,6 @@ async def test_inside_telegram_the_state_is_saved_only_with_the_owners_signed_in
     assert await tab.page.locator("#count").inner_text() == "0"  # reading was refused too
     await tab.page.locator("[data-main]").click()
     await expect(tab.page.locator("#saved")).to_have_text("Not saved: Telegram could not confirm it is you")
-    assert await site.store.apps.read_state(built.app.id) == {"count": "1"}
+    assert await site.store.miniapps.read_state(built.app.id) == {"count": "1"}
     assert MARK in await tab.page.content()
     tab.clear()  # the browser logs the refused requests' 401s, as it should

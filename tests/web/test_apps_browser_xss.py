@@ -204,7 +204,7 @@ async def test_payloads_in_the_request_never_run_and_show_as_text(
 ) -> None:
     for payload in corpus(trap.base_url):
         built = await site.build(payload)
-        version = await site.store.apps.get_version(built.app.id, built.app.version)
+        version = await site.store.miniapps.get_version(built.app.id, built.app.version)
         assert version is not None
         for found in await open_both_ways(tab, site, built.app.token, version.body.rendered.html):
             assert_inert(found, [built.app.title])
@@ -221,7 +221,7 @@ async def test_payloads_in_every_spec_field_never_run_and_show_as_text(
         reply = json.dumps(answer, separators=(",", ":"))
         built = await site.build(REQUESTS[kind], inference=ScriptedInference(reply))
         assert built.app.kind == kind and built.source == "model", (kind, answer)
-        version = await site.store.apps.get_version(built.app.id, built.app.version)
+        version = await site.store.miniapps.get_version(built.app.id, built.app.version)
         assert version is not None
         expected = shown_strings(kind, dict(version.body.spec))
         for found in await open_both_ways(tab, site, built.app.token, version.body.rendered.html):
@@ -234,7 +234,7 @@ async def test_the_checks_would_see_markup_that_got_in(site: AppSite, trap: Cana
     """The control: the same audit on a page with a payload spliced in raw must catch it, served
     (the CSP refuses it, loudly) and bare (it runs and calls the canary)."""
     built = await site.build(REQUESTS["checklist"])
-    version = await site.store.apps.get_version(built.app.id, 1)
+    version = await site.store.miniapps.get_version(built.app.id, 1)
     assert version is not None
     spliced = version.body.rendered.html.replace(
         "<main", f'<img src="{trap.base_url}/control" onerror="window.__pwned=1"><main', 1
@@ -243,7 +243,7 @@ async def test_the_checks_would_see_markup_that_got_in(site: AppSite, trap: Cana
     forged = NewVersion("checklist", "forged", dict(version.body.spec), rendered, "forged", "forged", "rules")
     # Stored past the build's checks on purpose: no build would ever store it.
     token = secrets.token_urlsafe(24)
-    app = await site.store.apps.create_app("control", "control", token, forged, datetime.now(UTC))
+    app = await site.store.miniapps.create_app("control", "control", token, forged, datetime.now(UTC))
     served, bare = await open_both_ways(tab, site, app.token, spliced)
     assert served["pwned"] is None and served["foreign"] == ["IMG"] and served["handlers"] == ["IMG.onerror"]
     assert any("Content Security Policy" in problem for problem in tab.problems), tab.problems

@@ -77,14 +77,14 @@ def test_init_data_that_is_not_telegrams_or_not_fresh_is_refused(init_data: str,
 async def _app(store: SqliteStore, owner: str = f"telegram:{ANN}") -> AppRecord:
     spec = rule_spec("checklist", "a beach packing list", Facts(), NOW.date())
     version = NewVersion("checklist", spec["title"], spec, render_app("checklist", spec), "r", "k", "rules")
-    return await store.apps.create_app(owner, owner, secrets.token_urlsafe(24), version, NOW)
+    return await store.miniapps.create_app(owner, owner, secrets.token_urlsafe(24), version, NOW)
 
 
 async def _client(store: SqliteStore, key: bytes | None) -> TestClient:  # type: ignore[type-arg]
     async def health() -> dict[str, object]:
         return {}
 
-    hosting = AppHosting(store.apps, AppHostingOptions(telegram_key=key))
+    hosting = AppHosting(store.miniapps, AppHostingOptions(telegram_key=key))
     client = TestClient(TestServer(build_web_app(webhooks={}, health=health, apps=hosting)))
     await client.start_server()
     return client
@@ -143,7 +143,7 @@ async def test_other_init_data_gets_a_clear_refusal_and_nothing_is_stored(
         body = await answer.json()
         assert answer.status == status and body["ok"] is False and why in body["error"]
         assert BOT_TOKEN not in json.dumps(body) and BOT_TOKEN.split(":")[1] not in json.dumps(body)
-    assert await store.apps.read_state(app.id) == {"done": "[0]"}
+    assert await store.miniapps.read_state(app.id) == {"done": "[0]"}
     assert BOT_TOKEN.split(":")[1] not in caplog.text
 
 
@@ -154,7 +154,7 @@ async def test_init_data_is_refused_where_no_telegram_bot_can_check_it(store: Sq
         headers = {INIT_DATA_HEADER: telegram_signed(fields_of())}
         answer = await client.post(f"/a/{app.token}/state", data=_saved("[1]"), headers=headers)
         assert answer.status == 401 and "no Telegram bot" in (await answer.json())["error"]
-        assert await store.apps.read_state(app.id) == {}
+        assert await store.miniapps.read_state(app.id) == {}
     finally:
         await client.close()
 

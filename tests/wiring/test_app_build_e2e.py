@@ -63,7 +63,7 @@ class Console:
         self.out, self.err = io.StringIO(), io.StringIO()
         conversation = Conversation(store, embedder, inference, ConversationPolicy(persona="p"))
         deliveries = DeliveryLog(store.turns, embedder)
-        apps = AppCommands(store.apps, self.jobs, app_link(settings), poll_s=0.02, deliveries=deliveries)
+        apps = AppCommands(store.miniapps, self.jobs, app_link(settings), poll_s=0.02, deliveries=deliveries)
         self.chat = ConsoleChat(
             conversation, USER, ConsoleIO(lambda: "", self.out, self.err, False), apps=apps
         )
@@ -86,7 +86,7 @@ async def web(store: Store) -> AsyncIterator[TestClient]:  # type: ignore[type-a
     async def health() -> dict[str, object]:
         return {}
 
-    hosting = AppHosting(store.apps, rewards=store.rewards)
+    hosting = AppHosting(store.miniapps, rewards=store.rewards)
     client = TestClient(TestServer(build_web_app(webhooks={}, health=health, apps=hosting)))
     await client.start_server()
     yield client
@@ -166,11 +166,13 @@ async def test_a_build_that_cannot_be_made_says_why(console: Console) -> None:
 
 async def test_a_person_has_at_most_two_builds_at_once(console: Console, store: Store) -> None:
     for key in ("held-1", "held-2"):
-        assert await store.apps.start_build(key, USER, datetime.now(UTC), limit=2, stale_after=_ten_minutes())
+        assert await store.miniapps.start_build(
+            key, USER, datetime.now(UTC), limit=2, stale_after=_ten_minutes()
+        )
     said = await console.say("/app a gratitude journal")
     assert "You already have 2 apps building" in said and "Type /app retry" in said
-    assert await store.apps.list_apps(USER, 5) == []
-    await store.apps.finish_build("held-1", "succeeded", "", datetime.now(UTC))
+    assert await store.miniapps.list_apps(USER, 5) == []
+    await store.miniapps.finish_build("held-1", "succeeded", "", datetime.now(UTC))
     said = await console.say("/app retry")  # the same request again
     assert "“Gratitude journal” is ready" in said and f"{BASE}/a/" in said
     assert "I no longer have it" in await console.say("/app retry")  # each retry once
@@ -189,8 +191,8 @@ async def test_a_model_that_writes_a_valid_spec_is_used(settings: Settings, stor
         said = await made.say("/app spanish flashcards")
     finally:
         await made.jobs.close()
-    app = (await store.apps.list_apps(USER, 1))[0]
-    version = await store.apps.get_version(app.id, 1)
+    app = (await store.miniapps.list_apps(USER, 1))[0]
+    version = await store.miniapps.get_version(app.id, 1)
     assert "is ready" in said and version is not None
     assert version.body.source == "model" and version.body.spec["cards"] == [{"front": "cat", "back": "gato"}]
 

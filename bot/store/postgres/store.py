@@ -71,7 +71,7 @@ class PostgresStore(StoreRoles):
         )
         self._pool = pool
         self.vector_dim = VECTOR_DIM
-        self.apps = pg_apps(pool)
+        self.miniapps = pg_apps(pool)
         self.proactive = SqlProactive(PostgresRunner(pool))
         self._search = memories  # typed as itself: it has the two dense paths the Protocol lacks
 

@@ -63,7 +63,7 @@ class SqliteStore(StoreRoles):
         )
         self._db = db
         self.vector_dim = dim
-        self.apps = sqlite_apps(db)
+        self.miniapps = sqlite_apps(db)
         self.proactive = SqlProactive(SqliteRunner(db))
 
     @classmethod

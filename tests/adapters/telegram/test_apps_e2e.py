@@ -57,7 +57,9 @@ async def test_a_busy_build_offers_a_retry_button_that_only_its_asker_can_press(
     async with app_commands(tmp_path / "kindred.db") as apps, running_bot(api, tmp_path, apps=apps) as bot:
         held = [f"held-{n}" for n in range(2)]  # two builds already running for Ann: the limit
         for key in held:
-            assert await bot.store.apps.start_build(key, f"telegram:{ANN}", _now(), limit=2, stale_after=_TEN)
+            assert await bot.store.miniapps.start_build(
+                key, f"telegram:{ANN}", _now(), limit=2, stale_after=_TEN
+            )
         api.group_message(GROUP, ANN, "/app a packing checklist for my beach trip")
         await api.wait_until(lambda: any("apps building" in text for text in api.texts(GROUP)), 20.0)
         [status] = api.bot_messages(GROUP)
@@ -66,7 +68,7 @@ async def test_a_busy_build_offers_a_retry_button_that_only_its_asker_can_press(
         assert button["text"] == "Try again" and button["callback_data"].startswith("app-retry:")
         assert len(button["callback_data"].encode()) <= 64  # Telegram's limit on callback_data
 
-        await bot.store.apps.finish_build(held[0], "succeeded", "", _now())
+        await bot.store.miniapps.finish_build(held[0], "succeeded", "", _now())
         api.callback(GROUP, status.data["message_id"], BOB, button["callback_data"])  # not his request
         [refused] = await api.wait_for_call("answerCallbackQuery")
         assert "not yours" in refused.params["text"] and status.text and "apps building" in status.text
