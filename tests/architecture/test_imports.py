@@ -224,7 +224,7 @@ def test_every_path_in_the_architecture_exists() -> None:
     named = set(re.findall(r"`((?:bot|workers|schema|tests|bench)/[\w/.]*)`", text))
     missing = sorted(path for path in named if not (ROOT / path.split(":")[0]).exists())
     assert named and not missing, missing
-    drawing = text.split("```")[1]
+    drawing = next(block for block in text.split("```")[1::2] if block.lstrip().startswith("4  entry points"))
     folder: str | None = None
     drawn: list[str] = []
     for line in drawing.splitlines():
