@@ -39,7 +39,7 @@ from bench.parts.common import exit_cleanly_on_sigterm, log, machine, now_iso
 TARGET_FIRST_BYTE_S = 4.0
 LINE = "Hi! How was your day?"
 # bot/wiring/kindred.py's `build` logs when each part is ready ("model loaded at 3.10 s").
-READY_LINE = re.compile(r"bot\.app\.kindred: (store open|embedder loaded|model loaded) at ([\d.]+) s")
+READY_LINE = re.compile(r"bot\.wiring\.kindred: (store open|embedder loaded|model loaded) at ([\d.]+) s")
 TIMEOUT_S = 600.0
 
 

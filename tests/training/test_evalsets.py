@@ -30,6 +30,9 @@ def test_each_probe_has_an_agreeing_and_a_disagreeing_answer() -> None:
 
 
 def test_the_data_files_are_installed_with_the_package() -> None:
+    """setup.py finds the package; pyproject.toml ships its data (tests/install installs it for real)."""
+    from setuptools import find_packages
+
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert "bot.training" in config["packages"]
+    assert "bot.training" in find_packages(str(ROOT), include=["bot", "bot.*"])
     assert "data/*.jsonl" in config["package-data"]["bot.training"]
