@@ -69,11 +69,11 @@ def test_the_base_install_has_no_torch(base_venv: Path, tmp_path: Path) -> None:
 
 def test_the_base_install_carries_every_package_and_data_file(base_venv: Path, tmp_path: Path) -> None:
     script = (
-        "import importlib.resources as r, kindred_schema, bot.web, bot.training;"
+        "import importlib.resources as r, kindred_schema, bot.web.miniapps, bot.training;"
         "print(len(list(r.files(kindred_schema).joinpath('sqlite').glob('*.sql'))),"
         "len(list(r.files(kindred_schema).joinpath('postgres').glob('*.sql'))),"
         "r.files('bot.training').joinpath('data/regression.jsonl').is_file(),"
-        "r.files('bot.web').joinpath('app_templates').is_dir())"
+        "any(r.files('bot.web.miniapps').joinpath('templates').glob('*.html')))"
     )
     shown = subprocess.run(
         [str(base_venv / "bin" / "python"), "-c", script],
