@@ -9,6 +9,9 @@
 - `browser`: one headless Chromium for the whole session (tests/support/browser.py);
 - `replica_api`, `start_replica`: bot replicas as processes on a loopback Telegram
   (tests/support/replica_fixtures.py).
+
+Every test process (each xdist worker too) starts a Redis of its own before collection
+(tests/support/redis_server.py): no test reaches the machine's Redis.
 """
 
 import os
@@ -37,6 +40,16 @@ if TYPE_CHECKING:
     from bot.inference.embedder import SentenceTransformerEmbedder
     from bot.inference.onnx_embedder import OnnxEmbedder
     from bot.store.sqlite import SqliteStore
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # An xdist controller runs no tests: only the processes that do get a server.
+    distributing = bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+    if not distributing:
+        from tests.support.redis_server import start_session_redis
+
+        config.add_cleanup(start_session_redis().stop)
+
 
 # Where the `store` fixture keeps its file, for a test that opens it a second way.
 STORE_FILE = "kindred.db"

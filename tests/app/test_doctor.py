@@ -56,7 +56,7 @@ async def test_a_worker_that_answers_is_listed_with_its_queues(env: pytest.Monke
     env.setenv("REDIS_URL", worker)
     env.setenv("KINDRED_TRAIN_ENABLED", "false")
     assert await doctor.check_redis(settings()) == Check(
-        "redis", "ok", f"127.0.0.1:6379/{worker.rsplit('/', 1)[1]}"
+        "redis", "ok", worker.removeprefix("redis://")
     )
     assert await doctor.check_workers(settings()) == Check("workers", "ok", "1 answered, consuming default")
 
