@@ -12,6 +12,8 @@
 
 Every test process (each xdist worker too) starts a Redis of its own before collection
 (tests/support/redis_server.py): no test reaches the machine's Redis.
+
+Tests are marked by what they cost (tests/support/cost.py); `make test-quick` runs the rest.
 """
 
 import os
@@ -24,6 +26,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
+from tests.support.cost import mark_by_cost
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401
 from tests.support.places import place  # noqa: F401
 from tests.support.replica_fixtures import replica_api, start_replica  # noqa: F401
@@ -49,6 +52,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from tests.support.redis_server import start_session_redis
 
         config.add_cleanup(start_session_redis().stop)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_by_cost(items)
 
 
 # Where the `store` fixture keeps its file, for a test that opens it a second way.

@@ -16,7 +16,13 @@ from tests.support.fakes import HashEmbedder
 LONG = "coffee " * 5000  # far past MiniLM's 256 tokens
 
 
-@pytest.fixture(params=["minilm", "onnx_minilm", "hash"])
+@pytest.fixture(
+    params=[
+        pytest.param("minilm", marks=pytest.mark.model),
+        pytest.param("onnx_minilm", marks=pytest.mark.model),
+        "hash",
+    ]
+)
 def embedder(request: pytest.FixtureRequest) -> Embedder:
     if request.param != "hash":
         found: Embedder = request.getfixturevalue(request.param)  # tests/conftest.py, once per module

@@ -18,6 +18,8 @@ from bot.inference.embedder import BUNDLED_NAME, SentenceTransformerEmbedder, bu
 from bot.inference.onnx_embedder import OnnxEmbedder
 from bot.inference.onnx_export import exported_model
 
+pytestmark = pytest.mark.model
+
 # Short, long (cut at 256 tokens), non-ASCII, emoji, whitespace, empty, and mixed lengths in one
 # batch, so padding and the attention mask are exercised.
 VARIED = [

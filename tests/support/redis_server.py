@@ -1,7 +1,7 @@
 """The suite's own Redis: a private `redis-server` per test session, never the machine's.
 
 `start_session_redis` runs once per test process (once per xdist worker) from tests/conftest.py
-and publishes the server's address in KINDRED_TEST_REDIS_HOST, which `redis_url()` reads and the
+and publishes the server's address in TEST_REDIS_HOST, which `redis_url()` reads and the
 processes the tests start inherit. Two suites on one machine each have their own server, so
 flushing a database is flushing the session's own. `RedisServer` is also what the tests that stop
 and start Redis use, each on a server of its own.
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import redis
 
-ENV_VAR = "KINDRED_TEST_REDIS_HOST"
+# Not KINDRED_*: tests clear those from their environment to read settings afresh.
+ENV_VAR = "TEST_REDIS_HOST"
 # The database tests use unless they need one apart (TEST_REDIS_DB + 1, + 2): the server is the
 # session's own, so the numbers only keep one test's keys apart from another's.
 TEST_REDIS_DB = 13
@@ -102,7 +103,7 @@ class RedisServer:
 
 
 def start_session_redis() -> RedisServer:
-    """Start this process's Redis and point KINDRED_TEST_REDIS_HOST at it; stopped at exit."""
+    """Start this process's Redis and point TEST_REDIS_HOST at it; stopped at exit."""
     folder = Path(tempfile.mkdtemp(prefix="kindred-redis-"))
     server = RedisServer(folder)
 

@@ -22,6 +22,8 @@ from bot.jobs.beat_lock import BEAT_LOCK_KEY, BeatLock
 from tests.jobs.workerproc import ROOT, TEST_REDIS_DB, flush, redis_url
 from workers.schedule import beat_schedule as celery_schedule
 
+pytestmark = pytest.mark.procs
+
 BEAT_DB = TEST_REDIS_DB + 2
 
 

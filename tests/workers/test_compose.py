@@ -20,6 +20,8 @@ from bot.app.settings import InferenceSettings, Settings, WorkerSettings
 from bot.core.jobs import queue_for
 from bot.inference.reply_stream import GENERATE_JOB
 
+pytestmark = pytest.mark.procs
+
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose")
 REQUIRED = {"POSTGRES_PASSWORD": "x", "KINDRED_FLOWER_USER": "admin", "KINDRED_FLOWER_PASSWORD": "pw"}

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from bot.app.jobs import job_registry
 from bot.app.proactive_jobs import BEAT_JOB
 from bot.app.settings import Settings
@@ -20,6 +22,8 @@ from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, redis_url
 from tests.support import proactive
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.procs
 
 ANN = 1001
 NOW = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)  # the job's simulated clock: 15:00 in Berlin
