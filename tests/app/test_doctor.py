@@ -17,7 +17,7 @@ from bot.app.doctor import Check
 from bot.app.settings import Settings, load_settings
 from bot.store.sqlite import SqliteStore
 from tests.inference.openai_server import FakeOpenAI
-from tests.jobs.workerproc import Worker, flush, free_port, redis_url
+from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, free_port, redis_url
 
 
 @pytest.fixture
@@ -41,7 +41,8 @@ def settings() -> Settings:
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real worker on the `default` queue only, as `kindred worker --queues default` runs one."""
-    url = redis_url()
+    # A database of its own: the session's `default` worker (tests/jobs) must not answer its ping.
+    url = redis_url(TEST_REDIS_DB + 3)
     flush(url)
     started = Worker(url, tmp_path_factory.mktemp("doctor-worker"), queues="default")
     try:

@@ -22,9 +22,9 @@ import redis
 
 # Not KINDRED_*: tests clear those from their environment to read settings afresh.
 ENV_VAR = "TEST_REDIS_HOST"
-# The database tests use unless they need one apart (TEST_REDIS_DB + 1, + 2): the server is the
-# session's own, so the numbers only keep one test's keys apart from another's.
-TEST_REDIS_DB = 13
+# The database tests use unless they need one apart (TEST_REDIS_DB + 1, + 2, + 3): the server is
+# the session's own, so the numbers only keep one test's keys and workers apart from another's.
+TEST_REDIS_DB = 1
 READY_TIMEOUT_S = 10
 
 
