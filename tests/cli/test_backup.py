@@ -203,6 +203,7 @@ async def test_a_sqlite_backup_taken_while_a_writer_writes_is_whole(tmp_path: Pa
     assert lines == [f"line {n}" for n in range(len(lines))]  # a moment's snapshot: a prefix, no gap
 
 
+@pytest.mark.procs
 def test_the_commands_say_what_they_did_and_why_they_refuse(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KINDRED_", "DATABASE_URL"))}
     env.update(KINDRED_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(ROOT))

@@ -19,6 +19,8 @@ from bot.core.events import UserMessage
 from bot.store.sqlite.store import SqliteStore
 from tests.support.fakes import ScriptedInference
 
+pytestmark = pytest.mark.procs
+
 
 def kindred(
     args: list[str], stdin: bytes, env: dict[str, str], timeout: float = 240

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
+import pytest
 from pydantic import SecretStr
 
 from bot.adapters.telegram.secret import derived_webhook_secret
@@ -98,6 +99,7 @@ async def fetched(base: str, app_token: str) -> dict[str, str]:
     return found
 
 
+@pytest.mark.procs
 def test_the_scan_fails_a_test_whose_log_holds_a_secret(tmp_path: Path) -> None:
     (tmp_path / "test_leaky.py").write_text(
         "import logging\n"

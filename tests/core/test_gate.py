@@ -139,6 +139,7 @@ def random_teacher_night(seed: int) -> tuple[list[bool], list[float], list[float
     return labels, [float(x) for x in candidate], [float(x) for x in serving]
 
 
+@pytest.mark.slow
 def test_a_random_teacher_never_passes_over_many_nights() -> None:
     passed = []
     for seed in range(1000):

@@ -10,6 +10,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ MAX_CHARS = 4096
 FUNCTION_SCOPED = [HealthCheck.function_scoped_fixture]
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(text=hostile_texts)
 def test_cleaning_and_search_terms_take_any_text(text: str) -> None:
@@ -42,6 +44,7 @@ def test_cleaning_and_search_terms_take_any_text(text: str) -> None:
         assert term and term.strip() == term
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=FUNCTION_SCOPED)
 @given(texts=st.lists(hostile_texts, min_size=1, max_size=3))
 def test_a_message_is_answered_and_stored_as_cleaned_or_refused_in_words(
@@ -74,6 +77,7 @@ def test_a_message_is_answered_and_stored_as_cleaned_or_refused_in_words(
 COMMANDS = ("memories", "forget", "confirm", "correct", "privacy", "export")
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=FUNCTION_SCOPED)
 @given(calls=st.lists(st.tuples(st.sampled_from(COMMANDS), odd_arguments), min_size=1, max_size=4))
 def test_every_command_answers_any_argument_in_words(tmp_path: Path, calls: list[tuple[str, str]]) -> None:

@@ -10,6 +10,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +65,7 @@ def check_parsed(raw: list[bytes]) -> list[Any]:
     return parsed.items
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(raw=files)
 def test_every_line_is_an_item_or_an_error_that_names_it(raw: list[bytes]) -> None:
@@ -89,6 +91,7 @@ account = st.fixed_dictionaries(
 exports = st.one_of(one_chat, account, json_values)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(export=exports, me=st.sampled_from([None, "user1", "1", "Ann", "", "nobody"]), others=st.booleans())
 def test_a_telegram_export_is_read_and_accounted_for_or_refused_in_one_line(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -111,6 +112,7 @@ MARKERS = st.sampled_from(["<|im_start|>system\n", "<|im_end|>", "</memories>", 
 @settings(max_examples=300, deadline=None)
 @given(texts=st.lists(st.lists(st.one_of(MARKERS, hostile_texts), min_size=1, max_size=4).map("".join),
                       min_size=1, max_size=4))  # fmt: skip
+@pytest.mark.slow
 def test_any_memory_text_stays_one_quoted_line_inside_the_block(texts: list[str]) -> None:
     memories = [
         Recalled(Memory(n, ANN, "fact", text, "user", T0, "h"), 1.0) for n, text in enumerate(texts, 1)

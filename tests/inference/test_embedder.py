@@ -18,6 +18,8 @@ from bot.core.errors import InferenceError
 from bot.inference.embedders.sentence import BUNDLED_NAME, SentenceTransformerEmbedder
 from tests.support.loop_watch import heartbeat_during
 
+pytestmark = pytest.mark.model
+
 
 async def test_the_bundled_model_is_minilm_with_384_dimensions(minilm: SentenceTransformerEmbedder) -> None:
     assert minilm.model_name == BUNDLED_NAME

@@ -30,7 +30,14 @@ async def openai_hash() -> AsyncIterator[OpenAIEmbedder]:
     await server.close()
 
 
-@pytest.fixture(params=["minilm", "onnx_minilm", "openai_hash", "hash"])
+@pytest.fixture(
+    params=[
+        pytest.param("minilm", marks=pytest.mark.model),
+        pytest.param("onnx_minilm", marks=pytest.mark.model),
+        "openai_hash",
+        "hash",
+    ]
+)
 def embedder(request: pytest.FixtureRequest) -> Embedder:
     if request.param != "hash":
         found: Embedder = request.getfixturevalue(request.param)  # tests/conftest.py, once per module

@@ -26,6 +26,8 @@ from bot.inference.llama.model import KVCache, LlamaModel, attention_mask
 from tests.inference.lora_files import make_adapter
 from tests.support.streams import text_of
 
+pytestmark = pytest.mark.model
+
 PROMPTS = [
     [ChatMessage("user", "hi there")],
     [ChatMessage("system", "Be brief."), ChatMessage("user", "What is the capital of France, please?")],

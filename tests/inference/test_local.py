@@ -27,6 +27,8 @@ from tests.support.loop_watch import heartbeat_during
 from tests.support.streams import collect
 from tests.support.waiting import wait_until
 
+pytestmark = pytest.mark.model
+
 HELLO = [ChatMessage("user", "hi there")]
 LONG_REPLY = 1500  # more tokens than the tiny model writes before any test gives up on it
 

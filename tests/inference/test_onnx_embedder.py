@@ -18,6 +18,8 @@ from bot.inference.embedders.sentence import BUNDLED_NAME, SentenceTransformerEm
 from bot.wiring.backends import load_embedder
 from bot.wiring.settings import Settings, load_settings
 
+pytestmark = pytest.mark.model
+
 # Short, long (cut at 256 tokens), non-ASCII, emoji, whitespace, empty, and mixed lengths in one
 # batch, so padding and the attention mask are exercised.
 VARIED = [

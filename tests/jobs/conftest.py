@@ -48,7 +48,7 @@ def worker(session_redis: str, jobs_dir: Path) -> Iterator[Worker]:
         started.kill()
 
 
-@pytest.fixture(params=["inprocess", "celery"])
+@pytest.fixture(params=["inprocess", pytest.param("celery", marks=pytest.mark.procs)])
 async def jobs(request: pytest.FixtureRequest, registry: JobRegistry) -> AsyncIterator[Jobs]:
     runner: Jobs
     if request.param == "inprocess":

@@ -16,6 +16,8 @@ from bot.store.sqlite.store import SqliteStore
 from tests.jobs.workerproc import TEST_REDIS_DB, RedisServer, Worker, flush, redis_url
 from tests.support.waiting import wait_until
 
+pytestmark = pytest.mark.procs
+
 # Redelivery waits for the visibility timeout; a short one for these workers only keeps it quick.
 SHORT_VISIBILITY_S = "2"
 

@@ -1,4 +1,4 @@
-"""Real Celery worker subprocesses for the tests, and the Redis database they share.
+"""Real Celery worker subprocesses for the tests, on the session's own Redis (tests/support/redis_server.py).
 
 Each worker is `celery -A tests.jobs.worker_app worker --pool solo`, its output in a log file the
 tests can read. Whoever starts one stops it (SIGKILL, then wait) in a `finally`.
@@ -7,7 +7,6 @@ tests can read. Whoever starts one stops it (SIGKILL, then wait) in a `finally`.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,15 +16,13 @@ from pathlib import Path
 
 import redis
 
+# Re-exported: the tests and bench/parts/soak/procs.py import the session's Redis from here.
+from tests.support.redis_server import TEST_REDIS_DB, RedisServer, free_port, redis_url
+
+__all__ = ["ROOT", "TEST_REDIS_DB", "RedisServer", "Worker", "flush", "free_port", "redis_url", "worker_env"]
+
 ROOT = Path(__file__).resolve().parents[2]
-# A Redis database of its own for this test session; KINDRED_TEST_REDIS_DB picks another.
-TEST_REDIS_DB = int(os.environ.get("KINDRED_TEST_REDIS_DB", "13"))
-REDIS_HOST = os.environ.get("KINDRED_TEST_REDIS_HOST", "127.0.0.1:6379")
 READY_TIMEOUT_S = 60
-
-
-def redis_url(db: int = TEST_REDIS_DB) -> str:
-    return f"redis://{REDIS_HOST}/{db}"
 
 
 def flush(url: str) -> None:
@@ -96,54 +93,3 @@ class Worker:
             self.proc.kill()
         self.proc.wait(timeout=10)
         self._log.close()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-class RedisServer:
-    """A private `redis-server` on one port, to stop and start again: Redis going away for real."""
-
-    def __init__(self, folder: Path, *, persist: bool = False) -> None:
-        self.port = free_port()
-        # persist: an append-only file synced on every write: a killed server keeps what it acknowledged.
-        self.persist = persist
-        self.folder = folder
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> RedisServer:
-        durability = (
-            ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else ["--appendonly", "no"]
-        )
-        command = [
-            "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-            *durability, "--dir", str(self.folder),
-        ]  # fmt: skip
-        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        client.close()
-        return self
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.proc = None

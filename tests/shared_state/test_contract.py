@@ -23,6 +23,7 @@ from bot.shared_state.local_intake import LocalIntake
 from bot.shared_state.redis_buckets import RedisBuckets
 from bot.shared_state.redis_intake import RedisIntake
 from tests.jobs.workerproc import redis_url
+from tests.support.redis_server import redis_host
 from tests.support.tcp_link import CuttableLink
 
 # A replica: its own intake and buckets (in Redis: its own client) on the state all replicas share.
@@ -232,7 +233,8 @@ async def test_after_redis_lost_its_data_a_chat_counts_anew_and_keeps_its_order(
 async def test_while_redis_is_away_admit_refuses_and_the_limits_go_on_per_replica(
     redis_replica: Callable[[str], Awaitable[RedisIntake]], caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with CuttableLink("127.0.0.1", 6379) as link:
+    host, port = redis_host().split(":")
+    async with CuttableLink(host, int(port)) as link:
         db = redis_url().rsplit("/", 1)[1]
         url = f"redis://127.0.0.1:{link.port}/{db}"
         intake = await redis_replica(url)

@@ -2,7 +2,7 @@
 
 Starts N replica processes (tests/support/replica.py: the real Telegram adapter in webhook mode,
 the fixture model answering at once) on one SQLite file and the shared state in Redis
-(KINDRED_SHARED_STATE_URL, default redis://127.0.0.1:6379/$KINDRED_TEST_REDIS_DB), behind the
+(KINDRED_SHARED_STATE_URL, default a redis-server of the run's own), behind the
 round-robin front, and has the loopback Telegram post CHATS chats' MESSAGES messages (each chat's
 next once the last is answered, as Telegram does). Prints one JSON line: each replica's resident
 memory at idle and after the load, the CPU time all replicas spent per message, and throughput
@@ -99,6 +99,10 @@ def main() -> None:
         "--postgres", action="store_true", help="the store on PostgreSQL (tests/support/pg.py)"
     )
     args = parser.parse_args()
+    if "KINDRED_SHARED_STATE_URL" not in os.environ:
+        from tests.support.redis_server import start_session_redis
+
+        start_session_redis()
     with tempfile.TemporaryDirectory() as folder:
         result = asyncio.run(run(args, Path(folder)))
     print(json.dumps(result))

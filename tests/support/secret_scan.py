@@ -86,6 +86,10 @@ class SecretScan:
             report.longrepr = "a secret reached the captured output: " + "; ".join(found)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.scanned == 0 and getattr(terminalreporter.config.option, "numprocesses", None):
+            # The xdist controller runs no test: each worker scans its own, and a leak fails its test.
+            terminalreporter.write_line("secret scan: in each test process; a leak fails its test")
+            return
         leaked = f"{len(self.leaked)} leaked" if self.leaked else "none leaked"
         terminalreporter.write_line(
             f"secret scan: {len(self.secrets)} secrets sought in {self.scanned} reports' output; {leaked}"

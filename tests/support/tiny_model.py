@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from bot.inference.model_files import BUNDLED_DIRNAME, prepare_model
+from tests.support.run_folder import made_once
 
 TINY_CONFIG = {
     "hidden_size": 64,
@@ -23,16 +24,21 @@ _converted: list[Path] = []
 
 
 def converted_smollm2() -> Path:
-    """The bundled SmolLM2, converted once per test process in a temporary folder removed at exit.
+    """The bundled SmolLM2, converted once per test run (shared by its xdist workers).
 
     Converting dequantizes the whole GGUF (~15 s of CPU); done once for every fixture that only
     needs the result. tests/inference/test_local.py still converts on its own: there the
-    conversion itself is what is tested.
+    conversion itself is what is tested. Outside a test run (a script), once per process in a
+    temporary folder removed at exit.
     """
     if not _converted:
-        root = Path(tempfile.mkdtemp(prefix="kindred-smollm2-"))
-        atexit.register(shutil.rmtree, root, ignore_errors=True)
-        _converted.append(prepare_model("bundled", root))
+        # prepare_model finds a finished conversion in its folder and returns it as it is.
+        shared = made_once("smollm2", lambda folder: prepare_model("bundled", folder))
+        if shared is None:
+            root = Path(tempfile.mkdtemp(prefix="kindred-smollm2-"))
+            atexit.register(shutil.rmtree, root, ignore_errors=True)
+            shared = prepare_model("bundled", root)
+        _converted.append(shared)
     return _converted[0]
 
 

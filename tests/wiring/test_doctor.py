@@ -17,7 +17,7 @@ from bot.wiring import doctor
 from bot.wiring.doctor import Check
 from bot.wiring.settings import Settings, load_settings
 from tests.inference.openai_server import FakeOpenAI
-from tests.jobs.workerproc import Worker, flush, free_port, redis_url
+from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, free_port, redis_url
 
 
 @pytest.fixture
@@ -42,7 +42,8 @@ def settings() -> Settings:
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real worker on the `default` queue only, as `kindred worker --queues default` runs one."""
-    url = redis_url()
+    # A database of its own: the session's `default` worker (tests/jobs) must not answer its ping.
+    url = redis_url(TEST_REDIS_DB + 3)
     flush(url)
     started = Worker(url, tmp_path_factory.mktemp("doctor-worker"), queues="default")
     try:
@@ -57,7 +58,7 @@ async def test_a_worker_that_answers_is_listed_with_its_queues(env: pytest.Monke
     env.setenv("REDIS_URL", worker)
     env.setenv("KINDRED_TRAIN_ENABLED", "false")
     assert await doctor.check_redis(settings()) == Check(
-        "redis", "ok", f"127.0.0.1:6379/{worker.rsplit('/', 1)[1]}"
+        "redis", "ok", worker.removeprefix("redis://")
     )
     assert await doctor.check_workers(settings()) == Check("workers", "ok", "1 answered, consuming default")
 

@@ -151,6 +151,7 @@ async def test_a_reminder_reaches_someone_who_is_off_and_only_once(
     assert await store.proactive.reminders(key(ANN)) == []
 
 
+@pytest.mark.slow
 async def test_a_reminder_due_while_telegram_answers_500_still_rings_once(
     store: SqliteStore, api: FakeTelegramBotApi, messenger: TelegramMessenger
 ) -> None:

@@ -173,7 +173,7 @@ def test_auto_is_the_default_with_redis_and_local_without(
 ) -> None:
     monkeypatch.delenv("KINDRED_INFERENCE_BACKEND", raising=False)
     monkeypatch.setenv("KINDRED_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:6379/0")
+    monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{free_port()}/0")
     assert load_settings(env_file=None).inference.backend == "auto"
     assert Settings(workers=WorkerSettings(REDIS_URL="redis://h")).inference.backend == "auto"
     monkeypatch.setenv("KINDRED_INFERENCE_BACKEND", "local")  # said: kept, Redis or not

@@ -22,6 +22,8 @@ from bot.wiring.settings.training import TrainingSettings
 from tests.jobs.workerproc import ROOT, TEST_REDIS_DB, flush, redis_url
 from workers.schedule import beat_schedule as celery_schedule
 
+pytestmark = pytest.mark.procs
+
 BEAT_DB = TEST_REDIS_DB + 2
 
 

@@ -71,6 +71,7 @@ def status(url: str, auth: str | None = None) -> int:
         return exc.code
 
 
+@pytest.mark.procs
 def test_flower_runs_behind_basic_auth(tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KINDRED_")}

@@ -20,6 +20,8 @@ from bot.inference.gpu_workers.reply_stream import GENERATE_JOB
 from bot.wiring.backends import GPU_QUEUE
 from bot.wiring.settings import InferenceSettings, Settings, WorkerSettings
 
+pytestmark = pytest.mark.procs
+
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = shutil.which("docker-compose")
 REQUIRED = {"POSTGRES_PASSWORD": "x", "KINDRED_FLOWER_USER": "admin", "KINDRED_FLOWER_PASSWORD": "pw"}

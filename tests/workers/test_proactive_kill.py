@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from bot.jobs.celery_runner import CeleryJobs
 from bot.store.sqlite.store import SqliteStore
 from bot.wiring.jobs import job_registry
@@ -20,6 +22,8 @@ from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, redis_url
 from tests.support import proactive
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.procs
 
 ANN = 1001
 NOW = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)  # the job's simulated clock: 15:00 in Berlin

@@ -15,6 +15,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from bot.core.learning.nightly import NIGHTLY_JOB, PARTIAL_PREFIX
 from bot.jobs.celery_runner import CeleryJobs, make_app
 from bot.wiring.jobs import job_registry
@@ -24,6 +26,8 @@ from tests.support.learning import rated_replies
 from tests.support.places import open_place, place_url
 from tests.support.tiny_model import build_tiny_model
 from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.procs
 
 STEPS = 6
 PACE_S = "1.0"

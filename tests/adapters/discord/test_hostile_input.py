@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 
 import discord
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ Feedback = Callable[[], list[tuple[str, str, str, float]]]
 REPLY = "Nice to hear from you."
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(text=hostile_texts, my_id=st.integers(0, 2**64), mentioned=st.booleans())
 def test_the_mention_comes_out_of_any_text(text: str, my_id: int, mentioned: bool) -> None:
@@ -40,6 +42,7 @@ emoji_payloads = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(emoji=emoji_payloads, removed=st.booleans())
 def test_any_reaction_emoji_reads_as_text(emoji: dict[str, object], removed: bool) -> None:

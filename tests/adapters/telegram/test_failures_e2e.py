@@ -7,6 +7,8 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.chat.access import NOT_ALLOWED, Access
 from bot.core.chat.ratelimit import RateLimiter
@@ -29,6 +31,7 @@ async def test_flood_control_is_waited_out(api: FakeTelegramBotApi, tmp_path: Pa
         await api.wait_until(lambda: len(bot.feedback()) == 1)
 
 
+@pytest.mark.slow
 async def test_flood_control_for_seconds_on_end_is_waited_out_and_a_command_is_answered(
     api: FakeTelegramBotApi, tmp_path: Path
 ) -> None:
@@ -42,6 +45,7 @@ async def test_flood_control_for_seconds_on_end_is_waited_out_and_a_command_is_a
         assert "/export" in api.texts(ANN)[0]
 
 
+@pytest.mark.slow
 async def test_a_bad_spell_of_server_errors_is_waited_out_and_the_reply_comes_once(
     api: FakeTelegramBotApi, tmp_path: Path
 ) -> None:

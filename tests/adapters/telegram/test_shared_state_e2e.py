@@ -14,6 +14,7 @@ from bot.shared_state.redis_intake import RedisIntake
 from bot.web.server import WebServer, build_web_app
 from tests.adapters.telegram.conftest import ANN, replies_done, running_bot
 from tests.jobs.workerproc import redis_url
+from tests.support.redis_server import redis_host
 from tests.support.tcp_link import CuttableLink
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.webhook_push import WebhookPusher
@@ -26,7 +27,8 @@ async def test_a_post_while_redis_is_away_is_refused_and_answered_once_when_sent
         return {}
 
     namespace = uuid.uuid4().hex
-    async with CuttableLink("127.0.0.1", 6379) as link:
+    host, port = redis_host().split(":")
+    async with CuttableLink(host, int(port)) as link:
         client = connect(f"redis://127.0.0.1:{link.port}/{redis_url().rsplit('/', 1)[1]}")
         intake = RedisIntake(client, namespace=namespace)
         url = "https://bot.example.org/telegram/webhook"

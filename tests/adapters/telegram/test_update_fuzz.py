@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 from telegram import Bot
@@ -101,6 +102,7 @@ def shaped(junk: bool) -> st.SearchStrategy[dict[str, Any]]:
         "entities": [{"type": "mention", "offset": 0, "length": 0}]}},
     mode="mention",
 )  # fmt: skip
+@pytest.mark.slow
 def test_any_update_is_translated_or_refused_never_raises(update: dict[str, Any], mode: str) -> None:
     body = json.dumps(update).encode()
     parsed = read_update(body, BOT)
@@ -133,6 +135,7 @@ def test_any_update_is_translated_or_refused_never_raises(update: dict[str, Any]
         json_values.map(lambda value: json.dumps(value).encode()),
     )
 )
+@pytest.mark.slow
 def test_any_webhook_body_is_read_or_refused(body: bytes) -> None:
     parsed = read_update(body, BOT)
     assert parsed is None or isinstance(parsed.update_id, int)
@@ -144,6 +147,7 @@ def test_any_webhook_body_is_read_or_refused(body: bytes) -> None:
     bad=st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80"]),
     at=st.integers(0, 40),
 )
+@pytest.mark.slow
 def test_an_update_with_invalid_utf8_inside_its_text_is_refused(text: str, bad: bytes, at: int) -> None:
     """A well-formed update whose text holds bytes that are not UTF-8 (a broken proxy, a bit flip):
     refused as a whole and never raising; only an encoded surrogate half, which `json` reads as a

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +51,7 @@ def test_a_reminders_words_stay_on_the_templates_line(before: str, after: str) -
 @settings(max_examples=400, deadline=None)
 @given(before=st.one_of(INJECTIONS, hostile_texts), event=st.sampled_from(["exam", "job interview"]),
        after=st.one_of(INJECTIONS, hostile_texts))  # fmt: skip
+@pytest.mark.slow
 def test_a_follow_up_names_only_a_few_plain_words(before: str, event: str, after: str) -> None:
     assert LONDON is not None
     found = follow_up.dated_event(RememberedFact(7, f"{before} my {event} is on Friday {after}", NOW), LONDON)
