@@ -1,6 +1,6 @@
 """Headless Chromium for the browser tests: Debian's `chromium` driven by Playwright.
 
-Playwright's own browser download is never used (`make browser-tool` installs Debian's package):
+Playwright's own browser download is never used (`scripts/test-tools.sh` installs Debian's package):
 the driver launches the system binary with the flags DESIGN.md names. Each launch gets a fresh
 temporary profile from Playwright, so no state leaks in from an earlier run.
 """
@@ -36,7 +36,7 @@ expect.set_options(timeout=20_000)
 def chromium_path() -> str:
     found = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
     if found is None:
-        raise RuntimeError("Debian's chromium is missing: `make browser-tool` installs it")
+        raise RuntimeError("Debian's chromium is missing: `scripts/test-tools.sh` installs it")
     return found
 
 

@@ -15,7 +15,7 @@ from tests.support.started import Started
 
 ROOT = Path(__file__).resolve().parents[2]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-MISSING = "nginx is not installed: `apt-get install -y nginx-light` (`make test` does it)"
+MISSING = "nginx is not installed: `scripts/test-tools.sh` installs it (`make test` runs it)"
 
 
 def front_site(upstreams: list[int], port: int) -> str:
