@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,18 +110,26 @@ async def test_a_request_waiting_in_line_times_out_on_time(tiny_dir: Path) -> No
     await wait_until(lambda: not generation_threads(), within_s=2.0, what="generation stopped")
 
 
-async def test_batching_beats_one_at_a_time(engine: LocalInference) -> None:
-    """A loose floor (timing on a shared machine); bench/inference.py measures it properly."""
+async def test_requests_that_wait_together_are_answered_in_one_batch_with_the_same_words(
+    engine: LocalInference, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Concurrent requests share batches and greedy decoding gives each the words it gets alone.
+    How much faster that is, bench/inference.py measures; a timed assertion here only measured
+    how busy the machine was."""
     engine.sampling = Sampling(temperature=0.0, repetition_penalty=1.0)
     prompts = PROMPTS * 2
-    started = time.perf_counter()
-    for p in prompts:
-        await text_of(engine.stream(p, max_tokens=24))
-    one_at_a_time = time.perf_counter() - started
-    started = time.perf_counter()
-    await asyncio.gather(*(text_of(engine.stream(p, max_tokens=24)) for p in prompts))
-    batched = time.perf_counter() - started
-    assert batched < one_at_a_time / 2
+    alone = [await text_of(engine.stream(p, max_tokens=24)) for p in prompts]
+    sizes: list[int] = []
+    run_batch = engine._batcher._run_batch  # the batcher's one call per batch: observed, not changed
+
+    def counted(requests: list[Any]) -> None:
+        sizes.append(len(requests))
+        run_batch(requests)
+
+    monkeypatch.setattr(engine._batcher, "_run_batch", counted)
+    together = await asyncio.gather(*(text_of(engine.stream(p, max_tokens=24)) for p in prompts))
+    assert together == alone
+    assert sizes and max(sizes) > 1 and len(sizes) < len(prompts), sizes
 
 
 async def test_event_loop_keeps_running_during_a_batch(engine: LocalInference) -> None:
