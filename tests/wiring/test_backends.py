@@ -29,7 +29,7 @@ def threads_kept() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("threads", ["1", "3"])
-def test_kindred_torch_threads_reaches_the_engine(
+async def test_kindred_torch_threads_reaches_the_engine(
     monkeypatch: pytest.MonkeyPatch, tiny_dir: Path, tmp_path: Path, threads: str, threads_kept: None
 ) -> None:
     monkeypatch.setenv("KINDRED_MODEL", str(tiny_dir))
@@ -39,10 +39,10 @@ def test_kindred_torch_threads_reaches_the_engine(
     try:
         assert torch.get_num_threads() == int(threads)
     finally:
-        engine.close()
+        await engine.close()
 
 
-def test_unset_it_is_half_the_cpus(
+async def test_unset_it_is_half_the_cpus(
     monkeypatch: pytest.MonkeyPatch, tiny_dir: Path, tmp_path: Path, threads_kept: None
 ) -> None:
     monkeypatch.setenv("KINDRED_MODEL", str(tiny_dir))
@@ -53,7 +53,7 @@ def test_unset_it_is_half_the_cpus(
     try:
         assert torch.get_num_threads() == max(len(os.sched_getaffinity(0)) // 2, 1)
     finally:
-        engine.close()
+        await engine.close()
 
 
 def test_a_negative_count_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
