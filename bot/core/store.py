@@ -60,6 +60,12 @@ class Store(Protocol):
         """The proactive check-ins' settings, reminders and sent ledger."""
         ...
 
+    # The size of the vectors this store holds, and the model and size that embedded its newest
+    # memory (None while it has none): an embedder that does not match them is refused at start.
+    vector_dim: int
+
+    async def memories_embedder(self) -> tuple[str, int] | None: ...
+
     async def stats(self) -> Stats: ...
 
     async def daily_activity(self, days: int) -> list[DayStats]:

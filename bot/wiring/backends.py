@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from bot.core.chat.ports import Inference
 from bot.core.errors import ConfigError
@@ -58,16 +58,7 @@ def vector_dim(settings: Settings) -> int:
     return inference.embedding_dim if inference.embedding_backend == "openai" else 384
 
 
-@runtime_checkable
-class EmbedderRecord(Protocol):
-    """What both stores say about the vectors they hold (each memory records its embedder)."""
-
-    vector_dim: int
-
-    async def memories_embedder(self) -> tuple[str, int] | None: ...
-
-
-async def check_embedder(store: object, embedder: Embedder) -> None:
+async def check_embedder(store: Store, embedder: Embedder) -> None:
     """Refuse (ConfigError) an embedder whose vectors the store's memories cannot be compared with:
     another model than the one that embedded them, or another size than the store holds.
 
@@ -75,8 +66,6 @@ async def check_embedder(store: object, embedder: Embedder) -> None:
     long as the whole store takes (and spend a hosted API's calls) without being asked, and
     PostgreSQL's column cannot hold vectors of another size without a migration. The message says
     how to go back, or to start a new store."""
-    if not isinstance(store, EmbedderRecord):
-        return
     configured = f"{embedder.model_name!r} ({embedder.dim} dimensions)"
     if embedder.dim != store.vector_dim:
         raise ConfigError(
