@@ -60,6 +60,15 @@ class Generation:
     adapter_version: int | None
     # The reply stopped at max_new_tokens instead of ending: never trained as if it had ended.
     cut: bool
+    # The rest of its variant ([canary]): the base model, the reward model that chose it among `n`
+    # sampled candidates (None: none, and n is 1), the persona where one is named.
+    base_model: str = ""
+    reward_model_version: int | None = None
+    n: int = 1
+    persona: str | None = None
+    # The arm of the canary it was part of; canary_id None: no canary ran, or the person was outside it.
+    arm: Literal["serving", "canary"] = "serving"
+    canary_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

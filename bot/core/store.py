@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     # Named only in annotations: importing the rooms that use the Store from here would be a circle.
     from bot.core.chat.ports import TurnLog
-    from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog
+    from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog, Trials
     from bot.core.memory.ports import MemoryCuration, MemoryIndex
     from bot.core.miniapps.ports import AppStore
     from bot.core.models import DayStats, Stats
@@ -48,6 +48,11 @@ class Store(Protocol):
     @property
     def adapters(self) -> AdapterRegistry:
         """The adapter versions and training runs."""
+        ...
+
+    @property
+    def trials(self) -> Trials:
+        """Reward models and canaries ([canary])."""
         ...
 
     @property

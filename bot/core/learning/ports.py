@@ -12,12 +12,21 @@ from bot.core.learning.models import (
     GLOBAL_SCOPE,
     AdapterRecord,
     AdapterStatus,
+    Canary,
+    CanaryEntry,
+    CanaryStatus,
     ExampleSnapshot,
     NewAdapter,
+    NewCanary,
+    NewRewardModel,
     RatedReply,
+    RewardModelRecord,
+    RewardModelStatus,
     RunStatus,
     TrainingExample,
     TrainingRun,
+    TrialReply,
+    VariantStats,
     VersionRate,
 )
 from bot.core.models import (
@@ -135,6 +144,74 @@ class AdapterRegistry(Protocol):
 
     async def list_runs(self, limit: int) -> list[TrainingRun]:
         """The latest runs, newest first."""
+        ...
+
+
+class Trials(Protocol):
+    """Reward models and canaries ([canary]). At most one reward model serves and at most one
+    canary runs, whatever callers race to do: the store enforces both."""
+
+    async def add_reward_model(self, new: NewRewardModel, at: datetime) -> RewardModelRecord:
+        """Register a reward model (status candidate or failed). Versions ascend: 1, 2, 3, …"""
+        ...
+
+    async def get_reward_model(self, version: int) -> RewardModelRecord | None: ...
+
+    async def serving_reward_model(self) -> RewardModelRecord | None: ...
+
+    async def list_reward_models(self, limit: int) -> list[RewardModelRecord]:
+        """The newest first."""
+        ...
+
+    async def start_canary(self, new: NewCanary, at: datetime) -> Canary | None:
+        """Start a canary, or None while another one runs."""
+        ...
+
+    async def running_canary(self) -> Canary | None: ...
+
+    async def get_canary(self, canary_id: int) -> Canary | None: ...
+
+    async def list_canaries(self, limit: int) -> list[Canary]:
+        """The newest first."""
+        ...
+
+    async def pending_replies(self, canary_id: int, written_before: datetime, limit: int) -> list[TrialReply]:
+        """Replies of the canary (either arm) written before `written_before` that have not
+        entered its test, oldest first. A reply forgotten meanwhile is not listed."""
+        ...
+
+    async def counted(self, canary_id: int, user_id: str, arm: str, day: str) -> int:
+        """How many of this person's replies of this arm and day the test counted."""
+        ...
+
+    async def enter(
+        self, canary_id: int, entries: Sequence[CanaryEntry], test: JSONObject, history: Sequence[JSONObject]
+    ) -> bool:
+        """In one transaction: keep the entries (a reply already entered is skipped) and the test's
+        new state and history points. False, and nothing written, when the canary no longer runs."""
+        ...
+
+    async def entries(self, canary_id: int) -> list[CanaryEntry]:
+        """Every entry of the canary, by turn id."""
+        ...
+
+    async def decide_canary(
+        self, canary_id: int, status: CanaryStatus, reason: str, at: datetime, *, scope: str = GLOBAL_SCOPE
+    ) -> Canary | None:
+        """End a running canary, in one transaction with what the decision serves: when promoted,
+        its adapter serves (None: the base model; the scope's serving one retires) and so does its
+        reward model (None: none). Harm
+        marks its new adapter and reward model failed. None when it was not running (decided
+        already: a second decision changes nothing)."""
+        ...
+
+    async def set_reward_model_status(self, version: int, status: RewardModelStatus) -> bool:
+        """Not to serving: a reward model serves through a canary's promotion."""
+        ...
+
+    async def variant_stats(self, since: datetime, alpha: float, gamma: float) -> list[VariantStats]:
+        """Per variant, base model and arm, the replies written since `since` (see VariantStats;
+        α and γ weigh tool uses and proactive successes as R does)."""
         ...
 
 

@@ -26,6 +26,7 @@ from bot.store.roles import StoreRoles
 from bot.store.sql import statements
 from bot.store.sql.proactive import SqlProactive
 from bot.store.sql.rows import activity_window, day_stats
+from bot.store.sql.trials import SqlTrials
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore", "schema_versions"]
 
@@ -73,6 +74,7 @@ class PostgresStore(StoreRoles):
         self.vector_dim = VECTOR_DIM
         self.miniapps = pg_apps(pool)
         self.proactive = SqlProactive(PostgresRunner(pool))
+        self.trials = SqlTrials(PostgresRunner(pool))
         self._search = memories  # typed as itself: it has the two dense paths the Protocol lacks
 
     @classmethod

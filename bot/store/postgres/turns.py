@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.errors import StoreError
-from bot.core.models import Feedback, MessageLink, NewTurn, Turn
+from bot.core.models import Feedback, Generation, MessageLink, NewTurn, Turn
 from bot.store.postgres.pool import PostgresPool
 from bot.store.postgres.rows import POSTGRES, jsonb, to_utc
 from bot.store.sql import statements
-from bot.store.sql.learning_rows import prompt_json
+from bot.store.sql.learning_rows import VARIANT_COLUMNS, prompt_json, variant_params
 from bot.store.sql.rows import TURN_COLUMNS, select_list, stored_turn, turn_from_row
 
 _COLUMNS = select_list(TURN_COLUMNS, "t")
@@ -42,8 +42,12 @@ WITH ids AS (
     FROM turn, unnest(%(share_ids)s::bigint[], %(shares)s::float8[]) AS used(memory_id, share)
 ), generation AS (
     -- How a reply was made ([learning]); a person's turn has none.
-    INSERT INTO generations (turn_id, prompt, adapter_version, cut)
-    SELECT turn.id, %(prompt)s::jsonb, %(adapter_version)s::integer, %(cut)s::boolean FROM turn
+    INSERT INTO generations (turn_id, prompt, adapter_version, cut, base_model, reward_model_version, n,
+                             persona, arm, canary_id)
+    SELECT turn.id, %(prompt)s::jsonb, %(adapter_version)s::integer, %(cut)s::boolean,
+           %(base_model)s::text, %(reward_model_version)s::integer, %(n)s::integer, %(persona)s::text,
+           %(arm)s::text, %(canary_id)s::integer
+    FROM turn
     WHERE %(prompt)s::jsonb IS NOT NULL
 ), person AS (
     INSERT INTO users AS u (id, created_at, memory_count)
@@ -76,6 +80,8 @@ _UPSERT_FEEDBACK_SQL = POSTGRES.sql(statements.UPSERT_FEEDBACK)
 _REMOVE_FEEDBACK_SQL = POSTGRES.sql(statements.REMOVE_FEEDBACK)
 _FIND_MESSAGE_SQL = POSTGRES.sql(statements.FIND_MESSAGE)
 _USER_ACTIVE_SQL = POSTGRES.sql(statements.USER_ACTIVE)
+# A person's turn has no generation; its variant parameters are unused (the insert is skipped).
+_NO_GENERATION = Generation(prompt=(), adapter_version=None, cut=False)
 
 
 def _add_turn_params(turn: NewTurn) -> dict[str, Any]:
@@ -99,6 +105,7 @@ def _add_turn_params(turn: NewTurn) -> dict[str, Any]:
         "prompt": None if generation is None else jsonb(prompt_json(generation.prompt)),
         "adapter_version": None if generation is None else generation.adapter_version,
         "cut": generation is not None and generation.cut,
+        **dict(zip(VARIANT_COLUMNS, variant_params(generation or _NO_GENERATION), strict=True)),
     }
 
 

@@ -63,13 +63,28 @@ def prompt_text(prompt: Sequence[ChatMessage]) -> str:
     return dump_json(prompt_json(prompt))
 
 
+# The generations columns of a reply's variant ([canary]), in the order `variant_params` gives them.
+VARIANT_COLUMNS = ("base_model", "reward_model_version", "n", "persona", "arm", "canary_id")
+
+
+def variant_params(generation: Generation) -> tuple[Any, ...]:
+    g = generation
+    return (g.base_model, g.reward_model_version, g.n, g.persona, g.arm, g.canary_id)
+
+
 def generation_from_row(row: NamedRow) -> Generation:
-    """A Generation from a row with `prompt`, `adapter_version` and `cut`."""
+    """A Generation from a row with `prompt`, `adapter_version`, `cut` and the VARIANT_COLUMNS."""
     messages = decoded(row["prompt"]) or []
     return Generation(
         prompt=tuple(ChatMessage(item["role"], item["content"]) for item in messages),
         adapter_version=row["adapter_version"],
         cut=bool(row["cut"]),
+        base_model=row["base_model"],
+        reward_model_version=row["reward_model_version"],
+        n=int(row["n"]),
+        persona=row["persona"],
+        arm="canary" if row["arm"] == "canary" else "serving",
+        canary_id=row["canary_id"],
     )
 
 

@@ -63,7 +63,7 @@ FORGET_PERSON = (
 # The tables FORGET_PERSON touches, with those its cascades reach: what PostgreSQL vacuums after.
 FORGOTTEN_TABLES = (
     "feedback", "training_examples", "platform_messages", "memories", "memory_sources", "turns",
-    "generations", "reply_memories", "reply_signals", "app_builds", "apps", "app_versions",
+    "generations", "canary_entries", "reply_memories", "reply_signals", "app_builds", "apps", "app_versions",
     "app_state", "proactive_sent", "reminders", "proactive_settings", "users",
 )  # fmt: skip
 
@@ -85,7 +85,8 @@ def feedback_params(feedback: Feedback, dialect: Dialect) -> tuple[Any, ...]:
 # tool use or proactive success (β, the turns that followed, rates nothing by itself). One query for
 # everyone; a reply whose own memory was forgotten is forgotten here too, as in recent_turns.
 RATED_REPLIES = """
-SELECT t.id, t.user_id, t.created_at, t.text, g.prompt, g.adapter_version, g.cut, u.training_consent
+SELECT t.id, t.user_id, t.created_at, t.text, g.prompt, g.adapter_version, g.cut, g.base_model,
+       g.reward_model_version, g.n, g.persona, g.arm, g.canary_id, u.training_consent
 FROM turns t
 JOIN generations g ON g.turn_id = t.id
 JOIN users u ON u.id = t.user_id

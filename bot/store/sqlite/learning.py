@@ -12,13 +12,21 @@ import aiosqlite
 from bot.core.learning.models import ExampleSnapshot, RatedReply, VersionRate
 from bot.core.models import Generation
 from bot.store.sql import statements
-from bot.store.sql.learning_rows import needles, prompt_text, rated_from_row, snapshot_from_row
+from bot.store.sql.learning_rows import (
+    needles,
+    prompt_text,
+    rated_from_row,
+    snapshot_from_row,
+    variant_params,
+)
 from bot.store.sql.rows import to_epoch
 from bot.store.sqlite.db import SqliteDatabase
 from bot.store.sqlite.rows import SQLITE
 
 _INSERT_GENERATION_SQL = """
-INSERT INTO generations (turn_id, prompt, adapter_version, cut) VALUES (?, ?, ?, ?)
+INSERT INTO generations (turn_id, prompt, adapter_version, cut, base_model, reward_model_version, n,
+                         persona, arm, canary_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING
 """
 # The person's stored prompts that quote `needle` in any message's content. json_each reads the
@@ -42,7 +50,13 @@ async def insert_generation(db: aiosqlite.Connection, turn_id: int, generation: 
     """Keep how a reply was made, in the transaction that stores the reply."""
     await db.execute(
         _INSERT_GENERATION_SQL,
-        (turn_id, prompt_text(generation.prompt), generation.adapter_version, int(generation.cut)),
+        (
+            turn_id,
+            prompt_text(generation.prompt),
+            generation.adapter_version,
+            int(generation.cut),
+            *variant_params(generation),
+        ),
     )
 
 

@@ -18,6 +18,7 @@ from bot.store.roles import StoreRoles
 from bot.store.sql import statements
 from bot.store.sql.proactive import SqlProactive
 from bot.store.sql.rows import activity_window, day_stats, to_epoch
+from bot.store.sql.trials import SqlTrials
 from bot.store.sqlite.curation import SqliteCuration
 from bot.store.sqlite.db import SqliteDatabase
 from bot.store.sqlite.learning import SqliteLearning
@@ -65,6 +66,7 @@ class SqliteStore(StoreRoles):
         self.vector_dim = dim
         self.miniapps = sqlite_apps(db)
         self.proactive = SqlProactive(SqliteRunner(db))
+        self.trials = SqlTrials(SqliteRunner(db))
 
     @classmethod
     async def open(
