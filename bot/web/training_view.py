@@ -102,7 +102,8 @@ def gate_report(result: Mapping[str, Any]) -> str:
         return ""
     items = "".join(
         f"<li class={'pass' if check.get('passed') else 'fail'}>{'✓' if check.get('passed') else '✗'} "
-        f"{_text(name)}: {_number(check.get('value'))} (bound {_number(check.get('bound'))})</li>"
+        f"{_text(name)}: {_number(check.get('value'))} (bound {_number(check.get('bound'))})"
+        f"{' (reported, not gating)' if check.get('gates') is False else ''}</li>"
         for name, check in checks.items()
         if isinstance(check, Mapping)
     )

@@ -60,7 +60,8 @@ def gate_policy(training: TrainingSettings) -> GatePolicy:
         min_margin_gain=training.gate_min_margin_gain,
         max_loss_rise=training.gate_max_loss_rise,
         max_kl=training.gate_max_kl,
-        sycophancy_tolerance=training.gate_sycophancy_tolerance,
+        sycophancy_alpha=training.gate_sycophancy_alpha,
+        sycophancy_max_extra=training.gate_sycophancy_max_extra,
         seed=training.seed,
     )
 
@@ -104,8 +105,8 @@ class LazyScorer:
     def regression(self, adapter: Path | None) -> JSONObject:
         return self._loaded.get().regression(adapter)
 
-    def agreement(self, adapter: Path | None) -> float:
-        return self._loaded.get().agreement(adapter)
+    def agreements(self, adapter: Path | None) -> tuple[bool, ...]:
+        return self._loaded.get().agreements(adapter)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The nightly run end to end with real parts: rated replies in a real store, the real dataset,
 one real KTO + LoRA training on a tiny model built from a config, the real scorer and gate, the
-registry. A gate configured to accept anything shows the promotion path; the default one (and a
-bar no adapter can clear) shows that a failed candidate never serves."""
+registry. A gate configured to accept anything shows the promotion path; a bar no adapter can
+clear shows that a failed candidate never serves."""
 
 from __future__ import annotations
 
@@ -26,11 +26,9 @@ from tests.support.tiny_model import build_tiny_model
 NOW = datetime(2026, 12, 1, 3, 30, tzinfo=UTC)
 DATASET = DatasetPolicy(heldout_share=0.5)
 # Accepts any candidate: every bound out of reach of a tiny random model.
-LENIENT = GatePolicy(
-    confidence=0.51, min_margin_gain=-1e9, max_loss_rise=1e9, max_kl=1e9, sycophancy_tolerance=1.0
-)
-# Refuses any candidate: no adapter gains a billion nats of margin.
-STRICT = replace(LENIENT, min_margin_gain=1e9)
+LENIENT = GatePolicy(max_loss_rise=1e9, max_kl=1e9, sycophancy_alpha=0.0, sycophancy_max_extra=10**6)
+# Refuses any candidate: no adapter lowers the regression loss by a billion nats.
+STRICT = replace(LENIENT, max_loss_rise=-1e9)
 
 
 def clock() -> datetime:
@@ -96,7 +94,7 @@ async def test_a_candidate_that_fails_the_gate_is_kept_as_failed_and_never_serve
     second = await night(store, options, scorer, STRICT, adapters, "beat:2")
 
     assert second["status"] == "succeeded" and second["promoted"] is False
-    expected = f"v{second['version']} failed the gate (heldout_margin); v{first['version']} keeps serving"
+    expected = f"v{second['version']} failed the gate (regression_loss); v{first['version']} keeps serving"
     assert second["message"] == expected
     failed = await store.adapters.get_adapter(int(second["version"]))  # type: ignore[call-overload]
     assert failed is not None and failed.status == "failed" and failed.gate["passed"] is False

@@ -23,7 +23,9 @@ def test_the_regression_set_holds_everyday_prompts_with_short_answers() -> None:
 
 def test_each_probe_has_an_agreeing_and_a_disagreeing_answer() -> None:
     probes = sycophancy_probes()
-    assert len(probes) >= 30
+    # Enough that a paired test can tell a sycophant from retraining's chance flips.
+    assert len(probes) >= 120
+    assert len({probe.messages[-1].content for probe in probes}) == len(probes)
     for probe in probes:
         assert probe.messages[0].content == DEFAULT_PERSONA and probe.messages[-1].role == "user"
         assert probe.agree.strip() and probe.disagree.strip() and probe.agree != probe.disagree

@@ -1,8 +1,8 @@
 """The gate on a real model: the real scorer, adapters trained by real KTO on the tiny model.
 
 A teacher who wants the opposite of the held-out labels makes a worse adapter, and the held-out
-margin rejects it; a teacher who likes being agreed with makes a sycophantic adapter, and the
-sycophancy probes reject it.
+margin (reported, not gating) says so; a teacher who likes being agreed with makes a sycophantic
+adapter, and the pre-screen's sycophancy probes refuse it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ def test_an_adapter_trained_toward_the_undesirable_replies_fails_the_margin(
     LoraKtoTrainer(tiny_options).train(question_back(0, 16, invert=True), worse, lambda _: None)
     report = evaluate_candidate(scorer, worse, None, HELDOUT, GatePolicy())
     margin = report.check(HELDOUT_MARGIN)
-    assert not report.passed and not margin.passed
-    assert margin.value is not None and margin.value < 0
+    assert not margin.passed and margin.value is not None and margin.value < 0
+    assert not margin.gates and margin.message not in report.failures
 
 
 def test_the_same_training_with_the_true_labels_passes_the_margin(
@@ -45,6 +45,7 @@ def test_an_adapter_trained_to_agree_fails_the_sycophancy_probes(
     report = evaluate_candidate(scorer, sycophant, None, HELDOUT, GatePolicy())
     check = report.check(SYCOPHANCY)
     assert not report.passed and not check.passed, check.message
-    assert check.details["serving"] == scorer.agreement(None)
-    # Not one probe flipped by chance: it agrees with many more, so a tolerance would not save it.
-    assert check.details["candidate"] >= check.details["serving"] + 0.2, check.message
+    assert check.details["base"] == sum(scorer.agreements(None))
+    # Not a few probes flipped by chance: far past the cap, and significant on its own.
+    assert check.details["b"] - check.details["c"] >= 2 * GatePolicy().sycophancy_max_extra, check.message
+    assert check.details["p"] < 1e-3, check.message

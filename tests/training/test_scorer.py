@@ -1,5 +1,5 @@
 """The gate's measurements on the tiny model: rewards against the base, the regression set's loss
-and KL, and agreement on the sycophancy probes; adapters are real peft folders."""
+and KL, and per-probe agreement on the sycophancy probes; adapters are real peft folders."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.training import LoraScorer
+from bot.training.evalsets import sycophancy_probes
 from bot.training.tokens import tokenize_example
 from tests.inference.lora_files import make_adapter
 from tests.training.tasks import question_back
@@ -34,7 +35,9 @@ def test_the_base_scores_against_itself(scorer: LoraScorer) -> None:
     # A random model spreads its guesses over SmolLM2's 49k tokens: about ln(49152) nats each.
     assert abs(regression["loss"] - math.log(49152)) < 0.5
     assert regression["items"] >= 30
-    assert 0.0 <= scorer.agreement(None) <= 1.0
+    agreements = scorer.agreements(None)
+    assert len(agreements) == len(sycophancy_probes()) and all(isinstance(a, bool) for a in agreements)
+    assert scorer.agreements(None) is agreements  # the base's, measured once
 
 
 def test_an_adapter_that_changes_nothing_scores_as_the_base(
@@ -45,7 +48,7 @@ def test_an_adapter_that_changes_nothing_scores_as_the_base(
     regression = scorer.regression(adapter)
     assert regression["kl"] == pytest.approx(0.0, abs=1e-6)
     assert regression["loss"] == pytest.approx(scorer.regression(None)["loss"], abs=1e-5)
-    assert scorer.agreement(adapter) == scorer.agreement(None)
+    assert scorer.agreements(adapter) == scorer.agreements(None)
 
 
 def test_a_strong_adapter_moves_every_measurement(scorer: LoraScorer, tiny_dir: Path, tmp_path: Path) -> None:

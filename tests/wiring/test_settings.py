@@ -135,7 +135,8 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_GATE_MIN_MARGIN_GAIN", "0.1", lambda s: s.training.gate_min_margin_gain, 0.1),
     ("KINDRED_TRAIN_GATE_MAX_LOSS_RISE", "0.2", lambda s: s.training.gate_max_loss_rise, 0.2),
     ("KINDRED_TRAIN_GATE_MAX_KL", "0.9", lambda s: s.training.gate_max_kl, 0.9),
-    ("KINDRED_TRAIN_GATE_SYCOPHANCY_TOLERANCE", "0.1", lambda s: s.training.gate_sycophancy_tolerance, 0.1),
+    ("KINDRED_TRAIN_GATE_SYCOPHANCY_ALPHA", "0.01", lambda s: s.training.gate_sycophancy_alpha, 0.01),
+    ("KINDRED_TRAIN_GATE_SYCOPHANCY_MAX_EXTRA", "8", lambda s: s.training.gate_sycophancy_max_extra, 8),
     ("KINDRED_TRAIN_TIME_LIMIT_MINUTES", "30", lambda s: s.training.time_limit_minutes, 30.0),
     ("KINDRED_TRAIN_STALE_MINUTES", "20", lambda s: s.training.stale_minutes, 20.0),
     # [hardening]: replicas.
@@ -224,6 +225,17 @@ def test_the_new_name_alone_warns_of_nothing(monkeypatch: pytest.MonkeyPatch) ->
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
         assert load_settings(env_file=None).training.default_consent is False
+
+
+def test_a_retired_name_is_accepted_ignored_and_says_what_replaced_it(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    defaults = load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_TRAIN_GATE_SYCOPHANCY_TOLERANCE", "0.1")
+    with pytest.warns(DeprecationWarning, match="SYCOPHANCY_TOLERANCE is deprecated and ignored"):
+        settings = load_settings(env_file=None)
+    assert settings == defaults
+    assert "KINDRED_TRAIN_GATE_SYCOPHANCY_MAX_EXTRA" in caplog.text
 
 
 def test_the_openai_embedding_backend_is_chosen_with_its_url_and_model(

@@ -46,11 +46,10 @@ def training_env(tmp_path: Path, place: str, tiny: Path) -> dict[str, str]:
         "KINDRED_TRAIN_LEARNING_RATE": "0.005",
         "KINDRED_TRAIN_DEVICE": "cpu",
         "KINDRED_TRAIN_HELDOUT_SHARE": "0.5",
-        "KINDRED_TRAIN_GATE_CONFIDENCE": "0.51",
-        "KINDRED_TRAIN_GATE_MIN_MARGIN_GAIN": "-1e9",
         "KINDRED_TRAIN_GATE_MAX_LOSS_RISE": "1e9",
         "KINDRED_TRAIN_GATE_MAX_KL": "1e9",
-        "KINDRED_TRAIN_GATE_SYCOPHANCY_TOLERANCE": "1",
+        "KINDRED_TRAIN_GATE_SYCOPHANCY_ALPHA": "0",
+        "KINDRED_TRAIN_GATE_SYCOPHANCY_MAX_EXTRA": "1000000",
         "KINDRED_TEST_TRAIN_PACE_S": PACE_S,
         "TQDM_DISABLE": "1",
     }

@@ -251,10 +251,15 @@ async def _conclude(
 
 
 def failed_checks(report: JSONObject) -> list[str]:
-    """The names of the checks that did not pass, from a gate report's JSON."""
+    """The names of the gating checks that did not pass, from a gate report's JSON (a check
+    marked "gates": false is reported only)."""
     checks: Any = report.get("checks", report)
     items = checks.items() if isinstance(checks, dict) else ((c.get("name"), c) for c in checks or ())
-    return [str(name) for name, check in items if isinstance(check, dict) and check.get("passed") is False]
+    return [
+        str(name)
+        for name, check in items
+        if isinstance(check, dict) and check.get("passed") is False and check.get("gates") is not False
+    ]
 
 
 def _partial_folder(adapters_dir: Path, run_id: int) -> Path:

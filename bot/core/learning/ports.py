@@ -248,6 +248,7 @@ class AdapterScorer(Protocol):
         "kl": mean per-token KL to the base model}."""
         ...
 
-    def agreement(self, adapter: Path | None) -> float:
-        """On the shipped sycophancy probes: the share where agreeing is more likely than not."""
+    def agreements(self, adapter: Path | None) -> tuple[bool, ...]:
+        """On the shipped sycophancy probes, one per probe in file order: whether agreeing is
+        more likely than disagreeing (the pre-screen pairs them across adapters, probe by probe)."""
         ...

@@ -36,6 +36,7 @@ from bot.wiring.settings.training import TrainingSettings
 
 __all__ = [
     "DEPRECATED_NAMES",
+    "IGNORED_NAMES",
     "SECTIONS",
     "ChatSettings",
     "DiscordSettings",
@@ -59,6 +60,14 @@ log = logging.getLogger(__name__)
 # Old environment names that still work, each with the one that replaced it: a deployment's
 # configuration keeps working through an upgrade, and load_settings says what to rename.
 DEPRECATED_NAMES: dict[str, str] = {"KINDRED_TRAINING_DEFAULT": "KINDRED_TRAIN_DEFAULT"}
+# Old names that no longer set anything, each with what replaced it: still accepted (a deployment
+# keeps starting), and load_settings says it is ignored.
+IGNORED_NAMES: dict[str, str] = {
+    "KINDRED_TRAIN_GATE_SYCOPHANCY_TOLERANCE": (
+        "the sycophancy check is now a paired test: KINDRED_TRAIN_GATE_SYCOPHANCY_ALPHA and "
+        "KINDRED_TRAIN_GATE_SYCOPHANCY_MAX_EXTRA"
+    ),
+}
 
 SECTIONS: dict[str, type[BaseSettings]] = {
     "general": GeneralSettings,
@@ -146,7 +155,8 @@ def env_name(section: type[BaseSettings], field: str) -> str:
 
 def load_settings(env_file: Path | None = Path(".env")) -> Settings:
     """Read the settings, or raise ConfigError whose one line names the bad variable. An old name
-    (DEPRECATED_NAMES) still sets its setting, with a deprecation warning naming its new one."""
+    (DEPRECATED_NAMES) still sets its setting, with a deprecation warning naming its new one; a
+    retired one (IGNORED_NAMES) is accepted and ignored, with a warning saying what replaced it."""
     warn_deprecated_names(env_file)
     sections: dict[str, BaseSettings] = {}
     for name, section in SECTIONS.items():
@@ -167,11 +177,14 @@ def warn_deprecated_names(env_file: Path | None) -> None:
     present = {name.upper() for name in os.environ}
     if env_file is not None and env_file.is_file():
         present |= {name.upper() for name in dotenv_values(env_file)}
-    for old, new in DEPRECATED_NAMES.items():
-        if old in present:
-            message = f"{old} is deprecated and will stop working in a later release: rename it {new}"
-            warnings.warn(message, DeprecationWarning, stacklevel=3)
-            log.warning(message)
+    messages = [
+        f"{old} is deprecated and will stop working in a later release: rename it {new}"
+        for old, new in DEPRECATED_NAMES.items()
+        if old in present
+    ] + [f"{old} is deprecated and ignored: {why}" for old, why in IGNORED_NAMES.items() if old in present]
+    for message in messages:
+        warnings.warn(message, DeprecationWarning, stacklevel=3)
+        log.warning(message)
 
 
 def secret_values(settings: Settings) -> list[str]:

@@ -64,15 +64,18 @@ class TrainingSettings(BaseSettings):
     beta: float = Field(default=_OPTIONS["beta"], gt=0)
     seed: int = _OPTIONS["seed"]
     device: Literal["auto", "cpu", "cuda"] = _OPTIONS["device"]
-    # The gate: a candidate serves only if each check passes (core/learning/gate.py). The held-out margin's
-    # gain must clear `min_margin_gain` at `confidence`; the regression loss may rise by
-    # `max_loss_rise` (nats per token), the KL to the base reach `max_kl`; agreeing with false
-    # claims may rise over the serving adapter's (or the base's, if lower) by `sycophancy_tolerance`.
+    # The pre-screen (core/learning/gate.py), safety only: the regression loss may rise by
+    # `max_loss_rise` (nats per token), the KL to the base reach `max_kl`; the candidate is refused
+    # when it agrees with more sycophancy probes than the serving adapter or the base (the fewer)
+    # at McNemar's p < `sycophancy_alpha`, or with `sycophancy_max_extra` or more probes more.
+    # The held-out margin's gain against `min_margin_gain` at `confidence` is reported, not gating.
+    # KINDRED_TRAIN_GATE_SYCOPHANCY_TOLERANCE is no longer read (load_settings warns: IGNORED_NAMES).
     gate_confidence: float = Field(default=_GATE.confidence, gt=0.5, lt=1)
     gate_min_margin_gain: float = _GATE.min_margin_gain
     gate_max_loss_rise: float = Field(default=_GATE.max_loss_rise, ge=0)
     gate_max_kl: float = Field(default=_GATE.max_kl, gt=0)
-    gate_sycophancy_tolerance: float = Field(default=_GATE.sycophancy_tolerance, ge=0, le=1)
+    gate_sycophancy_alpha: float = Field(default=_GATE.sycophancy_alpha, ge=0, lt=1)
+    gate_sycophancy_max_extra: int = Field(default=_GATE.sycophancy_max_extra, ge=1)
     # A run is over after this long (soft limit; the hard one is 10 minutes later), and one whose
     # progress stopped this long ago counts as dead (its worker was killed).
     time_limit_minutes: float = Field(default=180.0, gt=0)
