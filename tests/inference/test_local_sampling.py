@@ -16,8 +16,8 @@ from bot.core.models import ChatMessage, Sampled, StreamEnd
 from bot.inference.engine.batching import Request, row_seed
 from bot.inference.engine.local import LocalInference, Sampling
 from bot.inference.engine.sampling import Draws, draw
-from tests.inference.lora_files import make_adapter
 from tests.inference.backends import generation_threads
+from tests.inference.lora_files import make_adapter
 from tests.support.streams import text_of
 from tests.support.waiting import wait_until
 

@@ -191,6 +191,7 @@ class LocalInference:
         continue_from: str = "",
         ending: StreamEnd | None = None,
         seed: int | None = None,
+        candidate: int = 0,
     ) -> AsyncGenerator[str, None]:
         """Yield the reply in text chunks as the model writes them.
 
@@ -202,9 +203,10 @@ class LocalInference:
         request's row; the rest of its batch goes on. At the end, `ending.reason` says whether
         the model ended the reply ("stop") or its token budget did ("length"), as generated: the
         reply's text may re-tokenize to fewer tokens than the model wrote. `seed` fixes the
-        draws: the reply is `sample(seed=seed)`'s first candidate.
+        draws: the reply is `sample(seed=seed)`'s candidate number `candidate` (a GPU worker
+        serves each of a remote `sample`'s candidates as a stream of its own).
         """
-        request = self._request(messages, max_tokens, adapter, seed, 0, continue_from)
+        request = self._request(messages, max_tokens, adapter, seed, candidate, continue_from)
         self._batcher.submit(request)
         try:
             async for item in request.replies():

@@ -96,8 +96,8 @@ def generate(
     active = list(range(len(prompts)))
     seen, step_ids = ids, ids
     with torch.inference_mode():
-        for step in range(max_new):
-            if step == 0:
+        for index in range(max_new):
+            if index == 0:
                 scores = _prefill(model, prompts, adapters, slots, ids, positions, keep, cache)
             else:
                 lora = _row_lora([adapters[i] for i in active], slots, model.device)
