@@ -34,7 +34,7 @@ from bot.core.memory.kinds import is_question
 from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import hybrid_search
 from bot.core.memory.scoring import Scoring
-from bot.core.models import ChatMessage, Memory, Revision, StreamEnd
+from bot.core.models import ChatMessage, Memory, Revision, Sampled, StreamEnd
 from bot.core.store import Store
 
 T0 = datetime(2026, 4, 6, 18, 0, tzinfo=UTC)
@@ -86,8 +86,20 @@ class Inventing:
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         yield self.reply
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        return [Sampled(self.reply, False)] * n
 
 
 @dataclass(slots=True)

@@ -48,6 +48,15 @@ class StreamEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class Sampled:
+    """One candidate reply of `Inference.sample`, written whole."""
+
+    text: str
+    # The token budget stopped it before the model ended it (finish_reason "length").
+    cut: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Generation:
     """How a stored reply was made, kept with it so that a night trains on what the model saw.
 

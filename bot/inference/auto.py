@@ -15,6 +15,10 @@ that comes back drops it) and the reply comes from the local engine instead. So 
 Redis refused ("busy"): no worker can be reached then. The person reads nothing twice: nothing
 was shown yet. A reply that a worker began and then lost is the celery backend's (remote.py).
 
+`sample` goes where the next reply would, whole: to the workers, or to the local engine when
+Redis refuses (InferenceUnavailable). Its candidates cannot be withdrawn one by one the way a
+stream can, so one that no worker takes waits for the celery backend's own limit.
+
 The local model is big: it is loaded by the first reply that needs it, once (`LoadOnce`), and it
 stays loaded after a GPU worker appears, so a worker's death later costs no second load. Prompt
 tokens are counted with the remote side's tokenizer: the same model's (`KINDRED_MODEL`), loaded
@@ -33,7 +37,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from bot.core.chat.ports import Inference
 from bot.core.errors import InferenceUnavailable
 from bot.core.loading import LoadOnce
-from bot.core.models import ChatMessage, StreamEnd
+from bot.core.models import ChatMessage, Sampled, StreamEnd
 
 log = logging.getLogger(__name__)
 
@@ -113,19 +117,40 @@ class AutoInference:
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncGenerator[str, None]:
         """The reply from the engine chosen now, to its end (see the module docstring); the
         engine that wrote it says how it ended, into `ending`."""
         engine = await self._engine()
         if engine is self._remote:
-            chunks = await self._from_workers(messages, max_tokens, adapter, ending)
+            chunks = await self._from_workers(messages, max_tokens, adapter, ending, seed)
         else:
-            chunks = engine.stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending)
+            chunks = engine.stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
         try:
             async for chunk in chunks:
                 yield chunk
         finally:
             await _close(chunks)
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        """The candidates from the engine chosen now (see the module docstring)."""
+        engine = await self._engine()
+        if engine is self._remote:
+            try:
+                return await engine.sample(messages, n=n, max_tokens=max_tokens, adapter=adapter, seed=seed)
+            except InferenceUnavailable:
+                await asyncio.to_thread(self.answer_since, self._clock())
+                log.info("inference auto: candidates no worker could be asked for come from the local engine")
+                engine = await asyncio.to_thread(self._local.get)
+        return await engine.sample(messages, n=n, max_tokens=max_tokens, adapter=adapter, seed=seed)
 
     async def _engine(self) -> Inference:
         stale = self._clock() - self._asked_at >= self.recheck_s
@@ -143,11 +168,14 @@ class AutoInference:
         max_tokens: int,
         adapter: str | None,
         ending: StreamEnd | None,
+        seed: int | None,
     ) -> AsyncIterator[str]:
         """The workers' reply, or the local engine's if none is there to start it (or Redis is
         away: no worker can be reached then). A withdrawn request never finishes, so only the
         engine that wrote the reply fills in `ending`."""
-        replies = self._remote.stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending)
+        replies = self._remote.stream(
+            messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed
+        )
         first = asyncio.ensure_future(anext(replies))
         try:
             done, _ = await asyncio.wait({first}, timeout=self.first_chunk_s)
@@ -167,7 +195,7 @@ class AutoInference:
         await _close(replies)
         log.info("inference auto: a reply no worker started comes from the local engine instead")
         local = await asyncio.to_thread(self._local.get)
-        return local.stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending)
+        return local.stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
 
     def _ask_in_background(self) -> None:
         with self._lock:

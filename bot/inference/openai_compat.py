@@ -6,6 +6,11 @@ adapter's name as `model`, which is how vLLM serves several LoRA adapters on one
 With `load_lora`, a new version of an adapter folder is first registered with
 `POST {base}/v1/load_lora_adapter` (`load_inplace` for a name the server already has).
 
+Best-of-n (`sample`) asks for one whole completion (`stream: false`) with `n` choices; a server
+that gives fewer (Ollama ignores `n`) is asked for the rest at once, one choice a request. A
+`seed` goes to the server as its `seed` (OpenAI, vLLM and Ollama take one); what it repeats is
+the server's promise.
+
 The HTTP exchange runs in a task of its own under the reply's deadline and hands text to the
 consumer through a queue: a consumer that walks away cancels it, which closes the connection.
 HTTP statuses, timeouts and broken streams become InferenceError / InferenceTimeout here, once.
@@ -16,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import math
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -28,8 +32,10 @@ import httpx
 
 from bot.core.chat.quoting import template_messages
 from bot.core.errors import InferenceError, InferenceTimeout
-from bot.core.models import ChatMessage, EndReason, StreamEnd
+from bot.core.models import ChatMessage, EndReason, Sampled, StreamEnd
 from bot.inference.engine.lora import find_adapter
+from bot.inference.openai_wire import DONE, Delta, error_detail, parse_choices, parse_sse_line
+from bot.inference.together import all_of
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +44,6 @@ CONNECT_TIMEOUT_S = 10.0
 # Without the model's tokenizer, count a token per 3 characters: English runs ~4 characters a
 # token, so this over-counts, and a prompt fitted to the budget never overflows the server's.
 CHARS_PER_TOKEN_ESTIMATE = 3
-# How much of a server's error text goes into a message.
-_DETAIL_CHARS = 200
-_DONE = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,13 +131,14 @@ class OpenAICompatInference:
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncGenerator[str, None]:
         """Yield the reply in text chunks as the server streams them.
 
         Raises InferenceTimeout once `timeout_s` has passed since the call, and InferenceError
         for a refused request, a broken stream or an adapter that cannot be served. At the end,
         `ending.reason` is the server's `finish_reason` when it is "stop" or "length" (None for
-        any other, such as "tool_calls", or none).
+        any other, such as "tool_calls", or none). `seed` is sent as the request's `seed`.
         """
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
@@ -142,7 +146,8 @@ class OpenAICompatInference:
         deadline = loop.time() + self.timeout_s
         queue: asyncio.Queue[str | BaseException | None] = asyncio.Queue()
         finish = StreamEnd()  # the producer's; handed on only once the consumer reaches the end
-        producer = loop.create_task(self._produce(messages, max_tokens, adapter, deadline, queue, finish))
+        body = self._body(messages, max_tokens, seed=seed)
+        producer = loop.create_task(self._produce(body, adapter, deadline, queue, finish))
         try:
             while True:
                 item = await queue.get()
@@ -158,10 +163,47 @@ class OpenAICompatInference:
             with contextlib.suppress(asyncio.CancelledError):
                 await producer
 
-    async def _produce(
+    async def sample(
         self,
         messages: Sequence[ChatMessage],
+        *,
+        n: int,
         max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        """`n` whole replies: one completion asking for `n` choices with `seed`, then the choices
+        the server fell short of, each asked for at once on its own (candidate i with `seed + i`).
+        `timeout_s` covers them all; errors as `stream`, and an answer without choices is one."""
+        if n < 1:
+            raise ValueError(f"n must be at least 1, not {n}")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
+        try:
+            async with asyncio.timeout_at(deadline):
+                model = await self._model_for(adapter)
+                found = (await self._complete(self._body(messages, max_tokens, seed=seed, n=n), model))[:n]
+                rest = [
+                    self._complete(self._body(messages, max_tokens, seed=_plus(seed, i), n=1), model)
+                    for i in range(len(found), n)
+                ]
+                found += [more[0] for more in await all_of(rest)]
+        except (TimeoutError, httpx.TimeoutException):
+            raise self._timeout() from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc) from exc
+        return found
+
+    async def _complete(self, body: dict[str, Any], model: str) -> list[Sampled]:
+        response = await self._client.post("/v1/chat/completions", json={**body, "model": model})
+        if response.status_code != 200:
+            raise self._status_error(response, f"model {model!r}")
+        return parse_choices(response, self.base_url)
+
+    async def _produce(
+        self,
+        body: dict[str, Any],
         adapter: str | None,
         deadline: float,
         queue: asyncio.Queue[str | BaseException | None],
@@ -172,7 +214,7 @@ class OpenAICompatInference:
         try:
             async with asyncio.timeout_at(deadline):
                 model = await self._model_for(adapter)
-                body = self._body(messages, max_tokens, model)
+                body = {**body, "model": model}
                 async with self._client.stream("POST", "/v1/chat/completions", json=body) as response:
                     if response.status_code != 200:
                         await response.aread()
@@ -186,17 +228,24 @@ class OpenAICompatInference:
         except httpx.HTTPError as exc:
             queue.put_nowait(self._transport_error(exc))
 
-    def _body(self, messages: Sequence[ChatMessage], max_tokens: int, model: str) -> dict[str, Any]:
-        return {
-            "model": model,
+    def _body(
+        self, messages: Sequence[ChatMessage], max_tokens: int, *, seed: int | None, n: int | None = None
+    ) -> dict[str, Any]:
+        """The request, less its `model`; `n` None: streamed, else whole with `n` choices."""
+        body: dict[str, Any] = {
             # The server renders its own template: its markers are unknown here, so the shapes
             # templates give them are broken in every message (core/chat/quoting.py).
             "messages": template_messages(messages),
             "max_tokens": max_tokens,
-            "stream": True,
+            "stream": n is None,
             "temperature": self.sampling.temperature,
             "top_p": self.sampling.top_p,
         }
+        if n is not None and n > 1:
+            body["n"] = n  # left out for one: a server that knows no `n` may refuse it
+        if seed is not None:
+            body["seed"] = seed
+        return body
 
     async def _relay(
         self, response: httpx.Response, queue: asyncio.Queue[str | BaseException | None]
@@ -206,9 +255,9 @@ class OpenAICompatInference:
         reason: EndReason | None = None
         async for line in response.aiter_lines():
             event = parse_sse_line(line, self.base_url)
-            if event is _DONE:
+            if event is DONE:
                 return reason
-            if isinstance(event, _Delta):
+            if isinstance(event, Delta):
                 if event.text:
                     queue.put_nowait(event.text)
                 finished = finished or event.finished
@@ -251,7 +300,7 @@ class OpenAICompatInference:
 
     def _status_error(self, response: httpx.Response, what: str) -> InferenceError:
         status = response.status_code
-        detail = _error_detail(response)
+        detail = error_detail(response)
         where = f"the OpenAI-compatible server at {self.base_url}"
         if status == 429:
             wait = response.headers.get("retry-after")
@@ -301,64 +350,12 @@ async def served_models(
     if status in (401, 403):
         raise InferenceError(f"{where} refused the API key (HTTP {status}); check KINDRED_OPENAI_API_KEY")
     if status != 200:
-        raise InferenceError(f"{where} failed on /v1/models (HTTP {status}): {_error_detail(response)}")
+        raise InferenceError(f"{where} failed on /v1/models (HTTP {status}): {error_detail(response)}")
     try:
         return [str(entry["id"]) for entry in response.json()["data"]]
     except (ValueError, KeyError, TypeError) as exc:
         raise InferenceError(f"{where} sent no model list from /v1/models") from exc
 
 
-@dataclass(frozen=True, slots=True)
-class _Delta:
-    text: str
-    finished: bool
-    reason: EndReason | None = None  # the finish_reason, when it is one the port knows
-
-
-def parse_sse_line(line: str, server: str) -> _Delta | object | None:
-    """One line of the event stream: a text delta, _DONE, or None for lines that carry nothing.
-
-    Raises InferenceError for a line that is not server-sent events, or an error event.
-    """
-    line = line.rstrip("\r")
-    if not line or line.startswith(":"):
-        return None  # event separator or comment (keep-alive)
-    field, _, value = line.partition(":")
-    value = value.removeprefix(" ")
-    if field in ("event", "id", "retry"):
-        return None
-    if field != "data":
-        raise InferenceError(
-            f"the OpenAI-compatible server at {server} sent a malformed stream line: {line[:80]!r}"
-        )
-    if value.strip() == "[DONE]":
-        return _DONE
-    try:
-        payload = json.loads(value)
-        if "error" in payload:
-            raise InferenceError(
-                f"the OpenAI-compatible server at {server} failed mid-reply: {_message_of(payload)}"
-            )
-        choice = payload["choices"][0] if payload["choices"] else {}
-        text = (choice.get("delta") or {}).get("content") or ""
-        if not isinstance(text, str):
-            raise TypeError("content is not text")
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise InferenceError(
-            f"the OpenAI-compatible server at {server} sent a malformed stream line: {line[:80]!r}"
-        ) from exc
-    finish = choice.get("finish_reason")
-    return _Delta(text, finish is not None, finish if finish in ("stop", "length") else None)
-
-
-def _error_detail(response: httpx.Response) -> str:
-    try:
-        return _message_of(response.json())
-    except ValueError:
-        return response.text[:_DETAIL_CHARS].strip() or response.reason_phrase
-
-
-def _message_of(payload: Any) -> str:
-    error = payload.get("error", payload) if isinstance(payload, dict) else payload
-    message = error.get("message", error) if isinstance(error, dict) else error
-    return str(message)[:_DETAIL_CHARS]
+def _plus(seed: int | None, index: int) -> int | None:
+    return None if seed is None else seed + index

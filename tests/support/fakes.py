@@ -15,7 +15,7 @@ import numpy as np
 from bot.core.chat.conversation import Conversation
 from bot.core.errors import InferenceTimeout
 from bot.core.events import ReplyDone, UserMessage
-from bot.core.models import ChatMessage, StreamEnd, Vector
+from bot.core.models import ChatMessage, Sampled, StreamEnd, Vector
 
 DIM = 384
 
@@ -49,7 +49,8 @@ class ScriptedInference:
     """Replies with a fixed text, one word a token within its budget, and records every prompt it
     was given. `delay_s` pauses before each word, like a model on a slow machine. It says how the
     reply ended as an engine does: "length" when the budget ran out (every token it allowed was a
-    word, so no end token came), else "stop"."""
+    word, so no end token came), else "stop". `sample`'s candidate i is `candidates[i]` (cycled;
+    by default the reply), cut the same way; `samples` records each call's (n, seed)."""
 
     context_window = 2048
 
@@ -59,11 +60,14 @@ class ScriptedInference:
         *,
         fail_with: Exception | None = None,
         delay_s: float = 0.0,
+        candidates: Sequence[str] = (),
     ) -> None:
         self.reply = reply
         self.fail_with = fail_with
         self.delay_s = delay_s
+        self.candidates = list(candidates)
         self.prompts: list[list[ChatMessage]] = []
+        self.samples: list[tuple[int, int | None]] = []
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)
@@ -75,6 +79,7 @@ class ScriptedInference:
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         self.prompts.append(list(messages))
         if self.fail_with is not None:
@@ -85,6 +90,24 @@ class ScriptedInference:
             yield word if index == 0 else " " + word
         if ending is not None:
             ending.reason = "length" if len(every) >= max_tokens else "stop"
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        self.prompts.append(list(messages))
+        self.samples.append((n, seed))
+        if self.fail_with is not None:
+            raise self.fail_with
+        await asyncio.sleep(self.delay_s)
+        pool = self.candidates or [self.reply]
+        words = [pool[i % len(pool)].split(" ") for i in range(n)]
+        return [Sampled(" ".join(w[:max_tokens]), len(w) >= max_tokens) for w in words]
 
 
 class SlowInference(ScriptedInference):

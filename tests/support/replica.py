@@ -26,7 +26,7 @@ from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
-from bot.core.models import ChatMessage, StreamEnd
+from bot.core.models import ChatMessage, Sampled, StreamEnd
 from bot.web.server import WebServer, build_web_app
 from bot.wiring.backends import open_store
 from bot.wiring.platforms import platforms
@@ -54,10 +54,23 @@ class EchoFixture:
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         await asyncio.sleep(self.delay_s)
         yield "re: "
         yield messages[-1].content
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        await asyncio.sleep(self.delay_s)
+        return [Sampled("re: " + messages[-1].content, False)] * n
 
 
 async def serve() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
@@ -13,9 +14,10 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from bot.core.errors import InferenceError
 from bot.core.jobs import JobId, JobPayload
 from bot.core.loading import LoadOnce
-from bot.core.models import ChatMessage, EndReason, StreamEnd
+from bot.core.models import ChatMessage, EndReason, Sampled, StreamEnd
 from bot.inference.gpu_workers.remote import RemoteInference
 from bot.inference.gpu_workers.reply_stream import GENERATE_JOB, ReplyKeys, parse_entry
 from bot.inference.gpu_workers.serving import CANCELLED, SUPERSEDED, WRITTEN, ReplyWriter, serve
@@ -78,8 +80,18 @@ class RecordingEngine:
         adapter: str | None,
         continue_from: str,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
+        candidate: int = 0,
     ) -> AsyncGenerator[str, None]:
-        self.calls.append({"max_tokens": max_tokens, "continue_from": continue_from, "adapter": adapter})
+        self.calls.append(
+            {
+                "max_tokens": max_tokens,
+                "continue_from": continue_from,
+                "adapter": adapter,
+                "seed": seed,
+                "candidate": candidate,
+            }
+        )
         for word in (" and", " on."):
             yield word
         if ending is not None:
@@ -102,7 +114,9 @@ async def test_a_redelivered_run_continues_after_what_was_written(client: aiored
     }
     result = await serve(payload, LoadOnce(lambda: engine), client)  # type: ignore[arg-type, return-value]
     assert result["status"] == "done" and result["chunks"] == 5
-    assert engine.calls == [{"max_tokens": 6, "continue_from": "Once upon a time", "adapter": None}]
+    assert engine.calls == [
+        {"max_tokens": 6, "continue_from": "Once upon a time", "adapter": None, "seed": None, "candidate": 0}
+    ]
     raw = await client.xrange(keys.stream)
     kinds = [(f[b"k"].decode(), int(f[b"seq"]), f[b"t"].decode()) for _, f in raw]
     assert kinds[3:] == [("start", 3, ""), ("chunk", 3, " and"), ("chunk", 4, " on."), ("end", 5, "")]
@@ -111,6 +125,26 @@ async def test_a_redelivered_run_continues_after_what_was_written(client: aiored
     # Delivered once more after it finished: nothing is generated or written again.
     assert (await serve(payload, LoadOnce(lambda: engine), client))["status"] == "done"  # type: ignore[arg-type, return-value]
     assert len(engine.calls) == 1 and len(await client.xrange(keys.stream)) == len(raw)
+
+
+async def test_a_seeded_candidate_reaches_the_engine_and_a_bad_one_is_refused(client: aioredis.Redis) -> None:
+    engine = RecordingEngine()
+    payload = {
+        "request_id": fresh_keys().request_id,
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_tokens": 10,
+        "adapter": None,
+        "expires_at": time.time() + 60,
+        "seed": 41,
+        "candidate": 3,
+    }
+    assert (await serve(payload, LoadOnce(lambda: engine), client))["status"] == "done"  # type: ignore[arg-type, return-value]
+    assert engine.calls[0]["seed"] == 41 and engine.calls[0]["candidate"] == 3
+    for bad in ({"seed": "41"}, {"seed": True}, {"candidate": -1}, {"candidate": 1.5}):
+        refused = {**payload, "request_id": fresh_keys().request_id, **bad}
+        with pytest.raises(ValueError, match=r"bad inference request: (seed|candidate)"):
+            await serve(refused, LoadOnce(lambda: engine), client)  # type: ignore[arg-type, return-value]
+    assert len(engine.calls) == 1
 
 
 async def test_a_request_nobody_waits_for_any_more_is_dropped(client: aioredis.Redis) -> None:
@@ -176,3 +210,42 @@ async def test_an_end_without_a_reason_says_nothing() -> None:
     assert old.kind == "end" and old.reason is None
     assert parse_entry({**end, b"r": b"length"}).reason == "length"
     assert parse_entry({**end, b"r": b"tool_calls"}).reason is None
+
+
+class FailingCandidate(RecordingEngine):
+    """Fails the one candidate numbered `failing`, as an engine error does."""
+
+    def __init__(self, failing: int) -> None:
+        super().__init__()
+        self.failing = failing
+
+    async def stream(self, *args: Any, **kwargs: Any) -> AsyncGenerator[str, None]:
+        if kwargs.get("candidate") == self.failing:
+            raise InferenceError("the GPU ran out of memory")
+        async for chunk in super().stream(*args, **kwargs):
+            yield chunk
+
+
+@pytest.mark.parametrize("reason", ["stop", "length"])
+async def test_sampled_candidates_are_one_request_each_with_their_number_and_the_seed(
+    client: aioredis.Redis, reason: EndReason
+) -> None:
+    jobs = ServingJobs(RecordingEngine(reason), client)
+    remote = RemoteInference(
+        jobs, redis_url(TEST_REDIS_DB + 2), count_tokens=len, context_window=2048, wait_s=10.0, timeout_s=10.0
+    )
+    found = await remote.sample(HI, n=3, max_tokens=10, seed=7)
+    assert found == [Sampled(" and on.", reason == "length")] * 3
+    assert sorted((c["seed"], c["candidate"]) for c in jobs.engine.calls) == [(7, 0), (7, 1), (7, 2)]
+    assert len(jobs.served) == 3
+    with pytest.raises(ValueError, match="n must be at least 1"):
+        await remote.sample(HI, n=0, max_tokens=10)
+
+
+async def test_a_candidate_that_fails_fails_the_sample(client: aioredis.Redis) -> None:
+    jobs = ServingJobs(FailingCandidate(failing=1), client)
+    remote = RemoteInference(
+        jobs, redis_url(TEST_REDIS_DB + 2), count_tokens=len, context_window=2048, wait_s=10.0, timeout_s=10.0
+    )
+    with pytest.raises(InferenceError, match="the GPU ran out of memory"):
+        await remote.sample(HI, n=3, max_tokens=10)

@@ -17,7 +17,7 @@ from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
-from bot.core.models import ChatMessage, StreamEnd, Vector
+from bot.core.models import ChatMessage, Sampled, StreamEnd, Vector
 from bot.core.store import Store
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
@@ -40,11 +40,24 @@ class LoadFixtureGenerator:
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         words = [f"w{n}" for n in range(REPLY_WORDS)]
         for start in range(0, len(words), 6):
             await asyncio.sleep(0)
             yield " ".join(words[start : start + 6]) + " "
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        await asyncio.sleep(0)
+        return [Sampled(" ".join(f"w{i}" for i in range(REPLY_WORDS)) + " ", False)] * n
 
 
 class LoadFixtureEmbedder:

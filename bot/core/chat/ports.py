@@ -12,6 +12,7 @@ from bot.core.models import (
     Feedback,
     MessageLink,
     NewTurn,
+    Sampled,
     StreamEnd,
     Turn,
 )
@@ -114,6 +115,13 @@ class Intake(Protocol):
 
 
 class Inference(Protocol):
+    """The model that writes replies: streamed one at a time, or sampled n at once for best-of-n.
+
+    `seed` fixes the sampling: the same seed, messages, max_tokens, adapter and sampling settings
+    give the same reply from the same backend (on the local engine, with the same model, threads
+    and dtype; a server promises what its own `seed` promises). None: as random as the backend is.
+    """
+
     # Tokens the model can attend to: prompt and reply together.
     context_window: int
 
@@ -124,12 +132,32 @@ class Inference(Protocol):
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         """Yield the reply in text chunks. Raises InferenceTimeout past the configured limit.
 
         When the stream finishes normally, an engine that knows sets `ending.reason`: "length" when
         the token budget stopped the reply, "stop" when the model ended it. One that cannot say
-        leaves it None; so does a stream that failed or was closed early.
+        leaves it None; so does a stream that failed or was closed early. `seed`: see the class.
+        """
+        ...
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        """Exactly `n` candidate replies to the same messages, each written whole, in a fixed order.
+
+        Each candidate is sampled on its own (with a seed, candidate i's draws are fixed by the seed
+        and i), so they differ as independent replies do. Raises ValueError for n or max_tokens
+        below 1; InferenceError (InferenceTimeout past the configured limit, which covers all n) as
+        `stream` does when any candidate cannot be had: never fewer than n. A candidate's `cut` is
+        True when the token budget stopped it; an engine that cannot say reports False.
         """
         ...
 

@@ -12,11 +12,12 @@ There is no torch here: `run_batch` is the model's part (see `LocalInference`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 
 from bot.core.errors import InferenceError, InferenceTimeout
@@ -26,7 +27,16 @@ from bot.core.models import EndReason
 # (a burst of chats is submitted from one event-loop turn, a few microseconds apart).
 GATHER_S = 0.005
 
+_SEED_BITS = 63
+
 log = logging.getLogger(__name__)
+
+
+def row_seed(seed: int, index: int) -> int:
+    """The seed of candidate `index`'s draws for a request seeded with `seed`: mixed, so that
+    (seed, 1) and (seed + 1, 0) draw unrelated numbers."""
+    digest = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> (64 - _SEED_BITS)
 
 
 @dataclass(slots=True, eq=False)
@@ -47,6 +57,8 @@ class Request:
     # How the reply ended ("stop": the model's end token; "length": its token budget), set by the
     # generation thread just before it posts the end.
     reason: EndReason | None = None
+    # The seed of this row's own draws (sampling.Draws); None: torch's global generator.
+    seed: int | None = None
 
     def post(self, item: str | BaseException | None) -> None:
         """Hand an item to the loop. None marks the end of the reply."""
@@ -60,6 +72,25 @@ class Request:
 
     def timeout_error(self) -> InferenceTimeout:
         return InferenceTimeout(self.timeout_message)
+
+    async def replies(self) -> AsyncGenerator[str, None]:
+        """On the loop: the text as the generation thread posts it, until its end. Raises what
+        it posts, and InferenceTimeout at the deadline."""
+        while True:
+            remaining = self.deadline - time.monotonic()
+            try:
+                item = await asyncio.wait_for(self.queue.get(), timeout=max(remaining, 0.0))
+            except TimeoutError:
+                raise self.timeout_error() from None
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    async def whole(self) -> str:
+        """On the loop: the whole text (see `replies`)."""
+        return "".join([chunk async for chunk in self.replies()])
 
 
 class Batcher:
@@ -87,10 +118,14 @@ class Batcher:
 
     def submit(self, request: Request) -> None:
         """Put a request in line; start the worker thread if none is running."""
+        self.submit_all([request])
+
+    def submit_all(self, requests: list[Request]) -> None:
+        """Put requests in line next to each other, so that they share a batch where it has room."""
         with self._lock:
             if self._closed:
                 raise InferenceError("the local model is shut down")
-            self._waiting.append(request)
+            self._waiting.extend(requests)
             if self._working:
                 return
             self._working = True

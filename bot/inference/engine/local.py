@@ -13,6 +13,12 @@ never waits on the thread. Each row stops on its own: at its
 max_tokens, when its consumer walks away, or at its deadline (InferenceTimeout). Rows may ask for
 different LoRA adapters (`engine/lora.py`), run in one batch (peft's `adapter_names`, or
 `llama/generate.py`'s own rows).
+
+`sample` puts its n candidates in line together, so they are rows of one batch (up to
+`max_batch`); the plain engine reads their shared prompt once. A seeded row draws from its own
+generator (`sampling.Draws`), seeded from the request's seed and the candidate's index: its
+tokens do not depend on the rows beside it, and `stream(seed=s)` writes what `sample(seed=s)`
+writes as its first candidate.
 """
 
 from __future__ import annotations
@@ -27,10 +33,11 @@ from typing import Any, Literal
 
 from bot.core.chat.quoting import break_markers, markers_of, template_messages
 from bot.core.errors import ConfigError, InferenceError
-from bot.core.models import ChatMessage, StreamEnd
-from bot.inference.engine.batching import Batcher, Request
+from bot.core.models import ChatMessage, Sampled, StreamEnd
+from bot.inference.engine.batching import Batcher, Request, row_seed
 from bot.inference.engine.lora import AdapterSet, AdapterSlots, PeftSlots, find_adapter
 from bot.inference.engine.threads import limit_torch_threads
+from bot.inference.together import all_of
 
 DEFAULT_MAX_CONTEXT = 2048
 # Rows per generate. On CPU, throughput stops growing somewhere past 16 for SmolLM2-135M; a GPU
@@ -183,6 +190,8 @@ class LocalInference:
         adapter: str | None = None,
         continue_from: str = "",
         ending: StreamEnd | None = None,
+        seed: int | None = None,
+        candidate: int = 0,
     ) -> AsyncGenerator[str, None]:
         """Yield the reply in text chunks as the model writes them.
 
@@ -193,13 +202,56 @@ class LocalInference:
         spent waiting for a batch counts). Closing or cancelling the iteration stops this
         request's row; the rest of its batch goes on. At the end, `ending.reason` says whether
         the model ended the reply ("stop") or its token budget did ("length"), as generated: the
-        reply's text may re-tokenize to fewer tokens than the model wrote.
+        reply's text may re-tokenize to fewer tokens than the model wrote. `seed` fixes the
+        draws: the reply is `sample(seed=seed)`'s candidate number `candidate` (a GPU worker
+        serves each of a remote `sample`'s candidates as a stream of its own).
         """
+        request = self._request(messages, max_tokens, adapter, seed, candidate, continue_from)
+        self._batcher.submit(request)
+        try:
+            async for item in request.replies():
+                yield item
+        finally:
+            request.cancel.set()
+        if ending is not None:
+            ending.reason = request.reason
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        """`n` whole replies to the same messages, sampled as rows of one batch (see the module
+        docstring). Errors as `stream`; the first candidate to fail stops the others."""
+        if n < 1:
+            raise ValueError(f"n must be at least 1, not {n}")
+        requests = [self._request(messages, max_tokens, adapter, seed, i) for i in range(n)]
+        self._batcher.submit_all(requests)
+        try:
+            texts = await all_of(r.whole() for r in requests)
+        finally:
+            for request in requests:
+                request.cancel.set()
+        return [Sampled(text, r.reason == "length") for text, r in zip(texts, requests, strict=True)]
+
+    def _request(
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int,
+        adapter: str | None,
+        seed: int | None,
+        index: int,
+        prefix: str = "",
+    ) -> Request:
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
         if adapter is not None:
             find_adapter(self._adapters.root, adapter)  # fail now, not after waiting in line
-        request = Request(
+        return Request(
             prompt=template_messages(messages, self._markers),
             max_tokens=max_tokens,
             adapter=adapter,
@@ -207,25 +259,9 @@ class LocalInference:
             timeout_message=self._timeout_message(),
             loop=asyncio.get_running_loop(),
             queue=asyncio.Queue(),
-            prefix=continue_from,
+            prefix=prefix,
+            seed=None if seed is None else row_seed(seed, index),
         )
-        self._batcher.submit(request)
-        try:
-            while True:
-                remaining = request.deadline - time.monotonic()
-                try:
-                    item = await asyncio.wait_for(request.queue.get(), timeout=max(remaining, 0.0))
-                except TimeoutError:
-                    raise request.timeout_error() from None
-                if item is None:
-                    if ending is not None:
-                        ending.reason = request.reason
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            request.cancel.set()
 
     async def close(self, timeout_s: float = 30.0) -> None:
         """Stop taking requests and wait for the batch in progress to end (see `Batcher.close`)."""
@@ -293,7 +329,10 @@ class LocalInference:
             rows.Row(p.request, min(p.request.max_tokens, self._limit - len(p.ids)), width - len(p.ids))
             for p in batch
         ]
-        options = rows.generate_options(self.sampling, [r.pad for r in row_list])
+        from bot.inference.engine.sampling import Draws
+
+        draws = Draws([p.request.seed for p in batch])
+        options = rows.generate_options(self.sampling, [r.pad for r in row_list], draws)
         peft = self._slots.peft
         if peft is not None:
             options["adapter_names"] = [p.adapter for p in batch]
@@ -311,6 +350,7 @@ class LocalInference:
 
     def _generate_plain(self, batch: list[_Prepared]) -> None:
         from bot.inference.engine.row_text import Row, RowText
+        from bot.inference.engine.sampling import Draws
         from bot.inference.llama import generate as llama_generate
 
         rows = [Row(p.request, min(p.request.max_tokens, self._limit - len(p.ids)), 0) for p in batch]
@@ -324,6 +364,7 @@ class LocalInference:
             pad_id=self._pad_token_id(),
             max_new=min(max(r.budget for r in rows), self._limit - max(len(p.ids) for p in batch)),
             decoding=llama_generate.Decoding(s.temperature, s.top_k, s.top_p, s.repetition_penalty),
+            draws=Draws([p.request.seed for p in batch]),
         )
 
     def _pad_token_id(self) -> int:

@@ -5,7 +5,9 @@
 - `RowStop` finishes a row at its own `max_tokens`, deadline, or when its consumer has left,
   while the other rows go on;
 - `RowRepetitionPenalty` penalises the tokens a row has seen, leaving out its left padding
-  (the pad token is the end-of-turn token for SmolLM2; penalising it would make replies run on).
+  (the pad token is the end-of-turn token for SmolLM2; penalising it would make replies run on);
+- `RowDraw` picks each row's token from its own random numbers (`sampling.Draws`), as the plain
+  Llama loop does, and leaves generate's own draw nothing to choose.
 
 This module imports torch and transformers; `bot/inference/engine/local.py` imports it only when it
 loads a model that runs on transformers (`load_transformers`) and when it generates.
@@ -32,12 +34,12 @@ from transformers.generation.streamers import BaseStreamer
 
 from bot.core.errors import ConfigError
 from bot.inference.engine.row_text import Row, RowText, must_stop
-from bot.inference.engine.sampling import penalise_rows
+from bot.inference.engine.sampling import Draws, draw, penalise_rows
 
 if TYPE_CHECKING:
     from bot.inference.engine.local import Sampling
 
-__all__ = ["Row", "RowRepetitionPenalty", "RowStop", "RowStreamer", "generate_options"]
+__all__ = ["Row", "RowDraw", "RowRepetitionPenalty", "RowStop", "RowStreamer", "generate_options"]
 
 
 class RowStreamer(BaseStreamer):
@@ -81,6 +83,20 @@ class RowRepetitionPenalty(LogitsProcessor):
         return penalise_rows(input_ids, scores, self._penalty, self._pads)
 
 
+class RowDraw(LogitsProcessor):
+    """The last processor: draws each row's token (`sampling.draw`) from its own numbers and masks
+    every other token, so that generate's multinomial can only take it."""
+
+    def __init__(self, draws: Draws) -> None:
+        self._draws = draws
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        rows = range(scores.shape[0])
+        chosen = draw(torch.softmax(scores.float(), dim=-1), self._draws.uniform(rows, scores.device))
+        only = torch.full_like(scores, -float("inf"))
+        return only.scatter(1, chosen.unsqueeze(1), 0.0)
+
+
 def load_transformers(source: str, device: str) -> tuple[Any, Any]:
     """A transformers model and tokenizer from a directory or Hub id, on `device`, for inference."""
     local = Path(source).expanduser().is_dir()
@@ -94,8 +110,9 @@ def load_transformers(source: str, device: str) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def generate_options(sampling: Sampling, pads: list[int]) -> dict[str, Any]:
-    """generate's options: the penalty and the warpers in transformers' usual order."""
+def generate_options(sampling: Sampling, pads: list[int], draws: Draws) -> dict[str, Any]:
+    """generate's options: the penalty and the warpers in transformers' usual order, then the
+    rows' own draw."""
     s = sampling
     processors: list[Any] = []
     if s.repetition_penalty != 1.0:
@@ -107,6 +124,7 @@ def generate_options(sampling: Sampling, pads: list[int]) -> dict[str, Any]:
         processors.append(TopKLogitsWarper(s.top_k))
     if s.top_p < 1.0:
         processors.append(TopPLogitsWarper(s.top_p))
+    processors.append(RowDraw(draws))
     # Neutral values, so that generate adds no warpers of its own after ours.
     return {
         "do_sample": True,
@@ -115,4 +133,3 @@ def generate_options(sampling: Sampling, pads: list[int]) -> dict[str, Any]:
         "top_p": 1.0,
         "logits_processor": LogitsProcessorList(processors),
     }
-

@@ -22,6 +22,12 @@ the iterator, a timeout, cancellation) sets `kindred:cancel:<id>`; the worker ch
 every chunk it writes and stops generating. Redis unreachable is InferenceUnavailable:
 "busy, try again shortly".
 
+`sample` asks for its n candidates as n such replies at once, each with its candidate number (and
+the seed), so each keeps the exactly-once guarantee above. A worker's engine batches the ones that
+reach it within its gathering window (its threads take them from the queue about together), and
+reads a prompt that rows of a batch share once; one that comes later runs in the next batch.
+(One job for all n would need a wire format of n interleaved replies, and its own resumption.)
+
 Prompt tokens are counted with the configured model's tokenizer; the weights stay on the worker.
 """
 
@@ -41,8 +47,9 @@ import redis.asyncio as aioredis
 
 from bot.core.errors import InferenceError, InferenceTimeout, InferenceUnavailable, JobError, QueueUnavailable
 from bot.core.jobs import Jobs
-from bot.core.models import ChatMessage, StreamEnd
+from bot.core.models import ChatMessage, Sampled, StreamEnd
 from bot.inference.gpu_workers.reply_stream import DEFAULT_TTL_S, GENERATE_JOB, ReplyKeys, parse_entry
+from bot.inference.together import all_of
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +117,12 @@ class RemoteInference:
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
+        candidate: int = 0,
     ) -> AsyncGenerator[str, None]:
         """Yield the reply's chunks as the worker writes them (see the module docstring). At the
         end, `ending.reason` is the one the worker's end entry carries (None from a worker too
-        old to say)."""
+        old to say). `seed` and `candidate` go to the worker's engine (`LocalInference.stream`)."""
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
         keys = ReplyKeys(uuid.uuid4().hex)
@@ -122,6 +131,8 @@ class RemoteInference:
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "max_tokens": max_tokens,
             "adapter": adapter,
+            "seed": seed,
+            "candidate": candidate,
             # A worker that takes the request later than this finds nobody waiting and drops it.
             "expires_at": time.time() + self.wait_s,
         }
@@ -142,6 +153,36 @@ class RemoteInference:
             if not finished:
                 await self._cancel(client, keys)
             await client.aclose()
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        """`n` replies asked for at once, one request each (see the module docstring); the first
+        to fail withdraws the others. Errors and time limits as `stream`, per reply."""
+        if n < 1:
+            raise ValueError(f"n must be at least 1, not {n}")
+
+        async def one(candidate: int) -> Sampled:
+            ending = StreamEnd()
+            chunks = self.stream(
+                messages,
+                max_tokens=max_tokens,
+                adapter=adapter,
+                ending=ending,
+                seed=seed,
+                candidate=candidate,
+            )
+            async with contextlib.aclosing(chunks):
+                text = "".join([chunk async for chunk in chunks])
+            return Sampled(text, ending.reason == "length")
+
+        return await all_of(one(i) for i in range(n))
 
     async def _submit(self, payload: dict[str, Any]) -> None:
         try:

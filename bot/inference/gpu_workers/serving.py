@@ -14,7 +14,9 @@ One run of the job:
    write checks, in the same step, that this run still owns the request and that the reader has
    not cancelled; if either fails, the run stops generating.
 3. A redelivered run continues after the chunks already written, with them as the beginning of
-   the assistant's turn and the token budget that is left.
+   the assistant's turn and the token budget that is left. A seeded request (`seed`, and
+   `candidate`: which of a `sample`'s replies it is) is sampled as the local engine samples it;
+   a continuation draws afresh, so a reply that outlived its worker is not the one the seed gives.
 4. Any error is written as an `error` entry (the reader raises InferenceError with its text, or
    InferenceTimeout for the engine's time limit) and fails the job once; a bad payload is never
    retried.
@@ -70,6 +72,8 @@ class GenerateRequest:
     max_tokens: int
     adapter: str | None
     expires_at: float
+    seed: int | None = None
+    candidate: int = 0
 
     @classmethod
     def from_payload(cls, payload: JobPayload) -> GenerateRequest:
@@ -98,7 +102,16 @@ class GenerateRequest:
             raise ValueError("bad inference request: adapter must be a name or null")
         if not isinstance(expires_at, int | float):
             raise ValueError("bad inference request: expires_at must be a unix time")
-        return cls(request_id, tuple(messages), max_tokens, adapter, float(expires_at))
+        seed, candidate = payload.get("seed"), payload.get("candidate", 0)
+        if seed is not None and not _is_int(seed):
+            raise ValueError("bad inference request: seed must be an integer or null")
+        if not _is_int(candidate) or candidate < 0:
+            raise ValueError("bad inference request: candidate must be a non-negative integer")
+        return cls(request_id, tuple(messages), max_tokens, adapter, float(expires_at), seed, candidate)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def request_id_of(payload: JobPayload) -> str | None:
@@ -194,6 +207,8 @@ async def _generate(
             adapter=request.adapter,
             continue_from=taken.text,
             ending=ending,
+            seed=request.seed,
+            candidate=request.candidate,
         )
         async with contextlib.aclosing(chunks):
             async for text in chunks:

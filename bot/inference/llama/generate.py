@@ -6,6 +6,10 @@ from the attention mask), one prefill, then one token per step from the KV cache
 `sampling.py`, and each row's text and stop through `row_text.RowText`. Rows that have ended
 leave the batch (their cache rows dropped), so the rest run as a smaller batch.
 
+Rows with the same prompt and adapter (best-of-n's candidates) share its prefill: it runs once,
+and its KV cache and last logits are copied to each of them. Reading a long prompt is most of a
+short reply's cost on a CPU; n rows of one step cost little more than one.
+
 `TensorSlots` holds the LoRA adapters (`llama_lora.py`) that `lora.AdapterSet` loads for it;
 rows name theirs, and a batch may mix them, as peft's `adapter_names` does.
 """
@@ -21,7 +25,7 @@ import torch
 from bot.core.errors import ConfigError
 from bot.inference.engine.lora import BASE
 from bot.inference.engine.row_text import RowText
-from bot.inference.engine.sampling import next_tokens, penalise_rows
+from bot.inference.engine.sampling import Draws, next_tokens, penalise_rows
 from bot.inference.llama.chat_tokenizer import ChatTokenizer
 from bot.inference.llama.lora import LoraWeights, load_lora
 from bot.inference.llama.model import KVCache, LlamaModel, RowLora, attention_mask
@@ -73,10 +77,12 @@ def generate(
     pad_id: int,
     max_new: int,
     decoding: Decoding,
+    draws: Draws | None = None,
 ) -> None:
     """Decode every row of `prompts` until each has ended (EOS, budget, consumer gone, deadline)
     or `max_new` steps have run; `text` streams and ends each row. `adapters` are internal
-    adapter names, one per row (lora.BASE: none)."""
+    adapter names, one per row (lora.BASE: none). `draws`: each row's random numbers (None:
+    torch's global generator for all)."""
     width = max(len(p) for p in prompts)
     ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
     keep = torch.zeros((len(prompts), width), dtype=torch.long)
@@ -90,13 +96,17 @@ def generate(
     active = list(range(len(prompts)))
     seen, step_ids = ids, ids
     with torch.inference_mode():
-        for _ in range(max_new):
-            lora = _row_lora([adapters[i] for i in active], slots, model.device)
-            mask = attention_mask(keep, step_ids.shape[1], model.dtype)
-            scores = model.forward(step_ids, positions, mask, cache, lora)
+        for index in range(max_new):
+            if index == 0:
+                scores = _prefill(model, prompts, adapters, slots, ids, positions, keep, cache)
+            else:
+                lora = _row_lora([adapters[i] for i in active], slots, model.device)
+                mask = attention_mask(keep, step_ids.shape[1], model.dtype)
+                scores = model.forward(step_ids, positions, mask, cache, lora)
             if decoding.repetition_penalty != 1.0:
                 scores = penalise_rows(seen, scores, decoding.repetition_penalty, pads)
-            chosen = next_tokens(scores, decoding.temperature, decoding.top_k, decoding.top_p)
+            uniform = None if draws is None else draws.uniform(active, model.device)
+            chosen = next_tokens(scores, decoding.temperature, decoding.top_k, decoding.top_p, uniform)
             picked = chosen.tolist()
             step = [pad_id] * len(text.rows)
             for row_index, token in zip(active, picked, strict=True):
@@ -116,6 +126,33 @@ def generate(
             keep = torch.cat([keep, torch.ones_like(step_ids)], dim=1)
             positions = positions[:, -1:] + 1
     text.end()
+
+
+def _prefill(
+    model: LlamaModel,
+    prompts: Sequence[list[int]],
+    adapters: Sequence[str],
+    slots: TensorSlots,
+    ids: torch.Tensor,
+    positions: torch.Tensor,
+    keep: torch.Tensor,
+    cache: KVCache,
+) -> torch.Tensor:
+    """Read every prompt into `cache` and return each row's logits; a prompt that several rows
+    share with the same adapter is read once (its rows padded alike, so their inputs are equal)."""
+    firsts: dict[tuple[tuple[int, ...], str], int] = {}
+    source = [firsts.setdefault((tuple(p), a), len(firsts)) for p, a in zip(prompts, adapters, strict=True)]
+    if len(firsts) == len(prompts):
+        lora = _row_lora(adapters, slots, model.device)
+        return model.forward(ids, positions, attention_mask(keep, ids.shape[1], model.dtype), cache, lora)
+    leaders = [source.index(u) for u in range(len(firsts))]
+    unique = torch.tensor(leaders, dtype=torch.long, device=model.device)
+    lora = _row_lora([adapters[i] for i in leaders], slots, model.device)
+    mask = attention_mask(keep[unique], ids.shape[1], model.dtype)
+    scores = model.forward(ids[unique], positions[unique], mask, cache, lora)
+    expand = torch.tensor(source, dtype=torch.long, device=model.device)
+    cache.keep(expand)
+    return scores[expand]
 
 
 def _row_lora(names: Sequence[str], slots: TensorSlots, device: torch.device) -> RowLora:
