@@ -9,8 +9,9 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 # What the Makefile, the docs, scripts/gpu_check.sh and tests/bench run as `python -m bench.<name>`.
 PROMISED = {
-    "apps", "consolidation_recall", "inference", "learning_plot", "learning_sim", "memory", "proactive_sim",
-    "recall", "recall_evidence", "reply_budget", "reward_sim", "soak", "startup", "telegram_load", "training",
+    "apps", "canary_power", "consolidation_recall", "inference", "learning_plot", "learning_sim", "memory",
+    "proactive_sim", "recall", "recall_evidence", "reply_budget", "reward_sim", "soak", "startup",
+    "telegram_load", "training",
 }  # fmt: skip
 
 
