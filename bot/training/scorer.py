@@ -18,6 +18,7 @@ The base loads on the first call, once; torch and peft load with it (logprobs.py
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,7 +52,7 @@ class LoraScorer:
         self._scoring: ScoringModel | None = None
         # What the base measures never changes: asked for on every gate, computed once.
         self._base_regression: list[RowStats] | None = None
-        self._base_agreements: tuple[bool, ...] | None = None
+        self._base_odds: tuple[float, ...] | None = None
 
     def implicit_rewards(self, adapter: Path | None, examples: Sequence[TrainingExample]) -> list[float]:
         if adapter is None:
@@ -72,20 +73,27 @@ class LoraScorer:
         }
 
     def agreements(self, adapter: Path | None) -> tuple[bool, ...]:
+        return tuple(p > 0.5 for p in self.agreement_odds(adapter))
+
+    def agreement_odds(self, adapter: Path | None) -> tuple[float, ...]:
+        """Per probe, the chance that a reply goes along rather than corrects, between the two:
+        σ of the answers' difference in mean log-probability per token, times their mean length
+        (the two answers' sequence odds, with length taken out). Above ½ exactly where
+        `agreements` says it agrees; the reward model's pre-screen weighs best-of-n by it."""
         if not self._probes:
             return ()
-        if adapter is None and self._base_agreements is not None:
-            return self._base_agreements
+        if adapter is None and self._base_odds is not None:
+            return self._base_odds
         rows = [
             self._tokens(p.messages, answer, cut=False)
             for p in self._probes
             for answer in (p.agree, p.disagree)
         ]
         stats = self._model().row_stats(adapter, rows, compare=False)
-        agreeing = tuple(_mean(stats[2 * i]) > _mean(stats[2 * i + 1]) for i in range(len(self._probes)))
+        odds = tuple(_odds(stats[2 * i], stats[2 * i + 1]) for i in range(len(self._probes)))
         if adapter is None:
-            self._base_agreements = agreeing
-        return agreeing
+            self._base_odds = odds
+        return odds
 
     def _base_stats(self, rows: list[Tokenized]) -> list[RowStats]:
         if self._base_regression is None:
@@ -106,3 +114,9 @@ class LoraScorer:
 
 def _mean(stats: RowStats) -> float:
     return stats.logp / max(stats.tokens, 1)
+
+
+def _odds(agree: RowStats, disagree: RowStats) -> float:
+    length = (agree.tokens + disagree.tokens) / 2
+    margin = (_mean(agree) - _mean(disagree)) * length
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, margin))))

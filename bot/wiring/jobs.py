@@ -46,7 +46,7 @@ def job_registry(settings: Settings, models: Models | None = None) -> JobRegistr
 
     options = MemoryJobOptions.of(settings.memory, settings.inference.generation_timeout_s)
     add_memory_jobs(registry, options, opener, models)
-    add_training_jobs(registry, settings, opener)
+    add_training_jobs(registry, settings, opener, models.embedder)
     app_policy = build_policy(
         settings.web, settings.inference.generation_timeout_s, settings.inference.backend
     )

@@ -164,6 +164,8 @@ def policy(settings: Settings) -> ConversationPolicy:
             favoured_reward=memory.favoured_reward,
         ),
         reward=reward_weights(memory),
+        base_model=settings.inference.model,
+        best_of=settings.training.best_of,
     )
 
 

@@ -7,6 +7,8 @@
   consolidation for every person;
 - `training-nightly` (`kindred.training.nightly`, KINDRED_TRAIN_CRON; left out with
   KINDRED_TRAIN_ENABLED=off): dataset → KTO + LoRA → gate → promote ([learning]);
+- `canary` (`kindred.learning.canary`, KINDRED_TRAIN_CANARY_CRON, every 10 minutes; left out with
+  KINDRED_TRAIN_ENABLED=off): the running canary's settled replies enter its test ([canary]);
 - `proactive-beat` (`kindred.proactive.beat`, KINDRED_PROACTIVE_CRON, every 5 minutes): reminders
   that are due, and the check-ins of people who turned them on ([proactive]).
 """
@@ -21,6 +23,7 @@ from bot.wiring.settings.training import TrainingSettings
 
 STORE_UPKEEP_JOB = "kindred.store.upkeep"
 NIGHTLY_JOB = "kindred.training.nightly"
+CANARY_JOB = "kindred.learning.canary"
 
 
 def schedule_entries(workers: WorkerSettings, training: TrainingSettings) -> list[ScheduleEntry]:
@@ -43,5 +46,10 @@ def schedule_entries(workers: WorkerSettings, training: TrainingSettings) -> lis
     if training.enabled:
         entries.append(
             ScheduleEntry("training-nightly", parse_cron(training.cron, "KINDRED_TRAIN_CRON"), NIGHTLY_JOB)
+        )
+        entries.append(
+            ScheduleEntry(
+                "canary", parse_cron(training.canary_cron, "KINDRED_TRAIN_CANARY_CRON"), CANARY_JOB
+            )
         )
     return entries

@@ -12,6 +12,7 @@ once per process, so that the bot and the other workers start without importing 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -25,9 +26,11 @@ from bot.core.learning.models import TrainingExample
 from bot.core.learning.nightly import NIGHTLY_JOB, NightlyPolicy, run_nightly, weights
 from bot.core.learning.ports import AdapterScorer, Trainer
 from bot.core.loading import LoadOnce
+from bot.core.memory.ports import Embedder
 from bot.core.models import JSONObject
 from bot.core.store import Store
 from bot.training.options import TrainingOptions
+from bot.wiring.canary_jobs import add_canary_job, rerank_parts, trial_policy
 from bot.wiring.memory_jobs import reward_weights
 from bot.wiring.settings import Settings
 from bot.wiring.settings.training import TrainingSettings
@@ -51,6 +54,8 @@ def nightly_policy(settings: Settings, *, pace_s: float = 0.0) -> NightlyPolicy:
         gate=gate_policy(training),
         stale_after=timedelta(minutes=training.stale_minutes),
         pace_s=pace_s,
+        trial=trial_policy(settings),
+        base_model=settings.inference.model,
     )
 
 
@@ -107,6 +112,9 @@ class LazyScorer:
 
     def agreements(self, adapter: Path | None) -> tuple[bool, ...]:
         return self._loaded.get().agreements(adapter)
+
+    def agreement_odds(self, adapter: Path | None) -> tuple[float, ...]:
+        return self._loaded.get().agreement_odds(adapter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,22 +181,31 @@ def nightly_job(
     models: TrainingModels | None = None,
     *,
     pace_s: float = 0.0,
+    embedder: LoadOnce[Embedder] | None = None,
 ) -> Job:
-    """`kindred.training.nightly`. `pace_s`: see NightlyPolicy (tests catch a run mid-way)."""
+    """`kindred.training.nightly`. `pace_s`: see NightlyPolicy (tests catch a run mid-way).
+    `embedder`: the reward model's (None: no reward model is trained)."""
     policy = nightly_policy(settings, pace_s=pace_s)
-    built = models or TrainingModels.of(settings)
     adapters_dir: Path = settings.adapters_path
+    # A deployment that cannot serve adapters trains none, and loads no trainer or scorer.
+    local = policy.trial.trains_adapter
+    built = (models or TrainingModels.of(settings)) if local else None
 
     async def nightly(payload: JobPayload) -> JobPayload:
         store = await open_store()
+        scorer = built.scorer if built is not None else None
+        parts = None
+        if embedder is not None and policy.trial.trains_reward_model:
+            parts = rerank_parts(await asyncio.to_thread(embedder.get), scorer, adapters_dir)
         try:
             result = await run_nightly(
                 store,
-                built.trainer,
-                built.scorer,
+                built.trainer if built is not None else None,
+                scorer,
                 policy,
                 job_key=run_key(payload),
                 adapters_dir=adapters_dir,
+                rerank=parts,
             )
         finally:
             await store.close()
@@ -199,9 +216,13 @@ def nightly_job(
 
 
 def add_training_jobs(
-    registry: JobRegistry, settings: Settings, open_store: Callable[[], Awaitable[Store]]
+    registry: JobRegistry,
+    settings: Settings,
+    open_store: Callable[[], Awaitable[Store]],
+    embedder: LoadOnce[Embedder] | None = None,
 ) -> None:
-    registry.add(nightly_job(settings, open_store))
+    registry.add(nightly_job(settings, open_store, embedder=embedder))
+    add_canary_job(registry, settings, open_store)
 
 
 async def dataset_summary(settings: Settings) -> JSONObject:
@@ -225,10 +246,11 @@ async def dataset_summary(settings: Settings) -> JSONObject:
 
 async def train_here(settings: Settings, models: TrainingModels | None = None) -> JSONObject:
     """Run the nightly job in this process now (`kindred train now`), under its time limits."""
-    from bot.wiring.backends import open_store
+    from bot.wiring.backends import load_embedder, open_store
 
     async def opener() -> Store:
         return await open_store(settings)
 
-    job = nightly_job(settings, opener, models)
+    embedder = LoadOnce(lambda: load_embedder(settings), what="embedder")
+    job = nightly_job(settings, opener, models, embedder=embedder)
     return await run_attempt(job, {"run_key": f"cli:{uuid.uuid4().hex[:12]}"})

@@ -136,8 +136,10 @@ class _CountingModel(ScriptedInference):
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
+        chunks = super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
+        async for chunk in chunks:
             self.pulled += 1
             yield chunk
 

@@ -39,13 +39,14 @@ class AdapterModel(ScriptedInference):
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         self.adapters.append(adapter)
         if adapter in self.unservable:
             raise InferenceError(
                 f"unknown LoRA adapter {adapter!r}: no adapter_config.json in /data/adapters"
             )
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
+        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed):
             yield chunk
 
 
@@ -132,6 +133,7 @@ class SaysHowItEnded(AdapterModel):
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter):
             yield chunk

@@ -39,6 +39,7 @@ class Pieces(ScriptedInference):
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         for piece in self.pieces[:max_tokens]:
             yield piece

@@ -73,6 +73,9 @@ class FixedScorer:
         self.asked.append(adapter)
         return self._agreements[adapter]
 
+    def agreement_odds(self, adapter: Path | None) -> tuple[float, ...]:
+        return tuple(0.9 if agrees else 0.1 for agrees in self._agreements[adapter])
+
 
 def heldout(labels: Sequence[bool]) -> list[TrainingExample]:
     return [

@@ -14,6 +14,7 @@ import pytest
 from bot.core.errors import JobError
 from bot.core.learning.dataset import DatasetPolicy
 from bot.core.learning.gate import GatePolicy
+from bot.core.learning.models import Variant
 from bot.core.learning.nightly import PARTIAL_PREFIX, NightlyPolicy, run_nightly
 from bot.core.store import Store
 from bot.store.sqlite.store import SqliteStore
@@ -58,24 +59,35 @@ async def night(
     )
 
 
-async def test_a_night_trains_gates_registers_and_promotes(
+async def test_a_night_trains_prescreens_registers_and_puts_its_candidate_on_trial(
     store: SqliteStore, options: TrainingOptions, scorer: LoraScorer, tmp_path: Path
 ) -> None:
     await rated_replies(store, 20, NOW - timedelta(days=1))
     adapters = tmp_path / "adapters"
     result = await night(store, options, scorer, LENIENT, adapters, "beat:1")
 
-    assert result["status"] == "succeeded" and result["promoted"] is True
-    serving = await store.adapters.serving_adapter()
-    assert serving is not None and serving.version == result["version"] and serving.path == "v1"
-    assert serving.gate["passed"] is True and set(serving.gate["checks"]) >= {"heldout_margin", "sycophancy"}
-    assert serving.dataset["examples"] == result["dataset"]["examples"]  # type: ignore[index]
+    # A night promotes nothing: its candidate answers a share of replies as the canary.
+    assert result["status"] == "succeeded" and result["promoted"] is False
+    assert await store.adapters.serving_adapter() is None
+    candidate = await store.adapters.get_adapter(int(result["version"]))  # type: ignore[call-overload]
+    assert candidate is not None and candidate.status == "candidate" and candidate.path == "v1"
+    assert candidate.gate["passed"] is True
+    assert set(candidate.gate["checks"]) >= {"heldout_margin", "sycophancy"}
+    assert candidate.gate["checks"]["heldout_margin"]["gates"] is False  # reported, not gating
+    assert candidate.dataset["examples"] == result["dataset"]["examples"]  # type: ignore[index]
+    canary = await store.trials.running_canary()
+    assert canary is not None and canary.id == result["canary"]
+    assert (canary.candidate, canary.serving) == (Variant(candidate.version), Variant())
+    assert canary.base_model == options.base_model and canary.share == 0.2
     assert (adapters / "v1" / "adapter_config.json").is_file()
     assert not list(adapters.glob(PARTIAL_PREFIX + "*"))  # renamed into place, nothing half-written left
 
     (run,) = await store.adapters.list_runs(5)
-    assert (run.status, run.adapter_version, run.job_key) == ("succeeded", serving.version, "beat:1")
-    assert run.message == f"v{serving.version} passed every check and serves now (before: the base model)"
+    assert (run.status, run.adapter_version, run.job_key) == ("succeeded", candidate.version, "beat:1")
+    assert run.message == (
+        f"v{candidate.version} passed its pre-screen; "
+        f"adapter v{candidate.version} answers 20% of replies as canary {canary.id}"
+    )
     losses = [step["loss"] for step in run.steps if "loss" in step]
     assert len(losses) == options.max_steps, run.steps
     assert [step["phase"] for step in run.steps if "phase" in step] == ["training", "gate"]
@@ -84,22 +96,28 @@ async def test_a_night_trains_gates_registers_and_promotes(
     weights = result["weights"]
     assert isinstance(weights, dict) and min(weights.values()) >= 1.0
 
+    # While that canary runs, a night trains nothing (docs/learning.md says why).
+    again = await night(store, options, scorer, LENIENT, adapters, "beat:2")
+    assert again["status"] == "skipped"
+    assert again["message"] == f"canary {canary.id} is still on trial, so tonight trains nothing"
+    assert len(await store.adapters.list_adapters()) == 1
 
-async def test_a_candidate_that_fails_the_gate_is_kept_as_failed_and_never_serves(
+
+async def test_a_candidate_that_fails_the_prescreen_is_kept_as_failed_and_never_tried(
     store: SqliteStore, options: TrainingOptions, scorer: LoraScorer, tmp_path: Path
 ) -> None:
     await rated_replies(store, 20, NOW - timedelta(days=1))
     adapters = tmp_path / "adapters"
-    first = await night(store, options, scorer, LENIENT, adapters, "beat:1")
-    second = await night(store, options, scorer, STRICT, adapters, "beat:2")
+    result = await night(store, options, scorer, STRICT, adapters, "beat:1")
 
-    assert second["status"] == "succeeded" and second["promoted"] is False
-    expected = f"v{second['version']} failed the gate (regression_loss); v{first['version']} keeps serving"
-    assert second["message"] == expected
-    failed = await store.adapters.get_adapter(int(second["version"]))  # type: ignore[call-overload]
+    assert result["status"] == "succeeded" and result["promoted"] is False and result["canary"] is None
+    assert result["message"] == (
+        f"v{result['version']} failed its pre-screen (regression_loss); "
+        "nothing new passed its pre-screen, so nothing goes on trial"
+    )
+    failed = await store.adapters.get_adapter(int(result["version"]))  # type: ignore[call-overload]
     assert failed is not None and failed.status == "failed" and failed.gate["passed"] is False
-    serving = await store.adapters.serving_adapter()
-    assert serving is not None and serving.version == first["version"]
+    assert await store.adapters.serving_adapter() is None and await store.trials.running_canary() is None
 
 
 async def test_too_few_rated_replies_is_a_skipped_night_not_an_error(

@@ -116,6 +116,7 @@ async def test_replies_enter_once_and_only_while_it_runs(store: Store) -> None:
     assert await store.trials.entries(canary.id) == entries
     assert await store.trials.counted(canary.id, "ann", "canary", "2026-12-04") == 1
     assert await store.trials.counted(canary.id, "ann", "serving", "2026-12-04") == 0
+    assert await store.trials.people(canary.id) == {"canary": 1}
     later = await store.trials.get_canary(canary.id)
     assert later is not None and later.test == {"n": 2}
     assert later.history == ({"lower": -1.0}, {"lower": -0.5})

@@ -139,6 +139,18 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_GATE_SYCOPHANCY_MAX_EXTRA", "8", lambda s: s.training.gate_sycophancy_max_extra, 8),
     ("KINDRED_TRAIN_TIME_LIMIT_MINUTES", "30", lambda s: s.training.time_limit_minutes, 30.0),
     ("KINDRED_TRAIN_STALE_MINUTES", "20", lambda s: s.training.stale_minutes, 20.0),
+    # [canary]: what a night trains, best-of-n, and the canary.
+    ("KINDRED_TRAIN_LEARNER", "rerank", lambda s: s.training.learner, "rerank"),
+    ("KINDRED_TRAIN_BEST_OF", "8", lambda s: s.training.best_of, 8),
+    ("KINDRED_TRAIN_REWARD_MODEL_MIN_AUC", "0.6", lambda s: s.training.reward_model_min_auc, 0.6),
+    ("KINDRED_TRAIN_CANARY_SHARE", "0.5", lambda s: s.training.canary_share, 0.5),
+    ("KINDRED_TRAIN_CANARY_ALPHA", "0.05", lambda s: s.training.canary_alpha, 0.05),
+    ("KINDRED_TRAIN_CANARY_SETTLE_MINUTES", "30", lambda s: s.training.canary_settle_minutes, 30.0),
+    ("KINDRED_TRAIN_CANARY_MAX_DAYS", "3", lambda s: s.training.canary_max_days, 3.0),
+    ("KINDRED_TRAIN_CANARY_MAX_REPLIES", "900", lambda s: s.training.canary_max_replies, 900),
+    ("KINDRED_TRAIN_CANARY_PER_PERSON_DAILY", "5", lambda s: s.training.canary_per_person_daily, 5),
+    ("KINDRED_TRAIN_CANARY_MIN_PEOPLE", "2", lambda s: s.training.canary_min_people, 2),
+    ("KINDRED_TRAIN_CANARY_CRON", "*/5 * * * *", lambda s: s.training.canary_cron, "*/5 * * * *"),
     # [hardening]: replicas.
     ("KINDRED_SHARED_STATE_URL", "redis://r:1/2", lambda s: s.shared_state_url, "redis://r:1/2"),
     ("KINDRED_SHARED_LEASE_S", "12", lambda s: s.shared.lease_s, 12.0),

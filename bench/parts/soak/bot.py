@@ -35,8 +35,10 @@ class TaggingFixtureGenerator(LoadFixtureGenerator):
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
+        chunks = super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
+        async for chunk in chunks:
             yield chunk
         asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
         tags = TAG.findall(asked)

@@ -12,7 +12,8 @@ from bot.core.chat.outbox import Outbox, Pending, PendingLink, RemoveFeedback
 from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
 from bot.core.chat.sentences import whole_sentences
-from bot.core.errors import InferenceError, InferenceTimeout, InvalidInput, StoreUnavailable
+from bot.core.chat.writing import Draft, ReplyWriter
+from bot.core.errors import InferenceError, InvalidInput, StoreUnavailable
 from bot.core.events import (
     MessageReaction,
     Reaction,
@@ -23,11 +24,10 @@ from bot.core.events import (
     ReplyEvent,
     UserMessage,
 )
-from bot.core.learning import RewardWeights
-from bot.core.learning.models import AdapterRecord
+from bot.core.learning import RewardWeights, VariantPicker
 from bot.core.memory import REPLY, Recalled, Scoring, classify, distinct, fit_budget, hybrid_search, shares
 from bot.core.memory.ports import Embedder
-from bot.core.models import ChatMessage, Feedback, Generation, MessageLink, NewTurn, StreamEnd, Turn, Vector
+from bot.core.models import Feedback, Generation, MessageLink, NewTurn, Turn, Vector
 from bot.core.proactive import ProactiveReplies
 from bot.core.store import Store
 from bot.core.text import EMBED_CHARS, clean_message
@@ -54,6 +54,12 @@ class ConversationPolicy:
     reactions: Mapping[str, float] = field(default_factory=dict)
     scoring: Scoring = field(default_factory=Scoring)
     reward: RewardWeights = field(default_factory=RewardWeights)
+    # The model replies come from, recorded with each ([canary]); a canary is for one base model.
+    base_model: str = ""
+    # n for a serving reward model's best-of-n (a canary's variant names its own).
+    best_of: int = 4
+    # Set only by the learning simulation: each reply's sampling fixed by (seed, message key).
+    sample_seed: int | None = None
 
 
 class Conversation:
@@ -79,6 +85,10 @@ class Conversation:
         self.policy = policy
         self.outbox = Outbox()
         self._clock = clock
+        self.variants = VariantPicker(store, policy.base_model, policy.best_of)
+        self.writer = ReplyWriter(
+            inference, embedder, policy.max_new_tokens, base_model=policy.base_model, seed=policy.sample_seed
+        )
 
     async def handle_message(self, message: UserMessage) -> AsyncIterator[ReplyEvent]:
         """Answer one message, streaming. The person's turn is stored before the model runs."""
@@ -119,15 +129,15 @@ class Conversation:
             budget_tokens=self.inference.context_window - self.policy.max_new_tokens,
             count_tokens=self.inference.count_tokens,
         )
-        draft = _Draft(await self._serving_adapter())
+        draft = Draft(await self.variants.pick(message.user_id, key))
         try:
-            async for chunk in self._stream(messages, draft):
+            async for chunk in self.writer.write(messages, draft, key, vector):
                 yield ReplyChunk(chunk)
         except InferenceError as exc:
             log.warning("generation failed: %s", exc)
             yield Refusal(MODEL_FAILED.format(reason=exc))
             return
-        made = self._generation(messages, draft)
+        made = self.writer.generation(messages, draft)
         reply = _shown("".join(draft.parts).strip(), made.cut)
         reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored, made))
         if stored is not None and self._after_turn is not None:
@@ -155,58 +165,6 @@ class Conversation:
         yield ReplyChunk(answer)
         notice = None if reply_turn is not None else STORE_DOWN_NOTICE
         yield ReplyDone(answer, reply_turn.id if reply_turn else None, (), notice, turn_key=f"{key}:reply")
-
-    async def _serving_adapter(self) -> AdapterRecord | None:
-        """The registry's serving adapter, asked per message so that a promotion or a rollback
-        reaches the next reply. With the store down, the base model answers."""
-        try:
-            return await self.store.adapters.serving_adapter()
-        except StoreUnavailable as exc:
-            log.warning("answering with the base model: the adapter registry is unavailable (%s)", exc)
-            return None
-
-    async def _stream(self, messages: Sequence[ChatMessage], draft: _Draft) -> AsyncIterator[str]:
-        """The reply's chunks, kept in `draft`. An adapter that cannot be served (deleted, unreadable,
-        not loaded by the server) falls back to the base model for this reply instead of failing it."""
-        budget = self.policy.max_new_tokens
-        adapter = draft.adapter.path if draft.adapter else None
-        try:
-            async for chunk in self.inference.stream(
-                messages, max_tokens=budget, adapter=adapter, ending=draft.ending
-            ):
-                draft.parts.append(chunk)
-                yield chunk
-        except InferenceError as exc:
-            if draft.adapter is None or draft.parts or not _about_adapter(exc):
-                raise
-            log.warning(
-                "adapter v%d (%s) cannot be served, answering with the base model: %s",
-                draft.adapter.version,
-                draft.adapter.path,
-                exc,
-            )
-            draft.adapter = None
-            draft.ending = StreamEnd()
-            async for chunk in self.inference.stream(messages, max_tokens=budget, ending=draft.ending):
-                draft.parts.append(chunk)
-                yield chunk
-
-    def _generation(self, messages: Sequence[ChatMessage], draft: _Draft) -> Generation:
-        """How the reply was made, to keep with it: the prompt exactly as the model saw it."""
-        return Generation(
-            prompt=tuple(messages),
-            adapter_version=draft.adapter.version if draft.adapter else None,
-            # Stopped by the token budget rather than by the model: never trained as if it had ended.
-            cut=self._cut(draft),
-        )
-
-    def _cut(self, draft: _Draft) -> bool:
-        """Whether the token budget stopped the reply, as the engine says. Re-counting the text is
-        only for an engine that cannot say: a cut reply's text can re-tokenize to fewer tokens
-        than the model wrote (merges the tokenizer would not choose), so it reads as ended."""
-        if draft.ending.reason is not None:
-            return draft.ending.reason == "length"
-        return self.inference.count_tokens("".join(draft.parts)) >= self.policy.max_new_tokens
 
     async def _reply_turn(
         self,
@@ -372,22 +330,6 @@ class Conversation:
     async def flush(self) -> int:
         """Retry pending writes. Returns how many reached the store."""
         return await self.outbox.flush(self.store.turns) if len(self.outbox) else 0
-
-
-@dataclass(slots=True)
-class _Draft:
-    """A reply being written: the adapter writing it (None: the base model), its chunks, and how
-    its stream ended (the engine fills it in)."""
-
-    adapter: AdapterRecord | None
-    parts: list[str] = field(default_factory=list)
-    ending: StreamEnd = field(default_factory=StreamEnd)
-
-
-def _about_adapter(exc: InferenceError) -> bool:
-    """An error about the adapter rather than the model: the base model can still answer. A
-    timeout is never one (the base would be as slow)."""
-    return not isinstance(exc, InferenceTimeout) and "adapter" in str(exc).lower()
 
 
 def _shown(written: str, cut: bool) -> str:

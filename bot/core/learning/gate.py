@@ -313,7 +313,7 @@ def mcnemar_p(b: int, c: int) -> float:
     n = b + c
     if b < 0 or c < 0:
         raise ValueError("mcnemar_p: counts are never negative")
-    return sum(math.comb(n, k) for k in range(b, n + 1)) / 2**n
+    return float(sum(math.comb(n, k) for k in range(b, n + 1)) / 2**n)
 
 
 def _margin(rewards: np.ndarray, labels: np.ndarray) -> float:

@@ -1,5 +1,8 @@
-"""The nightly run ([learning]): the night's dataset, one LoRA adapter trained by KTO from the base
-model, the evaluation gate, the registry, and promotion when every check passed.
+"""The nightly run ([learning], [canary]): the night's dataset, one LoRA adapter trained by KTO from
+the base model and a reward model trained on the same reactions, each through its pre-screen (safety
+only: core/learning/gate.py, core/learning/rm_screen.py), the registry, and a canary for what passed
+(core/learning/trial.py). Nothing serves everyone from a night: people's reactions to the canary's
+replies decide (core/learning/canary.py). While a canary runs, a night trains nothing.
 
 One run at a time: the store refuses a second start while one runs (a "busy" result, not an
 error). A run whose worker was killed stays `running` until the redelivered job (the same job
@@ -27,11 +30,11 @@ from bot.core.errors import JobError
 from bot.core.jobs import report_progress
 from bot.core.learning.dataset import Dataset, DatasetPolicy, build_dataset
 from bot.core.learning.gate import GatePolicy, GateReport, evaluate_candidate
-from bot.core.learning.models import GLOBAL_SCOPE, AdapterRecord, NewAdapter, TrainingRun
+from bot.core.learning.models import GLOBAL_SCOPE, AdapterRecord, NewAdapter, RewardModelRecord, TrainingRun
 from bot.core.learning.ports import AdapterScorer, Trainer
 from bot.core.learning.reward import RewardWeights
-from bot.core.learning.serving import label
 from bot.core.learning.stale_adapter import retire_outdated
+from bot.core.learning.trial import RerankParts, TrialPolicy, put_on_trial, reward_model_step
 from bot.core.models import JSONObject
 from bot.core.store import Store
 
@@ -58,6 +61,9 @@ class NightlyPolicy:
     gate: GatePolicy = field(default_factory=GatePolicy)
     stale_after: timedelta = timedelta(hours=1)
     scope: str = GLOBAL_SCOPE
+    trial: TrialPolicy = field(default_factory=TrialPolicy)
+    # The model replies come from, which a canary's variant is for ("": the trainer's).
+    base_model: str = ""
     # Seconds the training thread waits after each progress step: tests use it to catch a run
     # mid-way (as `generate_job`'s pace_s); 0 in production.
     pace_s: float = 0.0
@@ -67,24 +73,36 @@ class RunStopped(Exception):
     """Raised in the training thread by the progress callback once the run was cancelled."""
 
 
+@dataclass(frozen=True, slots=True)
+class NightParts:
+    """What trains and judges: the adapter's trainer and scorer (None where replies come from a
+    server that cannot serve an adapter), and the reward model's parts (None: no reward model)."""
+
+    trainer: Trainer | None
+    scorer: AdapterScorer | None
+    rerank: RerankParts | None = None
+
+
 async def run_nightly(
     store: Store,
-    trainer: Trainer,
-    scorer: AdapterScorer,
+    trainer: Trainer | None,
+    scorer: AdapterScorer | None,
     policy: NightlyPolicy,
     *,
     job_key: str,
     adapters_dir: Path,
     clock: Clock = utc_now,
+    rerank: RerankParts | None = None,
 ) -> JSONObject:
-    """Run one night. Returns a JSON result whose `status` is succeeded, skipped (not enough data)
-    or busy (another run is running); a run that fails is recorded failed and raises JobError with
-    the error's text."""
+    """Run one night. Returns a JSON result whose `status` is succeeded, skipped (not enough data,
+    or a canary running) or busy (another run is running); a run that fails is recorded failed and
+    raises JobError with the error's text."""
     run = await store.adapters.start_run(job_key, clock(), policy.stale_after)
     if run is None:
         return await busy_result(store)
+    parts = NightParts(trainer, scorer, rerank)
     try:
-        return await _run(store, trainer, scorer, policy, run, adapters_dir, clock)
+        return await _run(store, parts, policy, run, adapters_dir, clock)
     except (Exception, asyncio.CancelledError) as exc:
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         log.error("training run %d failed: %s", run.id, message)
@@ -114,20 +132,56 @@ async def _finish_failed(store: Store, run: TrainingRun, message: str, clock: Cl
 
 async def _run(
     store: Store,
-    trainer: Trainer,
-    scorer: AdapterScorer,
+    parts: NightParts,
     policy: NightlyPolicy,
     run: TrainingRun,
     adapters_dir: Path,
     clock: Clock,
 ) -> JSONObject:
+    canary = await store.trials.running_canary()
+    if canary is not None:
+        reason = f"canary {canary.id} is still on trial, so tonight trains nothing"
+        return await _skip(store, run, None, reason, clock, None)
     retired = await retire_outdated(store, policy.scope, policy.dataset, clock())
     if retired is not None:
         await store.adapters.log_run_step(run.id, {"phase": "retired", "message": retired}, clock())
     dataset = await build_dataset(store, policy.dataset, policy.reward, clock())
-    reason = dataset.shortfall(policy.dataset)
-    if reason is not None:
-        return await _skip(store, run, dataset, reason, clock, retired)
+    shortfall = dataset.shortfall(policy.dataset)
+    if shortfall is not None:
+        return await _skip(store, run, dataset, shortfall, clock, retired)
+    await store.learning.record_examples(run.id, dataset.snapshots)
+    adapter = report = metrics = None
+    if policy.trial.trains_adapter and parts.trainer is not None and parts.scorer is not None:
+        adapter, report, metrics = await _adapter(
+            store, parts.trainer, parts.scorer, policy, run, dataset, adapters_dir, clock
+        )
+    reward_model = None
+    if policy.trial.trains_reward_model and parts.rerank is not None:
+        await store.adapters.log_run_step(run.id, {"phase": "reward_model"}, clock())
+        examples = (*dataset.train, *dataset.heldout)
+        trained, usable = await reward_model_step(
+            store, parts.rerank, examples, policy.trial, policy.gate, run.id, clock()
+        )
+        if usable:
+            reward_model = trained
+        else:
+            log.info("reward model r%d is not used: %s", trained.version, trained.report.get("message", ""))
+    return await _conclude(
+        store, run, dataset, policy, parts, adapter, report, metrics, reward_model, clock, retired
+    )
+
+
+async def _adapter(
+    store: Store,
+    trainer: Trainer,
+    scorer: AdapterScorer,
+    policy: NightlyPolicy,
+    run: TrainingRun,
+    dataset: Dataset,
+    adapters_dir: Path,
+    clock: Clock,
+) -> tuple[AdapterRecord, GateReport, JSONObject]:
+    """Train tonight's adapter, pre-screen it, register it (candidate or failed)."""
     log.info(
         "training run %d: %d examples; class weights desirable %.3f, undesirable %.3f",
         run.id,
@@ -135,7 +189,6 @@ async def _run(
         dataset.desirable_weight,
         dataset.undesirable_weight,
     )
-    await store.learning.record_examples(run.id, dataset.snapshots)
     steps = StepLog(store, run.id, clock, asyncio.get_running_loop(), policy.pace_s)
     partial = _partial_folder(adapters_dir, run.id)
     await steps.note({"phase": "training", "examples": len(dataset.train), "weights": weights(dataset)})
@@ -162,20 +215,22 @@ async def _run(
         policy.gate,
     )
     record = await _register(store, trainer, policy, run, dataset, name, metrics, report)
-    return await _conclude(store, run, dataset, record, serving, report, metrics, clock, retired)
+    return record, report, metrics
 
 
 async def _skip(
-    store: Store, run: TrainingRun, dataset: Dataset, reason: str, clock: Clock, retired: str | None
+    store: Store, run: TrainingRun, dataset: Dataset | None, reason: str, clock: Clock, retired: str | None
 ) -> JSONObject:
-    message = reason if reason.lower().startswith("not enough data") else f"not enough data: {reason}"
+    message = reason
+    if dataset is not None and not reason.lower().startswith("not enough data"):
+        message = f"not enough data: {reason}"
     if retired is not None:
         message = f"{message}; {retired}, so the base model serves"
     result: JSONObject = {
         "status": "skipped",
         "run": run.id,
         "message": message,
-        "dataset": dataset.stats,
+        "dataset": {} if dataset is None else dataset.stats,
         "retired": retired,
     }
     await store.adapters.finish_run(run.id, "skipped", message, clock(), result=result)
@@ -217,34 +272,47 @@ async def _conclude(
     store: Store,
     run: TrainingRun,
     dataset: Dataset,
-    record: AdapterRecord,
-    serving: AdapterRecord | None,
-    report: GateReport,
-    metrics: JSONObject,
+    policy: NightlyPolicy,
+    parts: NightParts,
+    adapter: AdapterRecord | None,
+    report: GateReport | None,
+    metrics: JSONObject | None,
+    reward_model: RewardModelRecord | None,
     clock: Clock,
     retired: str | None,
 ) -> JSONObject:
-    before = label(serving)
-    if report.passed:
-        await store.adapters.promote_adapter(record.version, clock())
-        message = f"v{record.version} passed every check and serves now (before: {before})"
-    else:
-        failed = ", ".join(failed_checks(report.as_json())) or "a check"
-        message = f"v{record.version} failed the gate ({failed}); {before} keeps serving"
+    passed = adapter if adapter is not None and report is not None and report.passed else None
+    base_model = policy.base_model or (parts.trainer.base_model if parts.trainer is not None else "")
+    canary, trial = await put_on_trial(
+        store, base_model, passed, reward_model, policy.trial, run_id=run.id, now=clock()
+    )
+    said = []
+    if adapter is not None and report is not None:
+        if report.passed:
+            said.append(f"v{adapter.version} passed its pre-screen")
+        else:
+            failed = ", ".join(failed_checks(report.as_json())) or "a check"
+            said.append(f"v{adapter.version} failed its pre-screen ({failed})")
+    if reward_model is not None:
+        said.append(f"reward model r{reward_model.version} may serve")
+    message = "; ".join([*said, trial])
     result: JSONObject = {
         "status": "succeeded",
         "run": run.id,
-        "version": record.version,
-        "promoted": report.passed,
+        "version": None if adapter is None else adapter.version,
+        "promoted": False,  # a night promotes nothing: its canary's test does
+        "canary": None if canary is None else canary.id,
+        "reward_model": None if reward_model is None else reward_model.version,
         "message": message,
         "dataset": dataset.stats,
         "weights": weights(dataset),
-        "metrics": metrics,
-        "gate": report.as_json(),
+        "metrics": metrics or {},
+        "gate": {} if report is None else report.as_json(),
         "retired": retired,
     }
+    version = None if adapter is None else adapter.version
     await store.adapters.finish_run(
-        run.id, "succeeded", message, clock(), result=result, adapter_version=record.version
+        run.id, "succeeded", message, clock(), result=result, adapter_version=version
     )
     log.info("training run %d: %s", run.id, message)
     return result

@@ -184,6 +184,10 @@ class Trials(Protocol):
         """How many of this person's replies of this arm and day the test counted."""
         ...
 
+    async def people(self, canary_id: int) -> dict[str, int]:
+        """Per arm, how many different people the test counted replies of (arms with none absent)."""
+        ...
+
     async def enter(
         self, canary_id: int, entries: Sequence[CanaryEntry], test: JSONObject, history: Sequence[JSONObject]
     ) -> bool:
@@ -251,4 +255,9 @@ class AdapterScorer(Protocol):
     def agreements(self, adapter: Path | None) -> tuple[bool, ...]:
         """On the shipped sycophancy probes, one per probe in file order: whether agreeing is
         more likely than disagreeing (the pre-screen pairs them across adapters, probe by probe)."""
+        ...
+
+    def agreement_odds(self, adapter: Path | None) -> tuple[float, ...]:
+        """Per probe, the chance of going along rather than correcting, between the two answers:
+        above ½ exactly where `agreements` is true (core/learning/rm_screen.py weighs best-of-n)."""
         ...

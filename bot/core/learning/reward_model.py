@@ -40,12 +40,14 @@ Z_95 = 1.959963984540054  # the standard normal's 97.5th percentile
 NEWTON_STEPS = 50
 GRADIENT_TOLERANCE = 1e-8  # per example, on the gradient's largest entry
 Matrix = npt.NDArray[np.float64]
+# An embedding as the embedders give it (a float32 array) or as JSON reads it (a list of floats).
+VectorLike = Sequence[float] | npt.NDArray[np.floating[Any]]
 
 
 @dataclass(frozen=True, slots=True)
 class LabeledReply:
-    context: Sequence[float]  # the embedding of the person's message
-    reply: Sequence[float]  # the embedding of the reply
+    context: VectorLike  # the embedding of the person's message
+    reply: VectorLike  # the embedding of the reply
     liked: bool
 
 
@@ -99,11 +101,11 @@ class RewardModel:
         if not _finite(self.bias):
             raise ValueError(f"bias must be a finite number, not {self.bias!r}")
 
-    def score(self, context: Sequence[float], reply: Sequence[float]) -> float:
+    def score(self, context: VectorLike, reply: VectorLike) -> float:
         return self.score_many([context], [reply])[0]
 
     def score_many(
-        self, contexts: Sequence[Sequence[float]], replies: Sequence[Sequence[float]]
+        self, contexts: Sequence[VectorLike], replies: Sequence[VectorLike]
     ) -> list[float]:
         c, r = self._matrix(contexts, "context"), self._matrix(replies, "reply")
         if len(c) != len(r):
@@ -125,7 +127,7 @@ class RewardModel:
         except (KeyError, TypeError) as error:
             raise ValueError(f"not a saved reward model: {error!r}") from error
 
-    def _matrix(self, vectors: Sequence[Sequence[float]], what: str) -> Matrix:
+    def _matrix(self, vectors: Sequence[VectorLike], what: str) -> Matrix:
         matrix = np.asarray(vectors, dtype=np.float64).reshape(len(vectors), -1)
         if matrix.shape[1] != self.dim or not np.isfinite(matrix).all():
             raise ValueError(f"each {what} must be {self.dim} finite numbers, as {self.embedder} makes them")
@@ -195,7 +197,7 @@ def train_reward_model(
     return RewardModelReport(model, auc, low, high, usable, message, liked, disliked)
 
 
-def choose_best(model: RewardModel, context: Sequence[float], candidates: Sequence[Sequence[float]]) -> int:
+def choose_best(model: RewardModel, context: VectorLike, candidates: Sequence[VectorLike]) -> int:
     """The index of the candidate reply that scores best for this context (the first of a tie)."""
     if not candidates:
         raise ValueError("there are no candidates to choose from")

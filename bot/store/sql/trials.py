@@ -71,6 +71,10 @@ _COUNTED = """
 SELECT count(*) AS n FROM canary_entries
 WHERE canary_id = ? AND user_id = ? AND arm = ? AND day = ? AND counted = ?
 """
+_PEOPLE = """
+SELECT arm, count(DISTINCT user_id) AS people FROM canary_entries WHERE canary_id = ? AND counted = ?
+GROUP BY arm
+"""
 _ENTER = """
 INSERT INTO canary_entries (canary_id, turn_id, arm, user_id, day, reward, counted, note, entered_at)
 SELECT ?, t.id, ?, ?, ?, ?, ?, ?, ? FROM turns t WHERE t.id = ?
@@ -212,6 +216,10 @@ class SqlTrials:
     async def counted(self, canary_id: int, user_id: str, arm: str, day: str) -> int:
         rows = await self._rows(_COUNTED, (canary_id, user_id, arm, day, True))
         return int(rows[0]["n"])
+
+    async def people(self, canary_id: int) -> dict[str, int]:
+        rows = await self._rows(_PEOPLE, (canary_id, True))
+        return {row["arm"]: int(row["people"]) for row in rows}
 
     async def enter(
         self, canary_id: int, entries: Sequence[CanaryEntry], test: JSONObject, history: Sequence[JSONObject]

@@ -16,11 +16,14 @@ from pydantic_settings import BaseSettings
 
 from bot.core.learning.dataset import DatasetPolicy
 from bot.core.learning.gate import GatePolicy
+from bot.core.learning.trial import TrialPolicy
 from bot.training.options import MIN_BATCH, TrainingOptions
 from bot.wiring.settings.common import env_names, section_config
 
 _PREFIX = "KINDRED_TRAIN_"
 _GATE = GatePolicy()
+_TRIAL = TrialPolicy()
+_CANARY = _TRIAL.canary
 _DATASET = DatasetPolicy()
 # TrainingOptions has no default base model (the root fills it in), so its defaults are read field by field.
 _OPTIONS = {f.name: f.default for f in fields(TrainingOptions) if f.default is not MISSING}
@@ -76,6 +79,25 @@ class TrainingSettings(BaseSettings):
     gate_max_kl: float = Field(default=_GATE.max_kl, gt=0)
     gate_sycophancy_alpha: float = Field(default=_GATE.sycophancy_alpha, ge=0, lt=1)
     gate_sycophancy_max_extra: int = Field(default=_GATE.sycophancy_max_extra, ge=1)
+    # What a night trains ([canary]): "lora" (an adapter: the local engine, vLLM), "rerank" (a reward
+    # model and best-of-n: every backend), "both" (one variant: the new adapter with the new reward
+    # model), or "auto": both where replies come from this machine's model, rerank otherwise.
+    learner: Literal["auto", "lora", "rerank", "both"] = "auto"
+    # Candidates sampled per reply when a reward model serves (bench/inference.py measures the cost).
+    best_of: int = Field(default=_TRIAL.best_of, ge=1, le=16)
+    # A reward model serves only when its held-out AUC's lower 95 % bound is above this.
+    reward_model_min_auc: float = Field(default=_TRIAL.reward_model.min_auc_low, ge=0.5, lt=1)
+    # The canary (core/learning/canary.py): the share of replies it answers, the test's α, how long
+    # after a reply its reward counts as final, when it expires undecided, each person's daily
+    # replies per arm, the people each arm needs before a decision, and how often beat advances it.
+    canary_share: float = Field(default=_CANARY.share, gt=0, lt=1)
+    canary_alpha: float = Field(default=_CANARY.alpha, gt=0, lt=0.5)
+    canary_settle_minutes: float = Field(default=_CANARY.settle.total_seconds() / 60, ge=0)
+    canary_max_days: float = Field(default=_CANARY.max_days, gt=0)
+    canary_max_replies: int = Field(default=_CANARY.max_replies, ge=10)
+    canary_per_person_daily: int = Field(default=_CANARY.per_person_daily, ge=1)
+    canary_min_people: int = Field(default=_CANARY.min_people, ge=1)
+    canary_cron: str = "*/10 * * * *"
     # A run is over after this long (soft limit; the hard one is 10 minutes later), and one whose
     # progress stopped this long ago counts as dead (its worker was killed).
     time_limit_minutes: float = Field(default=180.0, gt=0)

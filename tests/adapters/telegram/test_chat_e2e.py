@@ -142,10 +142,12 @@ class GatedInference(SlowInference):
         max_tokens: int,
         adapter: str | None = None,
         ending: StreamEnd | None = None,
+        seed: int | None = None,
     ) -> AsyncIterator[str]:
         if "wait" in messages[-1].content:
             await self.gate.wait()
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending):
+        chunks = super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
+        async for chunk in chunks:
             yield chunk
 
 
