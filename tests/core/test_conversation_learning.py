@@ -46,7 +46,8 @@ class AdapterModel(ScriptedInference):
             raise InferenceError(
                 f"unknown LoRA adapter {adapter!r}: no adapter_config.json in /data/adapters"
             )
-        async for chunk in super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed):
+        chunks = super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
+        async for chunk in chunks:
             yield chunk
 
 
