@@ -47,12 +47,14 @@ async def seed(store: Store) -> None:
     policy = {"alpha": 0.01, "days": 7, "webhook": POLICY_SECRET}
     canary = await trials.start_canary(NewCanary("smol", Variant(3, 1, 4), Variant(), 0.5, 7, policy), NOW)
     assert canary is not None
-    replies = [(None, "serving", v) for v in (1.0, -1.0, -1.0, None, 1.0)]
+    replies: list[tuple[int | None, str, float | None]] = [
+        (None, "serving", v) for v in (1.0, -1.0, -1.0, None, 1.0)
+    ]
     replies += [(3, "canary", v) for v in (1.0, 1.0, 1.0, -1.0, None, 1.0)]
     replies += [(2, "serving", v) for v in (-1.0, None)]
-    for i, (adapter, arm, value) in enumerate(replies):
+    for i, (version, arm, value) in enumerate(replies):
         rm, n = (1, 4) if arm == "canary" else (None, 1)
-        generation = Generation(prompt(f"q{i}"), adapter, False, base_model="smol", reward_model_version=rm,
+        generation = Generation(prompt(f"q{i}"), version, False, base_model="smol", reward_model_version=rm,
                                 n=n, arm=arm, canary_id=canary.id)  # type: ignore[arg-type]  # fmt: skip
         at = NOW + timedelta(seconds=i)
         new = dataclasses.replace(reply("ann", key=f"r{i}", at=at), generation=generation)
