@@ -26,7 +26,7 @@ class Services:
     access: Access
     # Webhook updates: handled once and in order per chat, by this process or by every replica.
     intake: Intake
-    # The admins' /train_now and /rollback; None where learning is not wired (a test, a tool).
+    # The admins' /train_now, /rollback and /canary; None where learning is not wired (a test, a tool).
     training: TrainingCommands | None = None
     # /app and /apps; None where mini-apps are not wired.
     apps: AppCommands | None = None

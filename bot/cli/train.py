@@ -10,6 +10,7 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.cli import trials as cli_trials
 from bot.core.errors import InvalidInput
 from bot.core.learning.models import AdapterRecord
 from bot.core.learning.ports import AdapterRegistry
@@ -27,7 +28,9 @@ def add_commands(commands: Any) -> None:
     now = verbs.add_parser("now", help="run the nightly job here, now, and print its result")
     now.add_argument("--json", action="store_true", help="one JSON object")
 
-    adapters = commands.add_parser("adapters", help="adapter versions: list, show, promote, roll back")
+    adapters = commands.add_parser(
+        "adapters", help="adapter versions: list, show, promote, roll back; variants and the canary"
+    )
     which = adapters.add_subparsers(dest="verb", required=True)
     listing = which.add_parser("list", help="every version, newest first")
     listing.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -36,6 +39,7 @@ def add_commands(commands: Any) -> None:
     promote_cmd = which.add_parser("promote", help="serve this version now")
     promote_cmd.add_argument("version", type=version_number)
     which.add_parser("rollback", help="serve the version before (or the base model)")
+    cli_trials.add_commands(which)
 
 
 def version_number(text: str) -> int:
@@ -162,4 +166,5 @@ ADAPTER_HANDLERS = {
     "show": adapters_show,
     "promote": adapters_promote,
     "rollback": adapters_rollback,
+    **cli_trials.HANDLERS,
 }

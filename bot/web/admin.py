@@ -3,7 +3,8 @@
 Users, turns, memories and reactions per day, the reward trend as an inline SVG chart (no script,
 no CDN), the jobs waiting per queue, and learning: the latest training runs (status, examples,
 loss curve, gate report) and the positive-reaction rate per adapter version
-(`training_view.py`), and each proactive trigger's messages and success rate over the same days.
+(`training_view.py`), the variants with their reactions and the canary with its bounds over time
+(`trials_view.py`), and each proactive trigger's messages and success rate over the same days.
 Builds join it in a later issue. The page reads through a small Protocol
 and a callable handed in by the composition root; it knows no store or queue implementation.
 """
@@ -23,10 +24,13 @@ from typing import Protocol
 from aiohttp import web
 
 from bot.core.errors import KindredError
-from bot.core.learning.ports import AdapterRegistry, LearningLog
+from bot.core.learning.ports import AdapterRegistry, LearningLog, Trials
+from bot.core.learning.reward import RewardWeights
+from bot.core.learning.variant_report import DEFAULT_WEIGHTS, status_report
 from bot.core.models import DayStats, Stats
 from bot.core.proactive.models import TriggerRate
 from bot.web.training_view import learning_section
+from bot.web.trials_view import trials_section
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +50,9 @@ class AdminFigures(Protocol):
     @property
     def learning(self) -> LearningLog: ...
 
+    @property
+    def trials(self) -> Trials: ...
+
 
 class TriggerRates(Protocol):
     async def trigger_rates(self, since: datetime) -> list[TriggerRate]: ...
@@ -63,6 +70,8 @@ class AdminPage:
     proactive: TriggerRates | None = None
     # Where replies are generated now, in words (the auto backend changes its mind); None: not said.
     replies: Callable[[], str] | None = None
+    # R's weights for the variants' mean R (tool uses α, proactive successes γ).
+    weights: RewardWeights = DEFAULT_WEIGHTS
 
     async def handle(self, request: web.Request) -> web.Response:
         if not self.authorised(request.headers.get("Authorization", "")):
@@ -75,10 +84,12 @@ class AdminPage:
         except KindredError as exc:
             log.warning("admin: queue depths unavailable: %s", exc)
             depths = None
-        since = datetime.now(UTC) - timedelta(days=self.days)
+        now = datetime.now(UTC)
+        since = now - timedelta(days=self.days)
         runs = await self.figures.adapters.list_runs(self.runs)
         rates = await self.figures.learning.version_rates(since)
-        learning = learning_section(runs, rates)
+        trials = await status_report(self.figures.trials, now, days=self.days, weights=self.weights)
+        learning = learning_section(runs, rates) + trials_section(trials)
         if self.proactive is not None:
             learning += proactive_section(await self.proactive.trigger_rates(since), self.days)
         replies = None if self.replies is None else self.replies()
@@ -148,7 +159,7 @@ body{{font:15px system-ui,sans-serif;margin:2rem;color:#222}} h2{{margin-top:2re
 .card b{{display:block;font-size:1.6rem}} table{{border-collapse:collapse}}
 td,th{{padding:.25rem .75rem;border-bottom:1px solid #eee;text-align:right}}
 td.message{{text-align:left;max-width:28rem}} ul.gate{{margin:0;padding:0;list-style:none;text-align:left}}
-.fail{{color:#b00}} .step{{font-size:.8rem;color:#555}}
+.fail{{color:#b00}} .step{{font-size:.8rem;color:#555}} td.name{{text-align:left}} small{{color:#555}}
 </style></head><body>
 <h1>Kindred</h1>
 <div class=cards>{totals}</div>

@@ -104,6 +104,7 @@ def web_server(
     from bot.web.miniapps.hosting import AppHosting, AppHostingOptions
     from bot.web.server import WebServer, build_web_app
     from bot.web.telegram_init import secret_key
+    from bot.wiring.memory_jobs import reward_weights
 
     admin = None
     if settings.web.admin_password is not None:
@@ -115,6 +116,7 @@ def web_server(
             settings.workers.flower_url,
             proactive=kindred.store.proactive,
             replies=lambda: replies_place(settings.inference.backend, kindred.conversation.inference),
+            weights=reward_weights(settings.memory),
         )
     token = settings.telegram.bot_token
     options = AppHostingOptions(

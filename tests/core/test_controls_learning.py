@@ -127,6 +127,13 @@ def test_the_privacy_text_says_what_training_does_and_how_forgetting_reaches_it(
         assert promise in PRIVACY
 
 
+def test_the_privacy_text_says_replies_may_come_from_a_trial_and_who_stays_out_of_it() -> None:
+    """[canary]: a share of replies comes from a candidate on trial; opting out of training keeps
+    a person on the serving version."""
+    assert "A share of my replies may come from a new version under trial" in PRIVACY
+    assert "switch training off always get the version that serves everyone, never one under trial" in PRIVACY
+
+
 async def test_forget_all_tells_a_person_who_had_opted_out_that_the_choice_went_too(store: Store) -> None:
     await said(store, "user", "I like tea")
     used = controls(store, T0)

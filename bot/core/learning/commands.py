@@ -1,5 +1,6 @@
-"""The admins' chat commands about learning: `/train_now` and `/rollback`. Each platform checks
-that the person is an admin (`Access.is_admin`) and renders the answer; the answers are made here.
+"""The admins' chat commands about learning: `/train_now`, `/rollback` and `/canary [stop]`. Each
+platform checks that the person is an admin (`Access.is_admin`) and renders the answer; the answers
+are made here.
 
 `/train_now` queues `kindred.training.nightly` and answers at once: it waits a few seconds at
 most for the run to start (so that it can name it), and otherwise says the run is queued.
@@ -17,10 +18,14 @@ from bot.core.jobs import JobPayload
 from bot.core.learning.models import TrainingRun
 from bot.core.learning.nightly import NIGHTLY_JOB, running_run
 from bot.core.learning.serving import rollback
+from bot.core.learning.variant_report import STOPPED_BY_ADMIN, canary_state, stop_canary, stopped_text
 from bot.core.store import Store
 
 ADMINS_ONLY = "That command is for Kindred's admins."
 NOT_WIRED = "Learning is not set up in this Kindred."
+CANARY_USAGE = (
+    "/canary shows the candidate on trial; /canary stop stops it (words after stop are the reason)."
+)
 Submit = Callable[[str, JobPayload], object]
 # How long /train_now waits to see its run start before answering "queued".
 START_WAIT_S = 3.0
@@ -66,6 +71,17 @@ class TrainingCommands:
         if not change.changed:
             return "Nothing to roll back: the base model already serves."
         return f"Rolled back: {change.describe()}."
+
+    async def canary(self, admin_id: str, argument: str = "") -> str:
+        """`/canary`: the running canary's state (or the last decided one); `/canary stop [reason]`
+        stops it, and the serving variant keeps serving."""
+        verb, _, reason = argument.strip().partition(" ")
+        if not verb:
+            return await canary_state(self.store.trials)
+        if verb.lower() != "stop":
+            return CANARY_USAGE
+        why = f"{STOPPED_BY_ADMIN} ({admin_id})" + (f": {reason.strip()}" if reason.strip() else "")
+        return stopped_text(await stop_canary(self.store.trials, why, self._clock()))
 
     def _stale(self, run: TrainingRun) -> bool:
         last = run.heartbeat_at or run.started_at

@@ -1,6 +1,6 @@
-"""The admins' /train_now and /rollback, and /privacy's training switch, through discord.py's real
-command tree against Discord on loopback, on each store: the same core code as the CLI and
-Telegram."""
+"""The admins' /train_now, /rollback and /canary, and /privacy's training switch, through
+discord.py's real command tree against Discord on loopback, on each store: the same core code as
+the CLI and Telegram."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from bot.core.chat.access import Access
 from bot.core.jobs import JobPayload
 from bot.core.learning.commands import TrainingCommands
-from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter, NewCanary, Variant
 from bot.core.learning.serving import promote
 from bot.core.memory.controls import PRIVACY, TRAINING_OFF, training_setting
 from bot.core.store import Store
@@ -37,7 +37,7 @@ async def answer(fake: FakeDiscord, token: str) -> Shown:
     return said()[0]
 
 
-async def test_privacy_offers_the_training_switch_and_admins_get_two_commands(
+async def test_privacy_offers_the_training_switch_and_admins_get_their_commands(
     fake: FakeDiscord, store: Store
 ) -> None:
     async with running(services(store)):
@@ -47,7 +47,11 @@ async def test_privacy_offers_the_training_switch_and_admins_get_two_commands(
     (option,) = privacy["options"]
     assert option["name"] == "training" and not option.get("required", False)
     assert [choice["value"] for choice in option["choices"]] == ["on", "off"]
-    assert {"train_now", "rollback"} <= {command["name"] for command in synced}
+    assert {"train_now", "rollback", "canary"} <= {command["name"] for command in synced}
+    canary = next(command for command in synced if command["name"] == "canary")
+    action, reason = canary["options"]
+    assert [choice["value"] for choice in action["choices"]] == ["stop"] and not action.get("required")
+    assert reason["name"] == "reason" and not reason.get("required")
 
 
 async def test_rollback_and_a_busy_train_now_for_an_admin(fake: FakeDiscord, any_store: Store) -> None:
@@ -87,3 +91,28 @@ async def test_privacy_training_off_is_kept_and_shown(fake: FakeDiscord, any_sto
         shown = await answer(fake, await fake.slash(ANN, "privacy"))
         assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}"
     assert await any_store.learning.training_consent(f"discord:{ANN['id']}") is False
+
+
+async def test_canary_shows_the_trial_and_stop_ends_it_for_admins_only(
+    fake: FakeDiscord, any_store: Store
+) -> None:
+    """[canary]: /canary and /canary action:stop reason:…, refused to anyone but an admin."""
+    training = TrainingCommands(any_store, refuse)
+    canary = await any_store.trials.start_canary(NewCanary("tiny", Variant(3), Variant(), 0.2, 1, {}), T0)
+    assert canary is not None
+    async with running(services(any_store, access=ADMIN, training=training)):
+        for options in ({}, {"action": "stop"}):
+            shown = await answer(fake, await fake.slash(BEN, "canary", **options))
+            assert shown.content == "That command is for Kindred's admins."
+        assert await any_store.trials.running_canary() == canary
+        shown = await answer(fake, await fake.slash(ANN, "canary"))
+        assert shown.ephemeral and shown.content.startswith(f"Canary {canary.id} is running since")
+        shown = await answer(fake, await fake.slash(ANN, "canary", reason="alone it stops nothing"))
+        assert shown.content.startswith(f"Canary {canary.id} is running since")
+        shown = await answer(fake, await fake.slash(ANN, "canary", action="stop", reason="a bad week"))
+        assert shown.content == f"Stopped canary {canary.id} (adapter v3); the base model keeps serving."
+        shown = await answer(fake, await fake.slash(ANN, "canary", action="stop"))
+        assert shown.content == "No canary is running: nothing to stop."
+    decided = await any_store.trials.get_canary(canary.id)
+    assert decided is not None and decided.status == "stopped"
+    assert decided.reason == f"stopped by an admin (discord:{ANN['id']}): a bad week"

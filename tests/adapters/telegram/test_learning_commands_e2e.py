@@ -1,4 +1,4 @@
-"""The admins' /train_now and /rollback, and /privacy training on|off, through a real
+"""The admins' /train_now, /rollback and /canary [stop], and /privacy training on|off, through a real
 python-telegram-bot Application against the loopback Bot API, on each store: the same core code
 as the CLI, refused to anyone who is not an admin.
 
@@ -16,8 +16,8 @@ import pytest
 
 from bot.core.chat.access import Access
 from bot.core.jobs import JobRegistry
-from bot.core.learning.commands import TrainingCommands
-from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter
+from bot.core.learning.commands import CANARY_USAGE, TrainingCommands
+from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter, NewCanary, Variant
 from bot.core.learning.serving import promote
 from bot.core.memory.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
 from bot.core.store import Store
@@ -135,3 +135,38 @@ async def test_privacy_training_off_and_on_is_kept_per_person(
         assert shown == f"{PRIVACY}\n\n{training_setting(False, True)}"
         assert await bot.store.learning.training_consent(f"telegram:{ANN}") is True
         assert await bot.store.learning.training_consent(f"telegram:{BOB}") is None
+
+
+async def test_canary_shows_the_trial_and_stop_ends_it_for_admins_only(
+    api: FakeTelegramBotApi, tmp_path: Path, place: str, jobs: InProcessJobs
+) -> None:
+    """[canary]: /canary says what is on trial, /canary stop ends it (the serving variant stays),
+    and anyone else gets the answer every admin command gives them."""
+    async with running_bot(api, tmp_path, access=ADMIN, training=commands(jobs), place=place) as bot:
+        api.private_message(ANN, "/canary")
+        await api.wait_until(lambda: len(api.texts(ANN)) == 1)
+        assert api.texts(ANN)[0] == "No canary is running, and none has run yet."
+        canary = await bot.store.trials.start_canary(
+            NewCanary("tiny", Variant(4), Variant(), 0.2, 1, {"alpha": 0.01}), T0
+        )
+        assert canary is not None
+        for command in ("/canary", "/canary stop", "/canary"):
+            api.private_message(BOB, command)
+        await api.wait_until(lambda: len(api.texts(BOB)) == 3)
+        assert api.texts(BOB) == ["That command is for Kindred's admins."] * 3
+        assert await bot.store.trials.running_canary() == canary
+
+        commands_sent = ("/canary", "/canary stop too many complaints", "/canary stop", "/canary maybe")
+        for count, command in enumerate(commands_sent, start=2):
+            api.private_message(ANN, command)
+            await api.wait_until(lambda n=count: len(api.texts(ANN)) == n)
+        _, shown, stopped, again, usage = api.texts(ANN)
+        assert shown.startswith(f"Canary {canary.id} is running since 2026-12-01 03:30 UTC: adapter v4")
+        assert shown.endswith("/canary stop stops it; the serving variant keeps serving.")
+        assert stopped == f"Stopped canary {canary.id} (adapter v4); the base model keeps serving."
+        assert again == "No canary is running: nothing to stop."
+        assert usage == CANARY_USAGE
+        decided = await bot.store.trials.get_canary(canary.id)
+        assert decided is not None and decided.status == "stopped"
+        assert decided.reason == f"stopped by an admin (telegram:{ANN}): too many complaints"
+        assert await bot.store.adapters.serving_adapter() is None

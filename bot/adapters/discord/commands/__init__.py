@@ -1,8 +1,8 @@
 """The slash commands, as one command tree, and the buttons their answers carry: one module per
 feature, each declaring its own. /chat and /persona (chat.py); /memories, /forget, /confirm,
 /correct and /export (memory.py); /privacy with its `training` switch; /app and /apps
-(miniapps.py); /proactive and /reminders; /help; and the admins' /train_now and /rollback
-(learning.py). Each is a thin translation to the core."""
+(miniapps.py); /proactive and /reminders; /help; and the admins' /train_now, /rollback and
+/canary (learning.py). Each is a thin translation to the core."""
 
 from __future__ import annotations
 

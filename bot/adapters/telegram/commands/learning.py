@@ -1,4 +1,4 @@
-"""The admins' /train_now and /rollback, answered by the core's TrainingCommands."""
+"""The admins' /train_now, /rollback and /canary [stop], answered by the core's TrainingCommands."""
 
 from __future__ import annotations
 
@@ -8,20 +8,27 @@ from telegram import Update
 from telegram.ext import ContextTypes
 
 from bot.adapters.gates import training_for
-from bot.adapters.telegram.commands.feature import Feature, Handler
+from bot.adapters.telegram.commands.feature import Feature, Handler, words
 from bot.adapters.telegram.ids import user_key
 from bot.core.learning.commands import TrainingCommands
 
 
 class Learning(Feature):
     def handlers(self) -> list[Handler]:
-        return [self.command("train_now", self.train_now), self.command("rollback", self.rollback)]
+        return [
+            self.command("train_now", self.train_now),
+            self.command("rollback", self.rollback),
+            self.command("canary", self.canary),
+        ]
 
     async def train_now(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await self._answer(update, lambda training, admin: training.train_now(admin))
 
     async def rollback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await self._answer(update, lambda training, admin: training.rollback())
+
+    async def canary(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        await self._answer(update, lambda training, admin: training.canary(admin, words(context)))
 
     async def _answer(self, update: Update, ask: Callable[[TrainingCommands, str], Awaitable[str]]) -> None:
         message, person = update.effective_message, update.effective_user
