@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -79,7 +80,13 @@ def rerank_parts(
             return None
         return scorer.agreement_odds(adapters_dir / serving if serving else None)
 
-    return RerankParts(embedder, probes(), odds)
+    def one_blas_thread() -> AbstractContextManager[object]:
+        from threadpoolctl import threadpool_limits
+
+        limits: AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
+        return limits
+
+    return RerankParts(embedder, probes(), odds, one_blas_thread)
 
 
 def add_canary_job(

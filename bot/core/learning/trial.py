@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -29,7 +30,13 @@ from bot.core.learning.models import (
     TrainingExample,
     Variant,
 )
-from bot.core.learning.reward_model import LabeledReply, RewardModel, RewardModelPolicy, train_reward_model
+from bot.core.learning.reward_model import (
+    LabeledReply,
+    RewardModel,
+    RewardModelPolicy,
+    RewardModelReport,
+    train_reward_model,
+)
 from bot.core.learning.rm_screen import Probe, screen_reward_model
 from bot.core.memory.ports import Embedder
 from bot.core.store import Store
@@ -72,6 +79,9 @@ class RerankParts:
     embedder: Embedder
     probes: Sequence[Probe]
     odds: Callable[[str | None], Sequence[float] | None]
+    # Held around the fit: the wiring holds numpy's BLAS to one thread (threadpoolctl), since two
+    # BLAS threads on a busy 2-core machine made the fit about 20 times slower.
+    fitting: Callable[[], AbstractContextManager[object]] = nullcontext
 
 
 def person_said(example: TrainingExample) -> str:
@@ -99,7 +109,11 @@ async def reward_model_step(
     """Train, screen and register tonight's reward model. Returns it and whether it may serve."""
     data = await labelled(parts.embedder, examples)
     embedder = parts.embedder.model_name
-    report = await asyncio.to_thread(train_reward_model, data, embedder, policy.reward_model)
+    def fit() -> RewardModelReport:
+        with parts.fitting():
+            return train_reward_model(data, embedder, policy.reward_model)
+
+    report = await asyncio.to_thread(fit)
     summary: dict[str, object] = dict(report.as_json())
     usable = report.usable and report.model is not None
     if usable and report.model is not None:
