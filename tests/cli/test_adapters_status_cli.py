@@ -72,7 +72,7 @@ async def seed(store: Store) -> int:
             await store.turns.record_feedback(Feedback(turn.id, "ann", "x", value, at))
     point = {"at": NOW.isoformat(), "estimate": 0.5, "lower": -0.4, "upper": 1.4, "n_canary": 2,
              "n_serving": 1, "mean_canary": 1.0, "mean_serving": -1.0}  # fmt: skip
-    assert await store.trials.enter(canary.id, [], {}, [point])
+    assert await store.trials.enter(canary.id, [], {}, [point], before={})
     return canary.id
 
 

@@ -5,6 +5,7 @@ and reactions that change after entry are handled as the docs say."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import random
 from datetime import UTC, datetime, timedelta
@@ -214,3 +215,34 @@ async def test_a_fallback_reply_is_logged_but_not_counted(store: Store) -> None:
     await advance(store, WEIGHTS, T0 + 2 * HOUR)
     [entry] = await store.trials.entries(canary.id)
     assert entry.turn_id == turn.id and not entry.counted and "fallback" in entry.note
+
+
+async def test_a_reaction_removed_before_the_reply_settles_enters_as_none(store: Store) -> None:
+    canary, version = await trial(store)
+    value: dict[str, float | None] = {"canary": 1.0, "serving": None}
+    [liked, _] = await replies(store, canary, version, people=1, each=1, value=value)
+    await store.turns.remove_feedback(liked, "p0", "reaction")
+    await advance(store, WEIGHTS, T0 + 2 * HOUR)
+    assert [e.reward for e in await store.trials.entries(canary.id)] == [0.0, 0.0]
+
+
+async def test_two_passes_at_once_enter_each_reply_once_and_decide_once(store: Store) -> None:
+    canary, version = await trial(store)
+    await replies(store, canary, version, people=5, each=15, value={"canary": 1.0, "serving": -1.0})
+    first, second = await asyncio.gather(
+        advance(store, WEIGHTS, T0 + 2 * HOUR), advance(store, WEIGHTS, T0 + 2 * HOUR)
+    )
+    assert [first.decision, second.decision].count("promoted") == 1
+    assert len(await store.trials.entries(canary.id)) == 5 * 2 * 15
+    assert len(await store.trials.list_canaries(5)) == 1 and await store.trials.running_canary() is None
+
+
+async def test_reactions_on_a_retired_canarys_replies_are_kept_like_any_other(store: Store) -> None:
+    canary, version = await trial(store)
+    ids = await replies(store, canary, version, people=5, each=15, value={"canary": -1.0, "serving": 1.0})
+    assert (await advance(store, WEIGHTS, T0 + 2 * HOUR)).decision == "harm"
+    await store.turns.record_feedback(Feedback(ids[0], "p0", "🔥", 1.0, T0 + 3 * HOUR))
+    stats = await store.trials.variant_stats(T0 - HOUR, alpha=1.0, gamma=1.0)
+    tried = next(s for s in stats if s.variant == Variant(version))
+    assert tried.replies == 5 * 15 and tried.positive == 1
+    assert (await advance(store, WEIGHTS, T0 + 4 * HOUR)).canary is None

@@ -118,7 +118,8 @@ async def test_the_report_reads_variants_and_canaries_from_the_store(any_store: 
     for i, value in enumerate((1.0, -1.0, -1.0)):
         await add_reply(any_store, made(canary=running.id), value, f"s{i}")
     history = [point(0, -2.0, 2.5, 1, 1), point(1, -0.3, 0.9, 3, 3)]
-    assert await trials.enter(running.id, [CanaryEntry(ids[0], "canary", "ann", "d", 1.0, True)], {}, history)
+    entry = CanaryEntry(ids[0], "canary", "ann", "d", 1.0, True)
+    assert await trials.enter(running.id, [entry], {}, history, before={})
 
     report = await status_report(trials, NOW, days=1, weights=RewardWeights(alpha=1.0, gamma=1.0))
     json.dumps(report, allow_nan=False)
@@ -173,9 +174,9 @@ async def test_canary_state_in_words(store: Store) -> None:
         "/canary stop stops it; the serving variant keeps serving."
     )
     empty = {"at": "x", "estimate": None, "lower": None, "upper": None}
-    await store.trials.enter(started.id, [], {}, [empty])
+    await store.trials.enter(started.id, [], {}, [empty], before={})
     assert "No reply has entered its test yet." in await canary_state(store.trials)
-    await store.trials.enter(started.id, [], {}, [point(0, 0.02, 0.61, 130, 410)])
+    await store.trials.enter(started.id, [], {}, [point(0, 0.02, 0.61, 130, 410)], before={})
     shown = await canary_state(store.trials)
     assert "Entered: 130 canary and 410 serving replies; mean R +0.4 against +0.1." in shown
     assert "Difference +0.315, 99% bounds +0.02 to +0.61." in shown

@@ -111,8 +111,11 @@ async def test_replies_enter_once_and_only_while_it_runs(store: Store) -> None:
         CanaryEntry(turns[0].id, "canary", "ann", "2026-12-04", 1.0, True),
         CanaryEntry(turns[1].id, "serving", "ann", "2026-12-04", -1.0, False, "capped"),
     ]
-    assert await store.trials.enter(canary.id, entries, {"n": 1}, [{"lower": -1.0}])
-    assert await store.trials.enter(canary.id, entries[:1], {"n": 2}, [{"lower": -0.5}])  # again: once
+    assert await store.trials.enter(canary.id, entries, {"n": 1}, [{"lower": -1.0}], before={})
+    # Again, over the state it moved to: the entry is kept once.
+    assert await store.trials.enter(canary.id, entries[:1], {"n": 2}, [{"lower": -0.5}], before={"n": 1})
+    # Over a state it has moved on from (another pass got there first): nothing is written.
+    assert not await store.trials.enter(canary.id, [], {"n": 9}, [{"lower": 9.0}], before={"n": 1})
     assert await store.trials.entries(canary.id) == entries
     assert await store.trials.counted(canary.id, "ann", "canary", "2026-12-04") == 1
     assert await store.trials.counted(canary.id, "ann", "serving", "2026-12-04") == 0
@@ -123,7 +126,7 @@ async def test_replies_enter_once_and_only_while_it_runs(store: Store) -> None:
     still = await store.trials.pending_replies(canary.id, T0 + 5 * HOUR, 10)
     assert [p.turn_id for p in still] == [turns[2].id]
     await store.trials.decide_canary(canary.id, "stopped", "admin", T0)
-    assert not await store.trials.enter(canary.id, [], {"n": 3}, [])
+    assert not await store.trials.enter(canary.id, [], {"n": 3}, [], before={"n": 2})
     assert (await store.trials.get_canary(canary.id)).test == {"n": 2}  # type: ignore[union-attr]
 
 
@@ -131,7 +134,8 @@ async def test_forgetting_a_person_takes_their_entries(store: Store) -> None:
     canary = await store.trials.start_canary(new_canary(Variant(5)), T0)
     assert canary is not None
     turn = await store.turns.add_turn(dataclasses.replace(reply("ann"), generation=made(canary=canary.id)))
-    await store.trials.enter(canary.id, [CanaryEntry(turn.id, "serving", "ann", "d", 0.0, True)], {}, [])
+    entry = CanaryEntry(turn.id, "serving", "ann", "d", 0.0, True)
+    await store.trials.enter(canary.id, [entry], {}, [], before={})
     await store.memories.forget_all("ann")
     assert await store.trials.entries(canary.id) == []
 

@@ -42,7 +42,7 @@ async def seed(store: Store) -> None:
         old = await trials.start_canary(NewCanary("smol", Variant(adapter), Variant(), 0.2, 1, {}), NOW)
         assert old is not None
         history = [point(i, 5 * i) for i in range(1, 30)]
-        await trials.enter(old.id, [], {}, history)
+        await trials.enter(old.id, [], {}, history, before={})
         await trials.decide_canary(old.id, status, reason, NOW)  # type: ignore[arg-type]
     policy = {"alpha": 0.01, "days": 7, "webhook": POLICY_SECRET}
     canary = await trials.start_canary(NewCanary("smol", Variant(3, 1, 4), Variant(), 0.5, 7, policy), NOW)
@@ -61,7 +61,7 @@ async def seed(store: Store) -> None:
         turn = await store.turns.add_turn(new)
         if value is not None:
             await store.turns.record_feedback(Feedback(turn.id, "ann", "x", value, at))
-    await trials.enter(canary.id, [], {}, [point(i, i) for i in range(1, 400)])
+    await trials.enter(canary.id, [], {}, [point(i, i) for i in range(1, 400)], before={})
 
 
 @pytest.fixture(scope="module")

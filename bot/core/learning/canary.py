@@ -143,7 +143,9 @@ async def advance(
         else SequentialTest(policy.share, policy.sequential)
     )
     daily: dict[tuple[str, str, str], int] = {}
-    while done.decision is None:
+    state = canary.test
+    verdict: CanaryStatus | None = None
+    while verdict is None:
         pending = await store.trials.pending_replies(canary.id, now - policy.settle, _BATCH)
         if not pending:
             break
@@ -159,19 +161,23 @@ async def advance(
                     points.append(_point(test, now))
             entries.append(entry)
         points.append(_point(test, now))
-        if not await store.trials.enter(canary.id, entries, test.to_json(), points):
-            return done  # decided meanwhile (an admin's stop): nothing of this pass counts
+        saved = test.to_json()
+        if not await store.trials.enter(canary.id, entries, saved, points, before=state):
+            # Decided meanwhile (an admin's stop), or another pass got there first: nothing of
+            # this pass counts, and the next pass starts from what is stored.
+            return Pass(canary=canary.id)
+        state = saved
         done.entered += len(entries)
         # The bounds now, not the test's first crossing: a crossing before enough people had
         # replies must not decide later on its own (the bounds hold at every time, so either is valid).
-        verdict = decide(test.bounds())
-        if verdict is not None and await _enough_people(store, canary.id, policy):
-            done.decision = "promoted" if verdict == "promote" else "harm"
+        crossed = decide(test.bounds())
+        if crossed is not None and await _enough_people(store, canary.id, policy):
+            verdict = "promoted" if crossed == "promote" else "harm"
         if len(pending) < _BATCH:
             break
     done.bounds = test.bounds().as_json()
-    if done.decision is not None:
-        return await _decide(store, canary, done.decision, _reason(done.decision, test, policy), now, done)
+    if verdict is not None:
+        return await _decide(store, canary, verdict, _reason(verdict, test, policy), now, done)
     expired = _expiry(canary, policy, test, now)
     if expired:
         return await _decide(store, canary, "expired", expired, now, done)

@@ -189,10 +189,17 @@ class Trials(Protocol):
         ...
 
     async def enter(
-        self, canary_id: int, entries: Sequence[CanaryEntry], test: JSONObject, history: Sequence[JSONObject]
+        self,
+        canary_id: int,
+        entries: Sequence[CanaryEntry],
+        test: JSONObject,
+        history: Sequence[JSONObject],
+        *,
+        before: JSONObject,
     ) -> bool:
-        """In one transaction: keep the entries (a reply already entered is skipped) and the test's
-        new state and history points. False, and nothing written, when the canary no longer runs."""
+        """In one transaction: keep the entries (a reply already entered is skipped), the test's
+        new state and its history points. Only over the state `before` the caller started from:
+        False, and nothing written, when the canary no longer runs or another pass moved it."""
         ...
 
     async def entries(self, canary_id: int) -> list[CanaryEntry]:

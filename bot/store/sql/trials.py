@@ -80,7 +80,12 @@ INSERT INTO canary_entries (canary_id, turn_id, arm, user_id, day, reward, count
 SELECT ?, t.id, ?, ?, ?, ?, ?, ?, ? FROM turns t WHERE t.id = ?
 ON CONFLICT DO NOTHING
 """
-_SAVE_TEST = "UPDATE canaries SET test = ?, history = ? WHERE id = ? AND status = 'running'"
+# Compare and set: a pass writes its test only over the state it started from, so two passes at
+# once cannot both count their entries (the row lock makes the second see the first's state).
+_SAVE_TEST = """
+UPDATE canaries SET test = ? WHERE id = ? AND status = 'running' AND test = ? RETURNING history
+"""
+_SAVE_HISTORY = "UPDATE canaries SET history = ? WHERE id = ?"
 _ENTRIES = """
 SELECT turn_id, arm, user_id, day, reward, counted, note FROM canary_entries
 WHERE canary_id = ? ORDER BY turn_id
@@ -222,18 +227,22 @@ class SqlTrials:
         return {row["arm"]: int(row["people"]) for row in rows}
 
     async def enter(
-        self, canary_id: int, entries: Sequence[CanaryEntry], test: JSONObject, history: Sequence[JSONObject]
+        self,
+        canary_id: int,
+        entries: Sequence[CanaryEntry],
+        test: JSONObject,
+        history: Sequence[JSONObject],
+        *,
+        before: JSONObject,
     ) -> bool:
         now = self._d.moment_param(datetime.now(UTC))
+        json = self._d.json_param
         async with self._runner.transaction() as run:
-            found = await run(self._d.sql(_GET_CANARY), (canary_id,))
-            if not found or found[0]["status"] != "running":
+            saved = await run(self._d.sql(_SAVE_TEST), (json(test), canary_id, json(before)))
+            if not saved:
                 return False
-            before = self._list(found[0]["history"])
-            await run(
-                self._d.sql(_SAVE_TEST),
-                (self._d.json_param(test), self._json_list([*before, *history]), canary_id),
-            )
+            points = [*self._list(saved[0]["history"]), *history]
+            await run(self._d.sql(_SAVE_HISTORY), (self._json_list(points), canary_id))
             for e in entries:
                 params = (canary_id, e.arm, e.user_id, e.day, e.reward, e.counted, e.note, now, e.turn_id)
                 await run(self._d.sql(_ENTER), params)
