@@ -10,7 +10,9 @@ every n is the reply n = 1 writes, so the candidates beside it are all that n ad
   and the whole reply both come when the last candidate is done.
 
 A best-of-n reply takes as long as its longest candidate: `tokens` reports the longest candidate's
-tokens beside n = 1's, so that the step cost and the longer reply can be told apart.
+tokens beside n = 1's, so that the step cost and the longer reply can be told apart. `cpu` is the
+process's CPU time per reply (every thread: the generation thread and the event loop): on a shared
+machine, wall time also measures the neighbours, CPU time much less so.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Level:
 
     first_byte: list[float] = field(default_factory=list)
     whole: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)  # the longest candidate's, per prompt
 
 
@@ -72,7 +75,7 @@ def prompts(count: int) -> list[list[ChatMessage]]:
 async def one(
     engine: LocalInference, messages: list[ChatMessage], n: int, max_tokens: int, seed: int, level: Level
 ) -> None:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     if n == 1:
         parts: list[str] = []
         async for chunk in engine.stream(messages, max_tokens=max_tokens, seed=seed):
@@ -80,10 +83,12 @@ async def one(
                 level.first_byte.append(time.perf_counter() - started)
             parts.append(chunk)
         level.whole.append(time.perf_counter() - started)
+        level.cpu.append(time.process_time() - cpu)
         level.tokens.append(engine.count_tokens("".join(parts)))
         return
     found = await engine.sample(messages, n=n, max_tokens=max_tokens, seed=seed)
     done = time.perf_counter() - started
+    level.cpu.append(time.process_time() - cpu)
     level.first_byte.append(done)
     level.whole.append(done)
     level.tokens.append(max(engine.count_tokens(c.text) for c in found))
@@ -107,6 +112,7 @@ def summary(levels: dict[str, Level]) -> tuple[dict[str, Any], dict[str, Any]]:
         results[key] = {
             "first_byte": millis(level.first_byte),
             "whole": millis(level.whole),
+            "cpu": millis(level.cpu),
             "tokens_p50": statistics.median(level.tokens),
             "tokens_per_s_of_the_longest": round(sum(level.tokens) / sum(level.whole), 2),
         }
@@ -122,6 +128,9 @@ def summary(levels: dict[str, Level]) -> tuple[dict[str, Any], dict[str, Any]]:
             results[key]["whole"]["p50_ms"] / results["1"]["whole"]["p50_ms"], 3
         )
         checks[f"paired_ratio_at_{key}"] = round(statistics.median(paired), 3)
+        checks[f"cpu_ratio_at_{key}"] = round(
+            results[key]["cpu"]["p50_ms"] / results["1"]["cpu"]["p50_ms"], 3
+        )
     if "4" in levels:
         value = checks["whole_ratio_at_4"]
         checks["target_at_4"] = {
