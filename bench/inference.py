@@ -7,8 +7,13 @@ Each level runs that many clients at once; each client sends its requests one af
 asks for the same max_tokens, so levels differ only in how many rows share a batch. Tokens are
 the reply re-tokenized (`count_tokens`). Prints one JSON object on stdout; progress goes to stderr.
 
+With `--best-of-n`, it measures best-of-n's cost instead (`parts/inference/best_of_n.py`): first
+byte and whole reply for n = 1, 2, 4 and 8 candidates, sampled as the bot samples them, p50 over
+prompts, against the issue's target (n = 4 at most 1.5 times n = 1, whole).
+
     .venv/bin/python -m bench.inference --quick
     .venv/bin/python -m bench.inference --model /path/to/model --device cuda --concurrency 1,32
+    .venv/bin/python -m bench.inference --best-of-n --quick
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.parts.common import exit_cleanly_on_sigterm, log, machine, millis, now_iso
-from bench.parts.inference import engine_vs_generate
+from bench.parts.inference import best_of_n, engine_vs_generate
 from bot.core.models import ChatMessage
 from bot.inference.engine.local import LocalInference, Sampling
 
@@ -90,6 +95,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="prompts answered by both the engine and plain generate (default 6; --quick 2; 0: none)",
     )
     parser.add_argument("--quick", action="store_true", help="short replies, one round: a smoke run")
+    parser.add_argument("--best-of-n", action="store_true", help="measure best-of-n's cost instead")
+    parser.add_argument("--n", help="best-of-n: candidates, comma-separated (default 1,2,4,8)")
+    parser.add_argument("--prompts", type=int, help="best-of-n: prompts (default 8; --quick 3)")
     return parser.parse_args(argv)
 
 
@@ -204,7 +212,29 @@ def facts(engine: LocalInference, args: argparse.Namespace) -> dict[str, Any]:
     return found
 
 
+async def run_best_of_n(args: argparse.Namespace) -> dict[str, Any]:
+    ns = [int(x) for x in args.n.split(",")] if args.n else [1, 2, 4, 8]
+    max_tokens = args.max_tokens or (48 if args.quick else 128)
+    count = args.prompts or (3 if args.quick else 8)
+    report: dict[str, Any] = {"date": now_iso(), "machine": machine(), "benchmark": "best_of_n"}
+    data_dir = args.data_dir or Path(os.environ.get("TMPDIR", "/tmp")) / "kindred-bench-models"
+    log(f"loading {args.model} on {args.device}")
+    engine = load_engine(args, ns, data_dir)
+    engine.sampling = Sampling()  # as the bot samples: candidates must differ
+    settings = {**facts(engine, args), "decoding": "sampled, seeded per prompt", "max_tokens": max_tokens}
+    report["settings"] = {**settings, "prompts": count, "n": ns, "cpu_bf16": best_of_n.cpu_flags()}
+    try:
+        levels = await best_of_n.measure(engine, ns, count, max_tokens)
+    finally:
+        await engine.close()
+    report["results"], report["checks"] = best_of_n.summary(levels)
+    log(f"  checks: {json.dumps(report['checks'])}")
+    return report
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.best_of_n:
+        return await run_best_of_n(args)
     levels = [int(x) for x in args.concurrency.split(",")] if args.concurrency else list(DEFAULT_LEVELS)
     max_tokens = args.max_tokens or (12 if args.quick else 64)
     rounds = args.rounds or (1 if args.quick else 2)

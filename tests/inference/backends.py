@@ -99,6 +99,7 @@ def fake_openai() -> FakeOpenAI:
         chunks=list(SERVER_REPLY),
         chunks_by_model={"one": list(ADAPTER_REPLY)},
         chunk_delay_s=SERVER_CHUNK_DELAY_S,
+        label_choices=False,  # each choice is the reply within its budget, as the contract needs
     )
 
 

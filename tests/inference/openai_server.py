@@ -3,7 +3,11 @@
 It streams `chunks` as chat.completion.chunk events, one event per chunk, honouring max_tokens
 (one chunk counts as one token: finish_reason "length" once max_tokens ran out, else "stop"), and
 serves `/v1/load_lora_adapter`, `/v1/models` and `/v1/embeddings` (HashEmbedder's vectors, listed
-in reverse order with their indexes, as a server may). A test queues failures with
+in reverse order with their indexes, as a server may). A request with `stream: false` gets a whole
+completion after the time its chunks would take to stream (it stops early, counted in
+`disconnects`, when the client leaves): `n` choices (one when `honour_n` is False, as Ollama does),
+listed in reverse order with their indexes. With `label_choices`, each is the reply followed by
+" #k" (k counts the choices served), so that every candidate is told apart. A test queues failures with
 `fail_next(kind)` or `fail_next_embedding(kind)`; each applies to the next such request only, so a
 test can check that the backend keeps working afterwards. It records request bodies and headers."""
 
@@ -20,7 +24,9 @@ from aiohttp import web
 
 from tests.support.fakes import HashEmbedder
 
-Failure = Literal["500", "429", "stall", "drop", "malformed", "error_event", "no_done", "stall_first"]
+Failure = Literal[
+    "500", "429", "stall", "drop", "malformed", "error_event", "no_done", "stall_first", "no_choices"
+]
 EmbeddingFailure = Literal["401", "500", "stall", "not_json", "wrong_dim", "too_few", "not_numbers"]
 
 
@@ -45,6 +51,14 @@ class FakeOpenAI:
     base_url: str = ""
     # Set: /v1/models refuses any other key with 401, as a server with --api-key does.
     api_key: str | None = None
+    honour_n: bool = True
+    label_choices: bool = True
+    choices_served: int = 0
+    # Whole completions being answered now, and the most at once: were the extra ones concurrent?
+    in_flight: int = 0
+    most_at_once: int = 0
+    # A whole completion asked for with this seed is refused (HTTP 500): one of several fails.
+    fail_seed: int | None = None
 
     def fail_next(self, kind: Failure) -> None:
         self._failures.append(kind)
@@ -127,7 +141,50 @@ class FakeOpenAI:
         if body["model"] not in {self.base_model, *self.served}:
             message = f"The model `{body['model']}` does not exist."
             return web.json_response({"error": {"message": message}}, status=404)
+        if body.get("stream") is False:
+            return await self._whole(request, body, failure)
         return await self._stream(request, body, failure)
+
+    async def _whole(self, request: web.Request, body: dict[str, Any], failure: str | None) -> web.Response:
+        self.in_flight += 1
+        self.most_at_once = max(self.most_at_once, self.in_flight)
+        try:
+            return await self._choices(request, body, failure)
+        finally:
+            self.in_flight -= 1
+
+    async def _choices(self, request: web.Request, body: dict[str, Any], failure: str | None) -> web.Response:
+        if body.get("seed") is not None and body.get("seed") == self.fail_seed:
+            return web.json_response({"error": {"message": "this seed crashes"}}, status=500)
+        if failure == "stall":
+            await self._stall()
+        if failure == "drop":
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response()  # never sent: the connection is gone
+        if failure == "malformed":
+            return web.Response(text="<html>Bad Gateway</html>", content_type="text/html")
+        if failure == "error_event":
+            return web.json_response({"error": {"message": "engine died"}})
+        every = self.chunks_by_model.get(body["model"], self.chunks)
+        finish = "length" if len(every) >= body["max_tokens"] else "stop"
+        chunks = every[: body["max_tokens"]]
+        for _ in chunks:
+            await asyncio.sleep(self.chunk_delay_s)
+            if request.transport is None or request.transport.is_closing():
+                self.disconnects += 1
+                return web.Response()  # nobody is listening
+        choices = []
+        for index in range(body.get("n", 1) if self.honour_n else 1):
+            self.choices_served += 1
+            label = f" #{self.choices_served}" if self.label_choices else ""
+            message = {"role": "assistant", "content": "".join(chunks) + label}
+            choices.append({"index": index, "message": message, "finish_reason": finish})
+        if failure == "no_choices":
+            choices = []
+        return web.json_response(
+            {"object": "chat.completion", "model": body["model"], "choices": choices[::-1]}
+        )
 
     async def _stream(
         self, request: web.Request, body: dict[str, Any], failure: str | None

@@ -12,7 +12,7 @@ from typing import Literal, cast
 import pytest
 
 from bot.core.errors import InferenceError, InferenceTimeout
-from bot.core.models import ChatMessage
+from bot.core.models import ChatMessage, Sampled, StreamEnd
 from bot.inference.engine.local import LocalInference
 from tests.inference.backends import (
     Backend,
@@ -203,3 +203,36 @@ async def test_concurrent_replies_each_arrive_whole(backend: Backend) -> None:
 async def test_the_event_loop_keeps_running_during_a_reply(backend: Backend) -> None:
     _, beat = await heartbeat_during(collect(backend.inference.stream(HELLO, max_tokens=300)))
     beat.assert_never_blocked()
+
+
+async def test_sample_gives_n_whole_candidates_cut_as_a_stream_would_be(backend: Backend) -> None:
+    ending = StreamEnd()
+    await text_of(backend.inference.stream(HELLO, max_tokens=8, ending=ending))
+    found = await backend.inference.sample(HELLO, n=3, max_tokens=8)
+    assert len(found) == 3 and all(isinstance(c, Sampled) and c.text for c in found)
+    assert all(0 < backend.inference.count_tokens(c.text) <= 8 for c in found)
+    assert [c.cut for c in found] == [ending.reason == "length"] * 3  # every backend here is greedy
+
+
+async def test_sample_refuses_what_stream_refuses(backend: Backend) -> None:
+    with pytest.raises(ValueError, match="n must be at least 1"):
+        await backend.inference.sample(HELLO, n=0, max_tokens=5)
+    with pytest.raises(ValueError, match="max_tokens must be at least 1"):
+        await backend.inference.sample(HELLO, n=2, max_tokens=0)
+    with pytest.raises(InferenceError, match="unknown LoRA adapter 'ghost'"):
+        await backend.inference.sample(HELLO, n=2, max_tokens=5, adapter="ghost")
+    assert len(await backend.inference.sample(HELLO, n=2, max_tokens=5, adapter="one")) == 2
+
+
+async def test_sample_past_the_time_limit_is_an_inference_timeout_and_generation_stops(
+    backend: Backend,
+) -> None:
+    impatient = backend.impatient()
+    try:
+        started = time.monotonic()
+        with pytest.raises(InferenceTimeout, match=rf"within {backend.timeout_s:g} s"):
+            await impatient.sample(HELLO, n=2, max_tokens=LONG_REPLY)
+        assert time.monotonic() - started < backend.timeout_s + backend.overhead_s
+        await wait_until(backend.stopped, STOP_WITHIN_S, what=f"{backend.name} stopped generating")
+    finally:
+        await close(impatient)

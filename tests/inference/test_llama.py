@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from bot.core.errors import ConfigError, InferenceError
 from bot.core.models import ChatMessage
@@ -191,3 +192,30 @@ async def test_smollm2_greedy_reply_matches_transformers(smollm2_dir: Path) -> N
     ]
     assert replies[0] == replies[1]
     assert "Paris" in replies[0]
+
+
+def test_cpu_weights_are_packed_by_the_first_forward_and_give_f_linear_results(tiny_dir: Path) -> None:
+    """packing.py: oneDNN's packed weights stand in for F.linear on the CPU (the logits tests above
+    hold the whole model to transformers through them), and packing leaves torch's global random
+    generator where it was: an unseeded reply's draws do not depend on whether it came first."""
+    from bot.inference.llama.packing import linear, pack
+
+    model = LlamaModel.load(tiny_dir)
+    assert model is not None and model._packed is None
+    ids = torch.tensor([[5, 17, 300]])
+    keep = torch.ones_like(ids)
+    state = torch.get_rng_state()
+    model.forward(ids, keep.cumsum(-1) - 1, attention_mask(keep, 3, model.dtype), KVCache(model.shape.layers))
+    assert torch.equal(torch.get_rng_state(), state)
+    assert (
+        model._packed
+        and "model.layers.0.mlp.down_proj.weight" in model._packed
+        and "lm_head.weight" in model._packed
+    )
+
+    weight = torch.randn(96, 64, generator=torch.Generator().manual_seed(1))
+    packed = pack({"w": weight}, ["w"])["w"]
+    for shape in [(1, 1, 64), (4, 1, 64), (3, 37, 64)]:
+        x = torch.randn(shape, generator=torch.Generator().manual_seed(2))
+        torch.testing.assert_close(linear(x, weight, packed), F.linear(x, weight), atol=1e-5, rtol=1e-5)
+    assert pack({"w": weight.half()}, ["w"]) == {}  # nothing it does not serve well is packed

@@ -190,3 +190,26 @@ def test_auto_is_the_default_with_redis_and_local_without(
         assert type(engine).__name__ == "LocalInference"
     finally:
         asyncio.run(engine.close())  # type: ignore[attr-defined]
+
+
+async def test_candidates_come_from_the_worker_and_from_the_local_engine_once_redis_is_gone(
+    server: RedisServer, tiny: Path, tmp_path: Path
+) -> None:
+    """One request per candidate to the workers, each with its number and the seed, so the worker's
+    engine writes what the local one does; with Redis gone, the local engine answers them all."""
+    worker = gpu_worker(server.url, tmp_path / "gpu", tiny, pool="threads", threads=4).wait_ready()
+    inference = load_inference(auto_settings(server.url, tmp_path, tiny))
+    assert isinstance(inference, AutoInference)
+    try:
+        assert inference.chosen == "celery"
+        remote = await inference.sample(HELLO, n=3, max_tokens=6, seed=4)
+        assert len(reply_streams(server.url)) == 3
+        server.stop()
+        started = time.monotonic()
+        local = await inference.sample(HELLO, n=3, max_tokens=6, seed=4)
+        assert time.monotonic() - started < 15
+        assert inference.chosen == "local"
+        assert local == remote and len({c.text for c in local}) == 3
+    finally:
+        worker.kill()
+        await inference.close()

@@ -118,8 +118,9 @@ class Inference(Protocol):
     """The model that writes replies: streamed one at a time, or sampled n at once for best-of-n.
 
     `seed` fixes the sampling: the same seed, messages, max_tokens, adapter and sampling settings
-    give the same reply from the same backend (on the local engine, with the same model, threads
-    and dtype; a server promises what its own `seed` promises). None: as random as the backend is.
+    give the same reply from the same backend (the local engine and GPU workers: with the same model,
+    dtype and torch threads, whatever else shares the batch; an OpenAI-compatible server: what its
+    own `seed` promises). None: as random as the backend is.
     """
 
     # Tokens the model can attend to: prompt and reply together.
@@ -151,13 +152,13 @@ class Inference(Protocol):
         adapter: str | None = None,
         seed: int | None = None,
     ) -> list[Sampled]:
-        """Exactly `n` candidate replies to the same messages, each written whole, in a fixed order.
+        """Exactly `n` candidate replies to the same messages, each written whole, for best-of-n.
 
-        Each candidate is sampled on its own (with a seed, candidate i's draws are fixed by the seed
-        and i), so they differ as independent replies do. Raises ValueError for n or max_tokens
-        below 1; InferenceError (InferenceTimeout past the configured limit, which covers all n) as
-        `stream` does when any candidate cannot be had: never fewer than n. A candidate's `cut` is
-        True when the token budget stopped it; an engine that cannot say reports False.
+        The candidates are sampled independently of each other, so they differ as separate replies
+        do; a seed fixes all n, in order. Raises ValueError for n or max_tokens below 1, and, as
+        `stream` does, InferenceError when any candidate cannot be had (InferenceTimeout past the
+        configured limit, which covers all n): never fewer than n. A candidate's `cut` is True when
+        the token budget stopped it; a backend that cannot say reports False.
         """
         ...
 

@@ -5,7 +5,8 @@ Importing transformers' modeling code takes ~3 s of CPU at every start (docs/ben
 this module reads the same safetensors weights and computes what `LlamaForCausalLM` computes,
 op for op in the same order: RMSNorm in float32, default RoPE, grouped-query attention through
 torch's scaled_dot_product_attention with a KV cache, and the SwiGLU MLP. Rows may carry LoRA
-adapters (`llama_lora.py`), applied as peft applies them: `W x + scale * B(A x)`.
+adapters (`llama_lora.py`), applied as peft applies them: `W x + scale * B(A x)`. On the CPU the
+matrices are packed for oneDNN by the first forward pass (`packing.py` says why).
 
 `LlamaModel.load` returns None for anything it does not compute exactly (other architectures,
 RoPE scaling, biases, quantized or sharded weights); those stay with transformers.
@@ -23,8 +24,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from bot.inference.llama.packing import linear, pack
+
 WEIGHTS_FILE = "model.safetensors"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+_PROJECTION_SUFFIXES = tuple(f"{p}.weight" for p in PROJECTIONS)
+LM_HEAD = "lm_head.weight"
 # One (row indices or None for every row, {(layer, projection): (A, B, scale)}) per adapter in a batch.
 LayerLora = dict[tuple[int, str], tuple[torch.Tensor, torch.Tensor, float]]
 RowLora = Sequence[tuple[torch.Tensor | None, LayerLora]]
@@ -129,6 +134,7 @@ class LlamaModel:
         self._w = weights
         self.dtype = weights["model.embed_tokens.weight"].dtype
         self._lm_head = weights.get("lm_head.weight", weights["model.embed_tokens.weight"])
+        self._packed: dict[str, torch.Tensor] | None = None  # None: not packed yet
         # Where a reply ends besides the tokenizer's EOS: generation_config.json, as generate reads it.
         self.eos_token_ids = list(shape.eos_token_id)
         dim = shape.head_dim
@@ -173,7 +179,7 @@ class LlamaModel:
     ) -> torch.Tensor:
         """Logits (float32) at the last position of each row. `mask` is additive, broadcast to
         (rows, 1, new positions, all positions); the cache grows by the new positions."""
-        w, shape = self._w, self.shape
+        w, shape, packed = self._w, self.shape, self._packs()
         h = F.embedding(ids, w["model.embed_tokens.weight"])
         cos, sin = self._rope(positions, h.dtype)
         for layer in range(shape.layers):
@@ -183,23 +189,44 @@ class LlamaModel:
             h = residual + self._attention(layer, h, cos, sin, mask, cache, lora)
             residual = h
             h = _rms_norm(h, w[prefix + "post_attention_layernorm.weight"], shape.eps)
-            gate = _linear(h, w[prefix + "mlp.gate_proj.weight"], (layer, "gate_proj"), lora)
-            up = _linear(h, w[prefix + "mlp.up_proj.weight"], (layer, "up_proj"), lora)
-            down = w[prefix + "mlp.down_proj.weight"]
-            h = residual + _linear(F.silu(gate) * up, down, (layer, "down_proj"), lora)
+            gate = self._linear(h, prefix + "mlp.gate_proj.weight", (layer, "gate_proj"), lora)
+            up = self._linear(h, prefix + "mlp.up_proj.weight", (layer, "up_proj"), lora)
+            h = residual + self._linear(
+                F.silu(gate) * up, prefix + "mlp.down_proj.weight", (layer, "down_proj"), lora
+            )
         h = _rms_norm(h, w["model.norm.weight"], shape.eps)
-        return F.linear(h[:, -1:, :], self._lm_head)[:, -1, :].float()
+        return linear(h[:, -1:, :], self._lm_head, packed.get(LM_HEAD))[:, -1, :].float()
+
+    def _packs(self) -> dict[str, torch.Tensor]:
+        if self._packed is None:
+            names = [n for n, t in self._w.items() if t.dim() == 2 and n.endswith(_PROJECTION_SUFFIXES)]
+            self._packed = pack({**self._w, LM_HEAD: self._lm_head}, [*names, LM_HEAD])
+        return self._packed
+
+    def _linear(self, x: torch.Tensor, name: str, key: tuple[int, str], lora: RowLora) -> torch.Tensor:
+        """The projection `name` of `x`, with the LoRA of the rows that carry one (as peft adds it)."""
+        y = linear(x, self._w[name], self._packs().get(name))
+        for rows, weights in lora:
+            found = weights.get(key)
+            if found is None:
+                continue
+            a, b, scale = found
+            if rows is None:
+                y = y + F.linear(F.linear(x, a), b) * scale
+            else:
+                y[rows] += F.linear(F.linear(x[rows], a), b) * scale
+        return y
 
     def _attention(
         self, layer: int, h: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor,
         cache: KVCache, lora: RowLora,
     ) -> torch.Tensor:  # fmt: skip
-        w, shape = self._w, self.shape
+        shape = self.shape
         prefix = f"model.layers.{layer}.self_attn."
         rows, length = h.shape[0], h.shape[1]
 
         def heads(name: str, count: int) -> torch.Tensor:
-            out = _linear(h, w[prefix + name + ".weight"], (layer, name), lora)
+            out = self._linear(h, prefix + name + ".weight", (layer, name), lora)
             return out.view(rows, length, count, shape.head_dim).transpose(1, 2)
 
         q = _rotate(heads("q_proj", shape.heads), cos, sin)
@@ -218,7 +245,7 @@ class LlamaModel:
                 k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
             out = out.transpose(1, 2).reshape(rows, length, shape.heads * shape.head_dim)
-        return _linear(out, w[prefix + "o_proj.weight"], (layer, "o_proj"), lora)
+        return self._linear(out, prefix + "o_proj.weight", (layer, "o_proj"), lora)
 
     def _rope(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         freqs = positions[:, :, None].float() * self._inv_freq[None, None, :]
@@ -251,20 +278,6 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
     half = x.shape[-1] // 2
     rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
     return (x * cos) + (rotated * sin)
-
-
-def _linear(x: torch.Tensor, weight: torch.Tensor, key: tuple[int, str], lora: RowLora) -> torch.Tensor:
-    y = F.linear(x, weight)
-    for rows, weights in lora:
-        found = weights.get(key)
-        if found is None:
-            continue
-        a, b, scale = found
-        if rows is None:
-            y = y + F.linear(F.linear(x, a), b) * scale
-        else:
-            y[rows] += F.linear(F.linear(x[rows], a), b) * scale
-    return y
 
 
 def attention_mask(keep: torch.Tensor, new: int, dtype: torch.dtype) -> torch.Tensor:
