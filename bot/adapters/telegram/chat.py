@@ -198,11 +198,18 @@ async def _watched(
         yield item
 
 
+# Telegram shows "typing…" for about 5 seconds, or until a message arrives.
+TYPING_LASTS_S = 4.5
+
+
 async def _typing_after(chat: Chat, delay_s: float) -> Exception | None:
-    """Show "typing…"; a refusal because the person blocked the bot is returned, not raised."""
+    """Show "typing…" until cancelled by the first event (best-of-n sends nothing until every
+    candidate is written and one chosen); a refusal because the person blocked the bot is
+    returned, not raised."""
     await asyncio.sleep(delay_s)
-    try:
-        await chat.send_action(ChatAction.TYPING)
-    except Forbidden as exc:
-        return exc
-    return None
+    while True:
+        try:
+            await chat.send_action(ChatAction.TYPING)
+        except Forbidden as exc:
+            return exc
+        await asyncio.sleep(TYPING_LASTS_S)
