@@ -1,6 +1,6 @@
 """The nightly training job on a real `train` worker (a real Celery process, Redis, each store, the
 tiny model, real KTO steps), SIGKILLed mid-run and redelivered: the dead run is recorded failed, the
-redelivered one succeeds, and exactly one adapter version serves.
+redelivered one succeeds, and exactly one adapter version is put on trial, as exactly one canary.
 
 Sent as beat sends it, with an empty payload: the run is keyed by the Celery task id, which the
 redelivered job keeps, so its start fails the dead run ("delivered again") and starts cleanly.
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.learning.models import Variant
 from bot.core.learning.nightly import NIGHTLY_JOB, PARTIAL_PREFIX
 from bot.jobs.celery_runner import CeleryJobs, make_app
 from bot.wiring.jobs import job_registry
@@ -35,8 +36,9 @@ SHORT_VISIBILITY_S = "2"
 
 
 def training_env(tmp_path: Path, place: str, tiny: Path) -> dict[str, str]:
-    """Both workers share one database and one adapters folder; a gate that accepts any candidate,
-    so that the run that finishes promotes (what is tested is the kill, not the gate)."""
+    """Both workers share one database and one adapters folder; a pre-screen that accepts any
+    candidate, so that the run that finishes starts a canary (what is tested is the kill, not the
+    pre-screen), and an adapter alone (the reward model has its own tests)."""
     return {
         "DATABASE_URL": place_url(place),
         "KINDRED_ADAPTERS_DIR": str(tmp_path / "adapters"),
@@ -51,6 +53,7 @@ def training_env(tmp_path: Path, place: str, tiny: Path) -> dict[str, str]:
         "KINDRED_TRAIN_GATE_SYCOPHANCY_ALPHA": "0",
         "KINDRED_TRAIN_GATE_SYCOPHANCY_MAX_EXTRA": "1000000",
         "KINDRED_TEST_TRAIN_PACE_S": PACE_S,
+        "KINDRED_TRAIN_LEARNER": "lora",
         "TQDM_DISABLE": "1",
     }
 
@@ -65,7 +68,7 @@ async def mid_run(place: str) -> bool:
     return bool(runs) and runs[0].status == "running" and any("loss" in s for s in runs[0].steps)
 
 
-async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_serving_adapter(
+async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_canary(
     tmp_path: Path, place: str
 ) -> None:
     tiny = build_tiny_model(tmp_path / "tiny")
@@ -101,16 +104,20 @@ async def test_a_training_worker_killed_mid_run_leaves_one_failed_run_and_one_se
         await jobs.close()
         flush(url)
 
-    assert result["status"] == "succeeded" and result["promoted"] is True, result
+    assert result["status"] == "succeeded" and result["promoted"] is False, result
     store = await open_place(place)
     try:
         runs = await store.adapters.list_runs(10)
         adapters = await store.adapters.list_adapters()
+        canaries = await store.trials.list_canaries(10)
     finally:
         await store.close()
+    assert [(c.id, c.status, c.candidate) for c in canaries] == [
+        (result["canary"], "running", Variant(result["version"]))  # type: ignore[arg-type]
+    ]
     assert [(run.status, run.job_key) for run in runs] == [("succeeded", job_id), ("failed", job_id)]
     assert "delivered again" in runs[1].message
-    assert [(a.version, a.status, a.path) for a in adapters] == [(result["version"], "serving", "v1")]
+    assert [(a.version, a.status, a.path) for a in adapters] == [(result["version"], "candidate", "v1")]
     assert runs[0].adapter_version == result["version"] and runs[1].adapter_version is None
     folder = tmp_path / "adapters"
     assert sorted(p.name for p in folder.iterdir()) == ["v1"]  # the dead run's half adapter is gone
