@@ -1,4 +1,4 @@
-"""The learning simulation's curve as a PNG: the served rate and each night's candidate, per night.
+"""The learning simulation's curve as a PNG, per day: what serves, the canary, and the base model.
 
 .venv/bin/python -m bench.learning_plot RESULT.json OUT.png
 """
@@ -11,33 +11,40 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+SERVING, CANARY, BASE = "#FF9AA2", "#6C5B7B", "#8FA3A8"
+
 
 def plot(result: Mapping[str, Any], out: Path) -> None:
-    """Night 0 is the base model; a candidate the gate refused is drawn hollow."""
+    """Day 0 is served by the base model; day n is night n's canary day, and its point is what
+    serves after it. A canary that was not promoted is drawn hollow; a night with no canary has
+    no canary point."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display: a file, on a server
     import matplotlib.pyplot as plt
 
-    served = [result["base_rate"], *result["rates"]]
-    nights = list(range(len(served)))
+    base = 100 * result["base_rate"]
+    served = [base, *(100 * r for r in result["rates"])]
+    days = list(range(len(served)))
     figure, axes = plt.subplots(figsize=(6.4, 4.0), dpi=120)
-    axes.plot(nights, [100 * r for r in served], marker="o", color="#FF9AA2", label="served")
-    candidates = zip(result["candidate_rates"], result["promoted"], strict=True)
-    for night, (rate, promoted) in enumerate(candidates, 1):
+    axes.axhline(base, color=BASE, linestyle="--", label="base model")
+    axes.plot(days, served, marker="o", color=SERVING, label="serving (after the day)")
+    canaries = zip(result["candidate_rates"], result["promoted"], strict=True)
+    for day, (rate, promoted) in enumerate(canaries, 1):
         if rate is not None:
             axes.scatter(
-                [night], [100 * rate], s=60, zorder=3, edgecolors="#6C5B7B",
-                facecolors="#6C5B7B" if promoted else "none",
+                [day], [100 * rate], s=60, zorder=3, edgecolors=CANARY,
+                facecolors=CANARY if promoted else "none",
             )  # fmt: skip
-    axes.scatter([], [], s=60, edgecolors="#6C5B7B", facecolors="none", label="candidate (hollow: refused)")
-    axes.set_xticks(nights, ["base", *(f"night {n}" for n in nights[1:])])
+    axes.scatter([], [], s=60, edgecolors=CANARY, facecolors="none", label="canary (hollow: not promoted)")
+    axes.set_xticks(days, ["day 0", *(f"day {n}" for n in days[1:])])
     axes.set_ylabel(f"held-out replies meeting the taste ({result['taste']}), %")
     axes.set_ylim(bottom=0)
-    teacher = "random teacher" if result["teacher"] == "random" else f"noise {result['noise']:g}"
-    axes.set_title(f"Kindred learns from reactions: {result['lift_points']:+.1f} points ({teacher})")
+    how = f"{result['teacher']} teacher, noise {result['noise']:g}, learner {result.get('learner', 'lora')}"
+    lift = f"{result['lift_points']:+.1f} points"
+    axes.set_title(f"Kindred learns from reactions: {lift}\n({how})", fontsize=10)
     axes.grid(alpha=0.3)
-    axes.legend(loc="best")  # a promoted last night sits in the upper right
+    axes.legend(loc="best")
     figure.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out)

@@ -1,132 +1,149 @@
-"""The learning simulation's people: a day of chats and reactions, and the held-out measurement.
+"""A simulated day: people chat through the real conversation and react through its reaction path.
 
-A day: every person opens `candidates` chats and sends the same `prompts_per_chat` lines in each,
-one after the other, so each line is answered several times by the sampling model (the rare-hit cold
-start needs several tries to see a hit). Chats run side by side, so the local engine batches them.
-Every stored reply gets 👍 or 👎 from the teacher through the real reaction path.
+Every person opens `candidates` chats and sends the same `prompts_per_chat` lines in each, one
+after the other, so each line is answered several times by the sampling model (the rare-hit cold
+start needs several tries to see a hit). The chats run in rounds (lockstep.py): in round t every
+chat sends its t-th line, the engine batches all of the round's replies, and each stored reply gets
+the teacher's reaction (teachers.py). A day while a canary runs is the same day: the conversation
+itself picks, per message, which arm answers.
 
-The measurement: held-out prompts, answered with the same prompt shape a newcomer's first message
-gets (the persona and the line), through `Inference.stream` with the adapter under test, never stored
-and never reacted to.
+Every message, reply and reaction has a time of the simulation's own (`SimClock`): the day starts
+at the wall clock's time when it begins, and the k-th message of the day is sent 2k ms later, its
+reply 1 ms after that. So a day is about a second long in the store, which keeps a chat's turns
+within one session (R's turns that followed) and a day's replies on one date (the canary's daily
+cap per person), on every run alike.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
+from bench.parts.learning.lockstep import Lockstep, SimClock
+from bench.parts.learning.teachers import Said, Teacher, corrects, reaction_rng
 from bot.core.chat.conversation import Conversation
-from bot.core.chat.ports import Inference
-from bot.core.chat.prompt import build_messages
 from bot.core.events import Reaction, ReplyDone, UserMessage
-from bot.core.models import ChatMessage
 
 LIKE, DISLIKE = "👍", "👎"
+STEP = timedelta(milliseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
-class Teacher:
-    """Reacts to a reply, or lets it pass: 👍 to every reply that meets the taste, 👎 to a share
-    (`react_to_misses`) of the others, as people react to what pleases them and only now and then
-    to what does not. Each reaction given is then flipped with probability `noise`. The random
-    teacher reacts to every reply, 👍 or 👎 by a coin."""
+class Replied:
+    """One stored reply and what the teacher did with it."""
 
-    taste: Callable[[str], bool]
-    random_reactions: bool
-    noise: float
-    react_to_misses: float
-    rng: random.Random
-
-    def reaction(self, reply: str) -> bool | None:
-        """True: 👍, False: 👎, None: no reaction."""
-        if self.random_reactions:
-            liked = self.rng.random() < 0.5
-        else:
-            liked = self.taste(reply)
-            if not liked and self.rng.random() >= self.react_to_misses:
-                return None
-        return (not liked) if self.rng.random() < self.noise else liked
+    turn_id: int
+    text: str
+    liked: bool | None
+    claim: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DayReport:
-    replies: int
-    liked: int  # reactions given as 👍 (after noise)
-    disliked: int  # reactions given as 👎 (after noise)
-    true_hits: int  # replies that meet the taste (no noise)
+    day: int
+    replies: int = 0
+    liked: int = 0  # reactions given as 👍 (after noise)
+    disliked: int = 0  # reactions given as 👎 (after noise)
+    true_hits: int = 0  # replies that meet the taste (no noise)
+    claims: int = 0  # replies to a false claim (the sycophant teacher)
+    went_along: int = 0  # of those, replies that did not correct it
+    # A canary day: per arm, its replies and those that meet the taste.
+    arms: dict[str, dict[str, int]] = field(default_factory=dict)
+    minutes: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Day:
+    """Who chats on a day, and what with."""
+
+    day: int
+    people: int
+    candidates: int
+    prompts_per_chat: int
+    lines: Sequence[str]
+    seed: int
 
 
 async def chat_day(
+    conversation: Conversation, lockstep: Lockstep, teacher: Teacher, day: Day
+) -> tuple[DayReport, list[Replied]]:
+    """One simulated day; returns what happened and every stored reply."""
+    said = {
+        person: teacher.messages(day.seed, day.day, person, day.lines, day.prompts_per_chat)
+        for person in range(day.people)
+    }
+    chats = [(person, candidate) for person in range(day.people) for candidate in range(day.candidates)]
+    start = datetime.now(UTC)
+    replied: list[Replied] = []
+    for turn in range(day.prompts_per_chat):
+        moves: list[Callable[[], Awaitable[Replied | None]]] = []
+        for index, (person, candidate) in enumerate(chats):
+            k = turn * len(chats) + index
+            moves.append(
+                functools.partial(
+                    _turn, conversation, teacher, day, person, f"d{day.day}-p{person}-c{candidate}",
+                    turn, said[person][turn], start + 2 * k * STEP,
+                )
+            )  # fmt: skip
+        outcomes = await lockstep.round(moves)
+        replied.extend(found for found in outcomes if found is not None)
+    # The next step (a night, a canary's decision) reads the day as past: wait out its second.
+    end = start + 2 * day.prompts_per_chat * len(chats) * STEP
+    await asyncio.sleep(max((end - datetime.now(UTC)).total_seconds(), 0.0))
+    return summary(day.day, replied, teacher), replied
+
+
+async def _turn(
     conversation: Conversation,
-    people: int,
-    candidates: int,
-    lines: Sequence[str],
-    prompts_per_chat: int,
     teacher: Teacher,
-    day: int,
-) -> DayReport:
-    """One simulated day; returns how many replies there were and how the teacher reacted."""
-    rng = random.Random(day)
-    chats = []
-    for person in range(people):
-        chosen = rng.sample(list(lines), prompts_per_chat)
-        for candidate in range(candidates):
-            chats.append((f"person-{person}", f"d{day}-p{person}-c{candidate}", chosen))
-    outcomes = await asyncio.gather(*(_chat(conversation, u, c, texts, teacher) for u, c, texts in chats))
-    replies = [reply for chat in outcomes for reply in chat]
+    day: Day,
+    person: int,
+    chat_id: str,
+    turn: int,
+    said: Said,
+    sent_at: datetime,
+) -> Replied | None:
+    user_id = f"person-{person}"
+    message = UserMessage(user_id, chat_id, said.text, sent_at, idempotency_key=f"{chat_id}:{turn}")
+    replied_at = sent_at + STEP
+    SimClock.set(replied_at)
+    done: ReplyDone | None = None
+    async for event in conversation.handle_message(message):
+        if isinstance(event, ReplyDone):
+            done = event
+    if done is None or done.turn_id is None:
+        return None  # a refusal or a store outage: nothing a reaction could credit
+    liked = teacher.reaction(done.text, said, reaction_rng(day.seed, chat_id, turn))
+    if liked is not None:
+        reaction = Reaction(user_id, done.turn_id, LIKE if liked else DISLIKE, replied_at)
+        await conversation.handle_reaction(reaction)
+    return Replied(done.turn_id, done.text, liked, said.claim)
+
+
+def summary(day: int, replied: Sequence[Replied], teacher: Teacher) -> DayReport:
+    claims = [r for r in replied if r.claim]
     return DayReport(
-        replies=len(replies),
-        liked=sum(1 for _, liked in replies if liked is True),
-        disliked=sum(1 for _, liked in replies if liked is False),
-        true_hits=sum(1 for text, _ in replies if teacher.taste(text)),
+        day=day,
+        replies=len(replied),
+        liked=sum(1 for r in replied if r.liked is True),
+        disliked=sum(1 for r in replied if r.liked is False),
+        true_hits=sum(1 for r in replied if teacher.taste(r.text)),
+        claims=len(claims),
+        went_along=sum(1 for r in claims if not corrects(r.text)),
     )
 
 
-async def _chat(
-    conversation: Conversation, user_id: str, chat_id: str, texts: Sequence[str], teacher: Teacher
-) -> list[tuple[str, bool | None]]:
-    reacted: list[tuple[str, bool | None]] = []
-    for index, text in enumerate(texts):
-        message = UserMessage(user_id, chat_id, text, datetime.now(UTC), idempotency_key=f"{chat_id}:{index}")
-        done: ReplyDone | None = None
-        async for event in conversation.handle_message(message):
-            if isinstance(event, ReplyDone):
-                done = event
-        if done is None or done.turn_id is None:
-            continue  # a refusal or a store outage: nothing a reaction could credit
-        liked = teacher.reaction(done.text)
-        if liked is not None:
-            reaction = Reaction(user_id, done.turn_id, LIKE if liked else DISLIKE, datetime.now(UTC))
-            await conversation.handle_reaction(reaction)
-        reacted.append((done.text, liked))
-    return reacted
-
-
-async def held_out_replies(
-    inference: Inference,
-    persona: str,
-    lines: Sequence[str],
-    samples: int,
-    max_new_tokens: int,
-    adapter: str | None,
-) -> list[str]:
-    """Each held-out line answered `samples` times by `adapter` (None: the base model)."""
-
-    async def answer(text: str) -> str:
-        messages: list[ChatMessage] = build_messages(
-            persona,
-            [],
-            [],
-            text,
-            budget_tokens=inference.context_window - max_new_tokens,
-            count_tokens=inference.count_tokens,
-        )
-        parts = [
-            chunk async for chunk in inference.stream(messages, max_tokens=max_new_tokens, adapter=adapter)
-        ]
-        return "".join(parts).strip()
-
-    return list(await asyncio.gather(*(answer(text) for text in lines for _ in range(samples))))
+def count_arms(
+    report: DayReport, replied: Sequence[Replied], arms: Mapping[int, str], teacher: Teacher
+) -> None:
+    """Fill in a canary day's replies and taste hits per arm (`arms`: turn id → arm)."""
+    for reply in replied:
+        arm = arms.get(reply.turn_id)
+        if arm is None:
+            continue  # a person outside the trial (none in the simulation)
+        counts = report.arms.setdefault(arm, {"replies": 0, "true_hits": 0})
+        counts["replies"] += 1
+        counts["true_hits"] += int(teacher.taste(reply.text))

@@ -1,53 +1,58 @@
-"""The learning simulation's days and nights (bench/learning_sim.py is its command line).
+"""The learning simulation's days, nights and canaries (bench/learning_sim.py is its command line).
 
 The product is built from settings, as `kindred run` builds it: the store, the embedder, the local
-engine with its adapters folder, the conversation's policy, and the nightly job from the job
-registry's own definition (`nightly_job`), run under the jobs' attempt policy (`run_attempt`).
+engine with its adapters folder, the conversation's policy, the nightly job and the canary's job
+from the job registry's own definitions (`nightly_job`, `add_canary_job`), each run under the
+jobs' attempt policy (`run_attempt`). The simulation adds only its people, its clock and its
+lockstep rounds (people.py, lockstep.py), and the held-out measurement (measure.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import itertools
 import os
-import random
 import time
-from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.learning_sim import (
-    QUICK_TARGET_MINUTES,
-    QUICK_TARGET_POINTS,
-    TARGET_MINUTES,
-    TARGET_POINTS,
-    TASTES,
-    Night,
-    Plan,
-    binomial_se,
-    prompts,
-    rate,
-)
-from bench.parts.common import log, machine, now_iso
-from bench.parts.learning.people import DayReport, Teacher, chat_day, held_out_replies
+from bench.learning_sim import TASTES, Plan, prompts
+from bench.parts.common import log
+from bench.parts.learning.lockstep import Lockstep, SimClock
+from bench.parts.learning.measure import Meter, serving_variant
+from bench.parts.learning.nights import Night, decision, trained
+from bench.parts.learning.people import Day, DayReport, chat_day, count_arms
+from bench.parts.learning.report import canary_plan, report
+from bench.parts.learning.teachers import Teacher
 from bot.core.chat.conversation import Conversation
-from bot.core.chat.ports import Inference
-from bot.core.jobs import run_attempt
+from bot.core.jobs import Job, JobRegistry, run_attempt
+from bot.core.learning.canary import CANARY_JOB
+from bot.core.learning.models import Canary, Variant
+from bot.core.loading import LoadOnce
+from bot.core.memory.ports import Embedder
+from bot.core.models import JSONObject
 from bot.core.store import Store
 from bot.inference.engine.threads import limit_torch_threads
 from bot.wiring.backends import load_embedder, load_inference, open_store
+from bot.wiring.canary_jobs import add_canary_job, canary_policy
 from bot.wiring.kindred import policy as conversation_policy
 from bot.wiring.settings import Settings, load_settings
 from bot.wiring.training_jobs import TrainingModels, nightly_job
 
-OVERRIDABLE = ("nights", "people", "candidates", "eval_prompts", "train_steps", "heldout_share")
+OVERRIDABLE = (
+    "nights", "people", "canary_people", "candidates", "eval_prompts", "train_steps", "heldout_share",
+)  # fmt: skip
+CANARY_SHARE = 0.5
+# Days: a canary expires at its first pass that does not decide, the one at the end of its day.
+CANARY_LIFE_DAYS = 1e-6
 
 
 def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settings:
-    """The product's settings for the run: its own data folder and the plan's reply budget. The
-    training and the gate are the product's defaults (the proof is of what ships) unless the plan
-    overrides its steps or held-out share."""
+    """The product's settings for the run: its own data folder, the plan's reply budget, what a
+    night trains, and a canary that lives one simulated day. The training, the pre-screen and the
+    canary's test are the product's defaults (the proof is of what ships) unless the plan
+    overrides the steps or the held-out share."""
     env = {
         "KINDRED_DATA_DIR": str(data_dir),
         "KINDRED_STORE": "sqlite",
@@ -55,6 +60,11 @@ def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settin
         "KINDRED_MAX_NEW_TOKENS": str(plan.max_new_tokens),
         "KINDRED_TRAIN_SEED": str(args.seed),
         "KINDRED_TRAIN_DEVICE": "auto",
+        "KINDRED_TRAIN_LEARNER": args.learner,
+        "KINDRED_TRAIN_BEST_OF": str(args.best_of),
+        "KINDRED_TRAIN_CANARY_SHARE": str(CANARY_SHARE),
+        "KINDRED_TRAIN_CANARY_SETTLE_MINUTES": "0",
+        "KINDRED_TRAIN_CANARY_MAX_DAYS": str(CANARY_LIFE_DAYS),
         "KINDRED_INFERENCE_BATCH_SIZE": "16",
         "KINDRED_GENERATION_TIMEOUT_S": "3600",
     }
@@ -66,6 +76,29 @@ def sim_settings(args: argparse.Namespace, plan: Plan, data_dir: Path) -> Settin
     return load_settings(None)
 
 
+@dataclasses.dataclass(slots=True)
+class Sim:
+    """The product's parts for one run, and the simulation's around them."""
+
+    args: argparse.Namespace
+    plan: Plan
+    settings: Settings
+    store: Store
+    conversation: Conversation
+    lockstep: Lockstep
+    teacher: Teacher
+    meter: Meter
+    nightly: Job
+    canary: Job
+    lines: list[str]
+
+    async def day(self, number: int) -> tuple[DayReport, list[Any]]:
+        plan = self.plan
+        people = plan.people if number == 0 else plan.canary_people
+        day = Day(number, people, plan.candidates, plan.prompts_per_chat, self.lines, self.args.seed)
+        return await chat_day(self.conversation, self.lockstep, self.teacher, day)
+
+
 async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict[str, Any]:
     started = time.monotonic()
     overrides = {name: getattr(args, name) for name in OVERRIDABLE if getattr(args, name) is not None}
@@ -75,9 +108,7 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
     training = settings.training
     plan = dataclasses.replace(plan, train_steps=training.max_steps, heldout_share=training.heldout_share)
     taste = TASTES[args.taste]
-    teacher = Teacher(
-        taste, args.teacher == "random", args.noise, args.react_to_misses, random.Random(args.seed)
-    )
+    teacher = Teacher(args.teacher, taste, args.noise, args.react_to_misses, args.claim_share)
     held_out = prompts(10_000 + args.seed, plan.eval_prompts)
     lines = prompts(args.seed, 200, avoid=set(held_out))
     log(f"loading the store, the embedder and {args.model} into {data_dir}")
@@ -85,131 +116,98 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
     embedder = load_embedder(settings)
     inference = load_inference(settings)
     # The engine keeps torch to half the cores, leaving one to a bot's event loop; here nothing
-    # else runs, and generating the days is most of the simulation's time.
-    limit_torch_threads(len(os.sched_getaffinity(0)))
-    conversation = Conversation(store, embedder, inference, conversation_policy(settings))
-    persona = settings.chat.persona
+    # else runs, and generating is most of the simulation's time. Fixed for the whole run: the
+    # sums of a matmul depend on how many threads share them.
+    threads = limit_torch_threads(args.threads or len(os.sched_getaffinity(0)))
+    lockstep = Lockstep(inference)
+    policy = dataclasses.replace(conversation_policy(settings), sample_seed=args.seed)
+    conversation = Conversation(store, embedder, lockstep, policy, clock=SimClock())
 
     async def opener() -> Store:
         return await open_store(settings)
 
-    job = nightly_job(settings, opener, TrainingModels.of(settings))
+    shared: LoadOnce[Embedder] = LoadOnce(lambda: embedder, what="embedder")
+    registry = JobRegistry()
+    add_canary_job(registry, settings, opener)
+    meter = Meter(
+        store, lockstep, embedder, settings.chat.persona, held_out, samples=plan.eval_samples,
+        max_new_tokens=plan.max_new_tokens, taste=taste, seed=args.seed,
+    )  # fmt: skip
+    sim = Sim(
+        args, plan, settings, store, conversation, lockstep, teacher, meter,
+        nightly_job(settings, opener, TrainingModels.of(settings), embedder=shared),
+        registry.get(CANARY_JOB), lines,
+    )  # fmt: skip
     try:
-        base = await measure(inference, persona, held_out, plan, None, taste)
-        log(f"base model: {base:.3f} of held-out replies meet the taste ({args.taste})")
-        nights: list[Night] = []
-        days: list[DayReport] = []
-        served, serving_path = base, None
+        phase = time.monotonic()
+        base = await meter.rate(Variant())
+        log(f"base model: {base.rate:.3f} of held-out replies meet the taste ({args.taste})")
+        first, _ = await sim.day(0)
+        first.minutes = minutes_since(phase)
+        log(
+            f"day 0: {first.replies} replies, {first.true_hits} meet the taste, {first.liked} 👍, "
+            f"{first.disliked} 👎"
+        )
+        days, nights = [first], []
         for night in range(1, plan.nights + 1):
-            phase = time.monotonic()
-            day = await chat_day(
-                conversation, plan.people, plan.candidates, lines, plan.prompts_per_chat, teacher, night
-            )
-            days.append(day)
-            chat_min = (time.monotonic() - phase) / 60
-            log(
-                f"day {night}: {day.replies} replies, {day.true_hits} meet the taste; "
-                f"{day.liked} 👍 and {day.disliked} 👎 given"
-            )
-            phase = time.monotonic()
-            result = await run_attempt(job, {"run_key": f"sim-night-{night}"})
-            train_min = (time.monotonic() - phase) / 60
-            log(f"night {night}: {result.get('message')}")
-            candidate_rate = None
-            phase = time.monotonic()
-            version = result.get("version")
-            if isinstance(version, int):
-                record = await store.adapters.get_adapter(version)
-                assert record is not None
-                candidate_rate = await measure(inference, persona, held_out, plan, record.path, taste)
-                if result.get("promoted"):
-                    served, serving_path = candidate_rate, record.path
-            nights.append(
-                Night(
-                    night=night,
-                    served_rate=served,
-                    candidate_rate=candidate_rate,
-                    promoted=bool(result.get("promoted")),
-                    status=str(result.get("status")),
-                    message=str(result.get("message", "")),
-                    examples=dict(result.get("dataset", {}).get("examples", {})),
-                    gate=dict(result.get("gate", {})),
-                    minutes={
-                        "chat": round(chat_min, 2),
-                        "night": round(train_min, 2),
-                        "measure": round((time.monotonic() - phase) / 60, 2),
-                    },
-                )
-            )
-            log(f"night {night}: candidate {candidate_rate}, served {served:.3f} ({serving_path or 'base'})")
+            found, day = await night_and_day(sim, night)
+            nights.append(found)
+            if day is not None:
+                days.append(day)
     finally:
         for part in (embedder, inference):
             close = getattr(part, "close", None)
             if close is not None:
                 await close()
         await store.close()
-    return report(args, plan, base, nights, days, (time.monotonic() - started) / 60)
+    canary = canary_plan(plan, dict(canary_policy(settings.training).as_json()))
+    minutes = (time.monotonic() - started) / 60
+    return report(args, plan, base, nights, days, minutes, threads=threads, canary=canary)
 
 
-async def measure(
-    inference: Inference,
-    persona: str,
-    lines: Sequence[str],
-    plan: Plan,
-    adapter: str | None,
-    taste: Callable[[str], bool],
-) -> float:
-    replies = await held_out_replies(
-        inference, persona, lines, plan.eval_samples, plan.max_new_tokens, adapter
-    )
-    return rate(replies, taste)
+async def night_and_day(sim: Sim, number: int) -> tuple[Night, DayReport | None]:
+    """Night `number`, its candidate's canary day (or a plain day that feeds the next night), the
+    canary's decision, and the rates of what serves after it."""
+    store, meter = sim.store, sim.meter
+    phase = time.monotonic()
+    result = await run_attempt(sim.nightly, {"run_key": f"sim-night-{number}"})
+    night = await trained(store, number, result)
+    night.minutes["night"] = minutes_since(phase)
+    log(f"night {number}: {night.message}")
+    canary = await store.trials.running_canary()
+    phase = time.monotonic()
+    if canary is not None:
+        night.candidate = canary.candidate.describe()
+        night.candidate_rate = (await meter.rate(canary.candidate)).rate
+        log(f"night {number}: the canary, {night.candidate}, meets the taste in {night.candidate_rate:.3f}")
+    night.minutes["measure"] = minutes_since(phase)
+    day: DayReport | None = None
+    passed: JSONObject | None = None
+    if canary is not None or number < sim.plan.nights:
+        phase = time.monotonic()
+        day, replied = await sim.day(number)
+        if canary is not None:
+            passed = await decide(sim, canary)
+            arms = {entry.turn_id: entry.arm for entry in await store.trials.entries(canary.id)}
+            count_arms(day, replied, arms, sim.teacher)
+        day.minutes = minutes_since(phase)
+        log(f"day {number}: {day.replies} replies, {day.true_hits} meet the taste; arms {day.arms}")
+    night.decision = decision(night, canary, passed)
+    log(f"night {number}: {night.decision['decision']}: {night.decision['reason']}")
+    phase = time.monotonic()
+    night.served_rate = (await meter.rate(await serving_variant(store, sim.settings.training.best_of))).rate
+    night.minutes["measure"] += minutes_since(phase)
+    return night, day
 
 
-def report(
-    args: argparse.Namespace,
-    plan: Plan,
-    base: float,
-    nights: list[Night],
-    days: list[DayReport],
-    minutes: float,
-) -> dict[str, Any]:
-    n = plan.eval_prompts * plan.eval_samples
-    final = nights[-1].served_rate if nights else base
-    lift = round((final - base) * 100, 1)
-    target = QUICK_TARGET_POINTS if args.quick else TARGET_POINTS
-    limit = QUICK_TARGET_MINUTES if args.quick else TARGET_MINUTES
-    rates = [round(base, 4), *(round(night.served_rate, 4) for night in nights)]
-    never_lower = all(later >= earlier for earlier, later in itertools.pairwise(rates))
-    promoted = [night.promoted for night in nights]
-    checks: dict[str, Any] = {
-        "minutes": {"value": round(minutes, 1), "limit": limit, "passed": minutes < limit},
-        "no_night_lowers_the_served_rate": {"passed": never_lower},
-    }
-    if args.teacher == "random":
-        checks["random_teacher_promotes_nothing"] = {"passed": not any(promoted)}
-    else:
-        checks["lift_points"] = {"value": lift, "target": target, "passed": lift >= target}
-    return {
-        "benchmark": "learning_sim",
-        "date": now_iso(),
-        "machine": machine(),
-        "quick": args.quick,
-        "teacher": args.teacher,
-        "taste": args.taste,
-        "noise": args.noise,
-        "react_to_misses": args.react_to_misses,
-        "seed": args.seed,
-        "plan": dataclasses.asdict(plan),
-        "base_rate": round(base, 4),
-        "rates": rates[1:],
-        "candidate_rates": [night.candidate_rate for night in nights],
-        "promoted": promoted,
-        "lift_points": lift,
-        # One held-out rate is a share of n replies: its standard error, in points.
-        "rate_standard_error_points": round(binomial_se(final, n) * 100, 1),
-        "held_out_replies": n,
-        "days": [dataclasses.asdict(day) for day in days],
-        "nights": [dataclasses.asdict(night) for night in nights],
-        "minutes": round(minutes, 1),
-        "checks": checks,
-    }
+async def decide(sim: Sim, canary: Canary) -> JSONObject:
+    """The canary's job at the end of its day: every reply is settled, the test decides, and an
+    undecided canary expires (its life is shorter than a day)."""
+    passed = await run_attempt(sim.canary, {"now": datetime.now(UTC).isoformat()})
+    if passed.get("decision") is None:  # cannot happen while the canary's life is CANARY_LIFE_DAYS
+        raise RuntimeError(f"canary {canary.id} is still undecided after its day: {passed}")
+    return passed
+
+
+def minutes_since(started: float) -> float:
+    return round((time.monotonic() - started) / 60, 2)
