@@ -121,3 +121,19 @@ async def test_an_unreadable_reward_model_is_not_used(store: Store) -> None:
     assert done.text == "Fine." and model.samples == []  # streamed as without one
     made = await generation(store, done.turn_id or 0)
     assert (made.reward_model_version, made.n) == (None, 1)
+
+
+async def test_a_rollback_under_a_canary_serves_at_once_outside_the_trial(store: Store) -> None:
+    serving = await adapter(store, "v1")
+    await store.adapters.promote_adapter(serving, T0)
+    tried = await adapter(store, "v2")
+    canary = await start(
+        store, "smol", Variant(tried), Variant(serving), CanaryPolicy(share=0.99), seed=5, at=T0
+    )
+    assert canary is not None
+    await store.adapters.serve_base("global", T0)  # /rollback: the base model serves now
+    conv = conversation(store, ScriptedInference("Hello there."))
+    for i in range(5):
+        done, _ = await say(conv, "ann", "hi", f"r{i}")
+        made = await generation(store, done.turn_id or 0)
+        assert (made.adapter_version, made.arm, made.canary_id) == (None, "serving", None)

@@ -55,18 +55,27 @@ class VariantPicker:
 
     async def _pick(self, user_id: str, key: str) -> Pick:
         store = self._store
-        canary = await store.trials.running_canary()
-        if canary is not None and await self._in_trial(canary, user_id):
-            arm = arm_for(canary.seed, key, canary.share)
-            return await self._resolve(canary.variant(arm), arm, canary.id)
         adapter = await store.adapters.serving_adapter()
         record = await store.trials.serving_reward_model()
+        canary = await store.trials.running_canary()
+        serving = Variant(
+            None if adapter is None else adapter.version, None if record is None else record.version
+        )
+        if canary is not None and await self._in_trial(canary, user_id, serving):
+            arm = arm_for(canary.seed, key, canary.share)
+            return await self._resolve(canary.variant(arm), arm, canary.id)
         model = self._model(record)
         n = self._best_of if model is not None else 1
-        return Pick(adapter, model, None if model is None else record.version if record else None, n)
+        return Pick(adapter, model, None if model is None or record is None else record.version, n)
 
-    async def _in_trial(self, canary: Canary, user_id: str) -> bool:
-        if canary.base_model != self.base_model:
+    async def _in_trial(self, canary: Canary, user_id: str, serving: Variant) -> bool:
+        """Outside: another base model; what serves changed under the canary (a rollback: it
+        serves at once, and the canary's next pass stops the trial); a person who opted out."""
+        started = canary.serving
+        if canary.base_model != self.base_model or (
+            started.adapter_version,
+            started.reward_model_version,
+        ) != (serving.adapter_version, serving.reward_model_version):
             return False
         return await self._store.learning.training_consent(user_id) is not False
 
