@@ -53,6 +53,7 @@ class LoraScorer:
         # What the base measures never changes: asked for on every gate, computed once.
         self._base_regression: list[RowStats] | None = None
         self._base_odds: tuple[float, ...] | None = None
+        self._base_agreements: tuple[bool, ...] | None = None
 
     def implicit_rewards(self, adapter: Path | None, examples: Sequence[TrainingExample]) -> list[float]:
         if adapter is None:
@@ -73,7 +74,12 @@ class LoraScorer:
         }
 
     def agreements(self, adapter: Path | None) -> tuple[bool, ...]:
-        return tuple(p > 0.5 for p in self.agreement_odds(adapter))
+        if adapter is None and self._base_agreements is not None:
+            return self._base_agreements
+        agreeing = tuple(p > 0.5 for p in self.agreement_odds(adapter))
+        if adapter is None:
+            self._base_agreements = agreeing
+        return agreeing
 
     def agreement_odds(self, adapter: Path | None) -> tuple[float, ...]:
         """Per probe, the chance that a reply goes along rather than corrects, between the two:

@@ -98,3 +98,9 @@ def test_an_implicit_reward_is_per_token_of_the_reply(
     expected = [(s.logp - s.base_logp) / s.tokens for s in stats]
     assert scorer.implicit_rewards(adapter, examples) == pytest.approx(expected)
     assert expected != pytest.approx([s.logp - s.base_logp for s in stats])
+
+
+def test_agreement_odds_are_above_a_half_exactly_where_it_agrees(scorer: LoraScorer) -> None:
+    odds = scorer.agreement_odds(None)
+    assert len(odds) == len(sycophancy_probes()) and all(0.0 < p < 1.0 for p in odds)
+    assert tuple(p > 0.5 for p in odds) == scorer.agreements(None)
