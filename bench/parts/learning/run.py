@@ -139,9 +139,9 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
         registry.get(CANARY_JOB), lines,
     )  # fmt: skip
     try:
-        phase = time.monotonic()
         base = await meter.rate(Variant())
         log(f"base model: {base.rate:.3f} of held-out replies meet the taste ({args.taste})")
+        phase = time.monotonic()
         first, _ = await sim.day(0)
         first.minutes = minutes_since(phase)
         log(
