@@ -49,7 +49,10 @@ async def adapters_status(settings: Settings, args: argparse.Namespace) -> int:
     weights = reward_weights(settings.memory)
     now = datetime.now(UTC)
     report = await _store_call(
-        settings, lambda store: status_report(store.trials, now, days=args.days, weights=weights)
+        settings,
+        lambda store: status_report(
+            store.trials, now, days=args.days, weights=weights, rewards=store.rewards
+        ),
     )
     if args.json:
         sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")

@@ -24,7 +24,7 @@ from typing import Protocol
 from aiohttp import web
 
 from bot.core.errors import KindredError
-from bot.core.learning.ports import AdapterRegistry, LearningLog, Trials
+from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog, Trials
 from bot.core.learning.reward import RewardWeights
 from bot.core.learning.variant_report import DEFAULT_WEIGHTS, status_report
 from bot.core.models import DayStats, Stats
@@ -52,6 +52,9 @@ class AdminFigures(Protocol):
 
     @property
     def trials(self) -> Trials: ...
+
+    @property
+    def rewards(self) -> RewardLog: ...
 
 
 class TriggerRates(Protocol):
@@ -88,7 +91,9 @@ class AdminPage:
         since = now - timedelta(days=self.days)
         runs = await self.figures.adapters.list_runs(self.runs)
         rates = await self.figures.learning.version_rates(since)
-        trials = await status_report(self.figures.trials, now, days=self.days, weights=self.weights)
+        trials = await status_report(
+            self.figures.trials, now, days=self.days, weights=self.weights, rewards=self.figures.rewards
+        )
         learning = learning_section(runs, rates) + trials_section(trials)
         if self.proactive is not None:
             learning += proactive_section(await self.proactive.trigger_rates(since), self.days)

@@ -84,7 +84,16 @@ def running_canary(canary: Mapping[str, Any] | None) -> str:
         f"{_signed(bounds['lower'])} to {_signed(bounds['upper'])}: promoted when the lower bound "
         "clears 0, stopped for harm when the upper one falls below it.</p>"
     )
-    return head + arms_table(canary["arms"]) + now + bounds_chart(canary["history"], CHART_W, CHART_H)
+    late = canary.get("changed_after_entry")
+    changed = (
+        ""
+        if not late or not late["count"]
+        else f"<p>{int(late['count'])} of the {int(late['checked'])} newest entered replies have another "
+        "R now (a reaction added, changed or removed after they settled): shown, never fed back into "
+        "the test.</p>"
+    )
+    chart = bounds_chart(canary["history"], CHART_W, CHART_H)
+    return head + arms_table(canary["arms"]) + now + changed + chart
 
 
 def _level(canary: Mapping[str, Any]) -> str:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from bot.core.learning import RewardWeights
 from bot.core.learning.canary import CanaryPolicy, advance, arm_for, start, stop
 from bot.core.learning.models import Canary, NewAdapter, Variant
+from bot.core.learning.variant_report import status_report
 from bot.core.models import Feedback, Generation
 from bot.core.store import Store
 from tests.store.test_learning_contract import prompt, reply
@@ -176,6 +177,11 @@ async def test_reactions_changed_after_entry_stay_out_of_the_test(store: Store) 
     after = await store.trials.get_canary(canary.id)
     assert before is not None and after is not None and after.test == before.test
     assert [e.reward for e in await store.trials.entries(canary.id)] == [1.0, 0.0]
+    # Shown where admins look (`kindred adapters status`, /admin), never fed back.
+    report = await status_report(store.trials, T0 + 4 * HOUR, weights=WEIGHTS, rewards=store.rewards)
+    late = report["canary"]["changed_after_entry"]
+    assert (late["checked"], late["count"]) == (2, 2)
+    assert {(r["entered"], r["now"]) for r in late["replies"]} == {(1.0, -1.0), (0.0, 1.0)}
 
 
 async def test_a_missing_adapter_stops_the_canary(store: Store) -> None:

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.core.learning.models import Arm, Canary, Variant, VariantStats
-from bot.core.learning.ports import Trials
-from bot.core.learning.reward import RewardWeights
+from bot.core.learning.ports import RewardLog, Trials
+from bot.core.learning.reward import RewardWeights, reply_reward
 from bot.core.models import JSONObject
 
 # The two-sided 95 % normal quantile: both the Wilson intervals and the mean R's interval.
@@ -166,9 +166,12 @@ async def status_report(
     days: int = DAYS,
     weights: RewardWeights = DEFAULT_WEIGHTS,
     decided: int = DECIDED_SHOWN,
+    rewards: RewardLog | None = None,
 ) -> JSONObject:
     """Variants of the last `days` days, the running canary and the last `decided` decided ones:
-    the JSON of `kindred adapters status --json` (docs/learning.md)."""
+    the JSON of `kindred adapters status --json` (docs/learning.md). With `rewards`, the running
+    canary also lists the entered replies whose R changed since they entered (shown, never fed
+    back into the test)."""
     since = now - timedelta(days=days)
     rows = await trials.variant_stats(since, weights.alpha, weights.gamma)
     running = await trials.running_canary()
@@ -176,6 +179,9 @@ async def status_report(
     if running is not None:
         arms = await trials.variant_stats(running.started_at, weights.alpha, weights.gamma)
         canary = canary_json(running, arms)
+        if rewards is not None:
+            late = await late_changes(trials, rewards, running, weights)
+            canary = {**canary, "changed_after_entry": late}
     # One more than shown: the running canary, newest of all, is among them.
     past = [c for c in await trials.list_canaries(decided + 1) if c.status != "running"][:decided]
     serving = await trials.serving_reward_model()
@@ -276,3 +282,24 @@ def stopped_text(stopped: Canary | None) -> str:
         f"Stopped canary {stopped.id} ({stopped.candidate.describe()}); "
         f"{stopped.serving.describe()} keeps serving."
     )
+
+
+# The newest entries whose reward is compared with what it is now: a bound on the work per look.
+LATE_CHANGES_CHECKED = 500
+LATE_CHANGES_SHOWN = 20
+
+
+async def late_changes(
+    trials: Trials, rewards: RewardLog, canary: Canary, weights: RewardWeights
+) -> JSONObject:
+    """Entered replies whose R is no longer what entered the test (a reaction added, changed or
+    removed after the reply settled): how many among the newest checked, and the first few."""
+    entries = (await trials.entries(canary.id))[-LATE_CHANGES_CHECKED:]
+    changed = []
+    for entry in entries:
+        now = await reply_reward(rewards, entry.turn_id, weights)
+        if now is not None and abs(now.total - entry.reward) > 1e-9:
+            changed.append(
+                {"turn": entry.turn_id, "arm": entry.arm, "entered": entry.reward, "now": now.total}
+            )
+    return {"checked": len(entries), "count": len(changed), "replies": changed[:LATE_CHANGES_SHOWN]}
