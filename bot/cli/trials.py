@@ -10,13 +10,13 @@ from collections.abc import Callable, Coroutine, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.core.learning.canary import stop as stop_canary
 from bot.core.learning.variant_report import (
     DAYS,
     STOPPED_BY_ADMIN,
     canary_json,
     report_text,
     status_report,
-    stop_canary,
     stopped_text,
 )
 from bot.core.store import Store

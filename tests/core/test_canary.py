@@ -206,9 +206,9 @@ async def test_a_rollback_under_a_canary_stops_it(store: Store) -> None:
 async def test_an_admin_stops_it_and_replies_of_a_retired_canary_enter_nothing(store: Store) -> None:
     canary, version = await trial(store)
     await replies(store, canary, version, people=5, each=15, value={"canary": 1.0, "serving": -1.0})
-    stopped = await stop(store, "admin: not now", T0 + HOUR)
+    stopped = await stop(store.trials, "admin: not now", T0 + HOUR)
     assert stopped is not None and stopped.status == "stopped" and stopped.reason == "admin: not now"
-    assert await stop(store, "again", T0 + HOUR) is None
+    assert await stop(store.trials, "again", T0 + HOUR) is None
     done = await advance(store, WEIGHTS, T0 + 2 * HOUR)
     assert done.canary is None and await store.trials.entries(canary.id) == []
     assert await store.adapters.serving_adapter() is None

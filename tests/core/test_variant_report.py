@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from scipy import stats
 
+from bot.core.learning.canary import stop as stop_canary
 from bot.core.learning.models import CanaryEntry, NewCanary, Variant, VariantStats
 from bot.core.learning.reward import RewardWeights
 from bot.core.learning.variant_report import (
@@ -20,7 +21,6 @@ from bot.core.learning.variant_report import (
     mean_interval,
     stats_json,
     status_report,
-    stop_canary,
     stopped_text,
     wilson,
 )

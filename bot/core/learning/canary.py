@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.core.learning.models import Arm, Canary, CanaryEntry, CanaryStatus, NewCanary, TrialReply, Variant
+from bot.core.learning.ports import Trials
 from bot.core.learning.reward import RewardWeights, reply_reward
 from bot.core.learning.sequential import SequentialPolicy, SequentialTest, decide
 from bot.core.models import JSONObject
@@ -271,9 +272,10 @@ async def _decide(
     return done
 
 
-async def stop(store: Store, reason: str, now: datetime) -> Canary | None:
-    """An admin's stop: the running canary ends, and the serving variant answers everyone."""
-    canary = await store.trials.running_canary()
+async def stop(trials: Trials, reason: str, now: datetime) -> Canary | None:
+    """An admin's stop: the running canary ends, and the serving variant answers everyone. None
+    when none runs."""
+    canary = await trials.running_canary()
     if canary is None:
         return None
-    return await store.trials.decide_canary(canary.id, "stopped", reason, now)
+    return await trials.decide_canary(canary.id, "stopped", reason, now)

@@ -3,7 +3,7 @@ rated, the positive and negative rates and the mean R, each with a 95 % interval
 canary and the decided ones, with the bounds of their test over time.
 
 One JSON report serves `kindred adapters status --json`, `/admin` and `/canary`, so the three
-never disagree. Nothing here does I/O but the store's reads, and the one write of `stop_canary`.
+never disagree. Nothing here does I/O but the store's reads.
 """
 
 from __future__ import annotations
@@ -194,14 +194,6 @@ async def status_report(
         "canary": canary,
         "decided": [canary_json(c) for c in past],
     }
-
-
-async def stop_canary(trials: Trials, reason: str, now: datetime) -> Canary | None:
-    """Stop the running canary (the serving variant keeps serving); None when none runs."""
-    running = await trials.running_canary()
-    if running is None:
-        return None
-    return await trials.decide_canary(running.id, "stopped", reason, now)
 
 
 # -- in words: `/canary` and `kindred adapters status` ------------------------------------------
