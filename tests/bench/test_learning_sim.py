@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench.test_training_bench import tiny_dir  # noqa: F401  (the module's tiny model)
+from tests.conftest import share_onnx_export
 
 ROOT = Path(__file__).resolve().parents[2]
 # The simulation's own sizes, as small as still trains: a night needs 4 rated replies per label,
@@ -27,7 +28,8 @@ TINY = (
 DECISIONS = {"promoted", "harm", "expired", "refused", "none", "stopped"}
 
 
-def start(tiny: Path, data_dir: Path, *extra: str) -> subprocess.Popen[str]:
+def start(tiny: Path, data_dir: Path, export: Path, *extra: str) -> subprocess.Popen[str]:
+    share_onnx_export(export, data_dir)  # MiniLM exported once per test run, not once per simulation
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     command = [
         sys.executable,
@@ -67,13 +69,14 @@ def without_times(value: Any) -> Any:
 
 def test_one_seed_gives_the_same_run_twice_and_a_random_teacher_promotes_nothing(
     tiny_dir: Path,  # noqa: F811
+    onnx_export: Path,
     tmp_path: Path,
 ) -> None:
     plot = tmp_path / "curve.png"
     # Side by side, so that the two runs' timings differ as much as they can on this machine.
     runs = [
-        start(tiny_dir, tmp_path / "first", "--teacher", "random", "--plot", str(plot)),
-        start(tiny_dir, tmp_path / "second", "--teacher", "random"),
+        start(tiny_dir, tmp_path / "first", onnx_export, "--teacher", "random", "--plot", str(plot)),
+        start(tiny_dir, tmp_path / "second", onnx_export, "--teacher", "random"),
     ]
     first, second = (finish(run) for run in runs)
     for key in ("lift_points", "rates", "promoted", "noise", "teacher", "minutes", "seed", "learner"):
@@ -104,12 +107,13 @@ def test_one_seed_gives_the_same_run_twice_and_a_random_teacher_promotes_nothing
 
 def test_a_reranking_sycophant_night_decides_and_reports_its_reward_model(
     tiny_dir: Path,  # noqa: F811
+    onnx_export: Path,
     tmp_path: Path,
 ) -> None:
     """`--learner rerank` trains no adapter: only a reward model, served with best of n."""
     run = start(
-        tiny_dir, tmp_path / "data", "--teacher", "sycophant", "--learner", "rerank", "--people", "8",
-        "--react-to-misses", "0.6", "--best-of", "2",
+        tiny_dir, tmp_path / "data", onnx_export, "--teacher", "sycophant", "--learner", "rerank",
+        "--people", "8", "--react-to-misses", "0.6", "--best-of", "2",
     )  # fmt: skip
     report = finish(run)
     assert report["learner"] == "rerank" and report["best_of"] == 2 and report["claim_share"] == 0.3

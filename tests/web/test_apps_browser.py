@@ -274,9 +274,12 @@ async def test_days_are_the_persons_own_not_utcs(site: AppSite, browser: Browser
     try:
         tab = Watched.attach(await context.new_page())
         await tab.page.goto(site.url(await site.build(REQUESTS["tracker"])))
+        # Its button listens only once the saved state is read: a click before that counts nothing.
+        await tab.page.locator("html[data-ready]").wait_for(state="attached")
         await tab.page.locator("[data-main]").click()
         await expect(tab.page.locator("#week li").first).to_have_text(f"{local_day}: 1 glasses")
         await tab.page.goto(site.url(await site.build(REQUESTS["notes"])))
+        await tab.page.locator("html[data-ready]").wait_for(state="attached")
         await tab.page.locator("#entry").fill("A walk by the lagoon")
         await tab.page.locator("[data-main]").click()
         await expect(tab.page.locator("#entries li .chip")).to_have_text(local_day)
