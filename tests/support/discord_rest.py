@@ -29,14 +29,6 @@ FILES = web.RequestKey("kindred_files", dict)
 FAULT = web.RequestKey("kindred_fault", object)
 # Discord drops a create whose nonce (with enforce_nonce) the same author used within "a few minutes".
 NONCE_WINDOW_S = 300.0
-# What Discord adds to a command it keeps, and leaves out of it (an option's `required: false`).
-COMMAND_DEFAULTS: dict[str, Any] = {
-    "default_member_permissions": None,
-    "name_localizations": None,
-    "description_localizations": None,
-    "nsfw": False,
-    "dm_permission": True,
-}
 
 
 def json_response(data: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -99,6 +91,7 @@ class AfterDelivery:
     times: int
     status: int = 500
     hang_s: float = 0.0
+    after: int = 0  # matching calls let through first
 
 
 class FakeRest:
@@ -121,11 +114,18 @@ class FakeRest:
         self.throttles.append(Throttle(method, re.compile(path), times, retry_after))
 
     def fail_after_delivery(
-        self, method: str, path: str, *, times: int = 1, status: int = 500, hang_s: float = 0.0
+        self,
+        method: str,
+        path: str,
+        *,
+        times: int = 1,
+        status: int = 500,
+        hang_s: float = 0.0,
+        after: int = 0,
     ) -> None:
-        """The next `times` matching calls are carried out, then answered with `status`, or (with
-        `hang_s`) answered only that much later."""
-        self.faults.append(AfterDelivery(method, re.compile(path), times, status, hang_s))
+        """After `after` matching calls, the next `times` are carried out, then answered with
+        `status`, or (with `hang_s`) answered only that much later."""
+        self.faults.append(AfterDelivery(method, re.compile(path), times, status, hang_s, after))
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -176,6 +176,9 @@ class FakeRest:
     def _fault(self, request: web.Request) -> AfterDelivery | None:
         for rule in self.faults:
             if rule.times > 0 and rule.method == request.method and rule.path.search(request.path):
+                if rule.after > 0:
+                    rule.after -= 1
+                    continue
                 rule.times -= 1
                 return rule
         return None
@@ -219,7 +222,7 @@ class FakeRest:
     async def sync(self, request: web.Request) -> web.Response:
         guild = request.match_info.get("guild")
         synced = [
-            kept_as_discord_does(command)
+            p.kept_as_discord_does(command)
             | {"id": str(p.snowflake()), "application_id": str(p.APP_ID), "version": str(p.snowflake())}
             | ({"guild_id": guild} if guild else {})
             for command in request[BODY]
@@ -354,20 +357,6 @@ class FakeRest:
                 "message_reference": reference | ({"guild_id": str(guild_id)} if guild_id else {}),
             }
         return p.message(shown.id, shown.channel_id, p.BOT_USER, shown.content, guild_id=guild_id, **extra)
-
-
-def kept_as_discord_does(command: p.Payload) -> p.Payload:
-    """A command as Discord answers it later: its defaults filled in, permissions as a string, an
-    option's `required: false` and an empty option list left out."""
-    kept = COMMAND_DEFAULTS | {key: value for key, value in command.items() if key != "options"}
-    if kept["default_member_permissions"] is not None:
-        kept["default_member_permissions"] = str(kept["default_member_permissions"])
-    options = [
-        {"name_localizations": None, "description_localizations": None}
-        | {key: value for key, value in option.items() if not (key == "required" and value is False)}
-        for option in command.get("options") or []
-    ]
-    return kept | ({"options": options} if options else {})
 
 
 async def _read_body(request: web.Request) -> tuple[Any, dict[str, bytes]]:

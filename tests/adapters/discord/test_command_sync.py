@@ -13,7 +13,6 @@ from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import FakeDiscord
-from tests.support.discord_rest import kept_as_discord_does
 
 GLOBAL = f"/api/v10/applications/{p.APP_ID}/commands"
 IN_GUILD = f"/api/v10/applications/{p.APP_ID}/guilds/{p.GUILD_ID}/commands"
@@ -91,7 +90,7 @@ def test_what_discord_adds_is_no_change() -> None:
         "contexts": [0, 1, 2],
         "integration_types": [0, 1],
     }
-    kept = kept_as_discord_does(ours) | {"id": "1", "application_id": "2", "version": "3"}
+    kept = p.kept_as_discord_does(ours) | {"id": "1", "application_id": "2", "version": "3"}
     kept["contexts"] = [2, 0, 1]
     assert kept != ours and normalised(kept) == normalised(ours)
     assert normalised(kept | {"default_member_permissions": "0"}) != normalised(ours)
