@@ -15,6 +15,7 @@ from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.models import NewTurn
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.job_store import StoreAccess
 from bot.wiring.jobs import job_registry
 from bot.wiring.settings import Settings
 from tests.support.fakes import HashEmbedder
@@ -30,9 +31,9 @@ def count_attempt(path: str) -> int:
     return Path(path).read_bytes().count(b"\n")
 
 
-def sample_registry(settings: Settings) -> JobRegistry:
-    """Kindred's own jobs plus the sample ones."""
-    registry = job_registry(settings)
+def sample_registry(settings: Settings, stores: StoreAccess | None = None) -> JobRegistry:
+    """Kindred's own jobs plus the sample ones. `stores`: a worker process's store, else per job."""
+    registry = job_registry(settings, stores=stores)
     add_sample_jobs(registry)
     return registry
 

@@ -10,12 +10,11 @@ from typing import Any
 
 from celery import Celery
 
-from bot.core.jobs import JobPayload
-from bot.core.store import Store
-from bot.wiring.backends import open_store
+from bot.core.jobs import JobPayload, JobRegistry
+from bot.wiring.job_store import StoreAccess
 from bot.wiring.jobs import job_registry
 from bot.wiring.settings import load_settings
-from workers.app import build_app
+from workers.app import worker_app
 
 EMPTY_JOB = "kindred.inference.empty"
 
@@ -24,20 +23,17 @@ EMPTY_JOB = "kindred.inference.empty"
 def get_app() -> Celery:
     settings = load_settings(env_file=None)
 
-    async def opener() -> Store:
-        return await open_store(settings)
+    def registry(stores: StoreAccess) -> JobRegistry:
+        jobs = job_registry(settings, stores=stores)
 
-    registry = job_registry(settings)
+        @jobs.job(EMPTY_JOB, soft_s=30, hard_s=60)
+        async def empty(payload: JobPayload) -> JobPayload:
+            async with stores() as store:
+                return {"backend": store.backend}
 
-    @registry.job(EMPTY_JOB, soft_s=30, hard_s=60)
-    async def empty(payload: JobPayload) -> JobPayload:
-        store = await opener()
-        try:
-            return {"backend": store.backend}
-        finally:
-            await store.close()
+        return jobs
 
-    return build_app(settings, registry)
+    return worker_app(settings, registry)
 
 
 def __getattr__(name: str) -> Any:
