@@ -21,7 +21,7 @@ from celery.states import FAILURE, READY_STATES, SUCCESS
 from kombu.exceptions import OperationalError
 
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable
-from bot.core.jobs import QUEUES, JobId, JobPayload, JobRegistry, check_payload
+from bot.core.jobs import QUEUES, JobId, JobPayload, JobRegistry, check_payload, queue_for
 from bot.jobs.celery_config import CONNECT_TIMEOUT_S, celery_config, visibility_timeout_s
 
 log = logging.getLogger(__name__)
@@ -124,9 +124,9 @@ class CeleryJobs:
         name, args = meta.get("name"), meta.get("args")
         if meta.get("status") != FAILURE or not isinstance(name, str) or not isinstance(args, list | tuple):
             raise JobError(f"no failed job {job_id} is recorded (a job's record expires after a day)")
-        job = self._registry.get(name)
         DeliveryLedger(self._app.conf.broker_url).forget(job_id)
-        self._app.send_task(name, args=tuple(args), task_id=job_id, queue=job.spec.queue, retry=False)
+        self._app.AsyncResult(job_id).forget()  # its FAILURE must not read as the new run's end
+        self._app.send_task(name, args=tuple(args), task_id=job_id, queue=queue_for(name), retry=False)
         return name
 
     async def close(self) -> None:

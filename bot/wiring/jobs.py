@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -84,6 +85,21 @@ def generate_job(settings: Settings, *, pace_s: float = 0.0) -> Job:
 def load_jobs(settings: Settings, registry: JobRegistry | None = None) -> Jobs:
     """The configured runner (Celery with REDIS_URL, else threads here) over every job."""
     return job_runner(settings, registry or job_registry(settings))
+
+
+async def requeue_job(settings: Settings, job_id: str) -> str:
+    """Run a failed job again under its id (`kindred requeue`): one a worker gave up after it died
+    KINDRED_JOB_MAX_WORKER_DEATHS times, or any other. Returns its name."""
+    from bot.jobs.celery_runner import CeleryJobs
+
+    redis_url = settings.workers.redis_url
+    if not redis_url:
+        raise ConfigError("invalid configuration: REDIS_URL: only jobs on Celery workers are requeued")
+    jobs = CeleryJobs.connect(redis_url, job_registry(settings))
+    try:
+        return await asyncio.to_thread(jobs.requeue, job_id)
+    finally:
+        await jobs.close()
 
 
 def extraction_submitter(jobs: Jobs) -> Callable[[Turn], None]:
