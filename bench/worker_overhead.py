@@ -72,6 +72,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 async def database(args: argparse.Namespace, folder: Path) -> AsyncIterator[str | None]:
     """The store's DATABASE_URL, migrated once (as `kindred migrate` does before the workers)."""
     if args.store == "sqlite":
+        from bot.store.sqlite.store import SqliteStore
+
+        await (await SqliteStore.open(folder / "kindred.db")).close()
         yield f"sqlite:///{folder / 'kindred.db'}"
         return
     async with postgres_server(args.database_url) as server, fresh_database(server) as dsn:
