@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.bench.test_training_bench import tiny_dir  # noqa: F401  (the module's tiny model)
 from tests.conftest import share_onnx_export
 
@@ -67,6 +69,8 @@ def without_times(value: Any) -> Any:
     return value
 
 
+# Two simulations side by side: about 90 s on 2 idle cores, four times that on a loaded machine.
+@pytest.mark.timeout(600)
 def test_one_seed_gives_the_same_run_twice_and_a_random_teacher_promotes_nothing(
     tiny_dir: Path,  # noqa: F811
     onnx_export: Path,
@@ -105,6 +109,7 @@ def test_one_seed_gives_the_same_run_twice_and_a_random_teacher_promotes_nothing
     assert without_times(first) == without_times(second)
 
 
+@pytest.mark.timeout(600)
 def test_a_reranking_sycophant_night_decides_and_reports_its_reward_model(
     tiny_dir: Path,  # noqa: F811
     onnx_export: Path,
