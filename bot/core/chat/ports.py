@@ -9,6 +9,8 @@ from typing import Protocol
 from bot.core.models import (
     Admission,
     ChatMessage,
+    DeliveryDoubt,
+    DoubtStatus,
     Feedback,
     MessageLink,
     NewTurn,
@@ -52,6 +54,24 @@ class TurnLog(Protocol):
 
     async def is_user_active(self, user_id: str) -> bool:
         """False only for a known person marked inactive."""
+        ...
+
+
+class DeliveryLog(Protocol):
+    """Replies whose delivery is unknown (a send that may have landed: docs/reliability.md), until
+    the person confirms them (a reaction, a reply) or asks for them again."""
+
+    async def record(self, doubt: DeliveryDoubt) -> None:
+        """Remember a reply as `unknown`. Recording the same (platform, chat, turn) again is a no-op."""
+        ...
+
+    async def waiting(self, platform: str, chat_id: str) -> list[DeliveryDoubt]:
+        """The chat's replies still `unknown` or `told`, oldest first, with their stored text."""
+        ...
+
+    async def settle(self, platform: str, chat_id: str, turn_id: int, status: DoubtStatus) -> bool:
+        """Move one reply on: to `told` from `unknown` only; to `delivered` or `resent` from either.
+        True only for the call that moved it, so that two replicas (or two presses) act once."""
         ...
 
 
