@@ -32,6 +32,7 @@ from bot.adapters.telegram.commands import bot_commands, command_handlers
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.flood import SharedFloodLimiter
 from bot.adapters.telegram.ordering import Admitted, PerChatOrder
+from bot.adapters.telegram.resend import RESEND_PATTERN, Resend
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.adapters.telegram.transport import AiohttpRequest
 from bot.adapters.telegram.unreadable import UNREADABLE
@@ -159,6 +160,7 @@ class TelegramAdapter:
         application.add_handler(
             CallbackQueryHandler(feedback.on_button, pattern=f"^({FEEDBACK_UP}|{FEEDBACK_DOWN})$")
         )
+        application.add_handler(CallbackQueryHandler(Resend(self.services).on_button, pattern=RESEND_PATTERN))
         application.add_error_handler(self._on_error)
         return application
 

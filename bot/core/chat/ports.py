@@ -88,7 +88,8 @@ class Messenger(Protocol):
     async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
         """Send plain text, with a "don't suggest this again" button when `never_again`; returns
         the platform message id. Raises RecipientGone when the person blocked the bot,
-        DeliveryError when the platform refused it otherwise."""
+        DeliveryUnknown when it may have landed (never sent again), DeliveryError when the
+        platform refused it otherwise."""
         ...
 
     async def close(self) -> None:
