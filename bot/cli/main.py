@@ -1,5 +1,5 @@
 """`kindred`: the command line. Settings are read here, once, and passed down; each command's
-module (`chat`, `run`, `memory`, `workers`) asks the composition root for what it runs."""
+module (`chat`, `run`, `memory`, `workers`, `discord_sync`) asks the composition root for what it runs."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli import backup as cli_backup
+from bot.cli import discord_sync as cli_discord
 from bot.cli import doctor as cli_doctor
 from bot.cli import train as cli_train
 from bot.cli import workers as cli_workers
@@ -108,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_train.add_commands(commands)
     cli_doctor.add_command(commands)
     cli_backup.add_commands(commands)
+    cli_discord.add_commands(commands)
     return parser
 
 
@@ -156,6 +158,8 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
         return cli_train.TRAIN_HANDLERS[args.verb]
     if args.command == "adapters":
         return cli_train.ADAPTER_HANDLERS[args.verb]
+    if args.command == "discord":
+        return cli_discord.sync
     return cli_memory.HANDLERS[args.verb]
 
 

@@ -185,13 +185,16 @@ def build_trainer(
     """The base model loaded, the examples tokenized, TRL's trainer made (writing only in `scratch`)."""
     model, tokenizer, device = load_base(options)
     data, truncated = tokenized_dataset(tokenizer, examples, options)
+    steps = steps_for(options, len(data))
+    if steps * options.batch_size < len(data):
+        # The run sees only this many (a random sample, as the seeded shuffle put them first);
+        # the reference's log-probs need not be computed for the rest.
+        data = data.select(range(steps * options.batch_size))
     callback = ProgressCallback(progress, options.batch_size)
     trainer = KindredKTOTrainer(
         model=model,
         ref_model=None,  # with peft_config: the reference is the base, the adapter disabled
-        args=kto_config(
-            options, device, scratch, desirable_weight, undesirable_weight, steps_for(options, len(data))
-        ),
+        args=kto_config(options, device, scratch, desirable_weight, undesirable_weight, steps),
         train_dataset=data,
         processing_class=tokenizer,
         peft_config=lora_config(options),

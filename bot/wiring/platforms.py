@@ -59,6 +59,13 @@ def discord_options(discord: DiscordSettings) -> DiscordOptions:
     )
 
 
+async def sync_discord_commands(settings: Settings) -> int:
+    """`kindred discord sync`: the slash commands sent to Discord now; returns how many."""
+    from bot.adapters.discord.command_sync import sync_now
+
+    return await sync_now(discord_options(settings.discord))
+
+
 @dataclass
 class Platforms:
     """The chat platforms `kindred run` serves, and the webhook routes the web server takes."""

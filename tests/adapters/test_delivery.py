@@ -84,7 +84,7 @@ async def discord_platform(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Pla
     said = p.snowflake()
     # ChannelSurface uses only what a partial message has: reply, channel, guild.
     message = cast(discord.Message, client.get_partial_messageable(channel_id).get_partial_message(said))
-    surface = DiscordReply(ChannelSurface(message), Unlinked(), buttons=None)
+    surface = DiscordReply(ChannelSurface(message), Unlinked(), buttons=None, key=f"discord:{said}")
 
     def refuse() -> None:  # rate limited past discord.py's five tries
         fake.rest.throttle("POST", rf"/channels/{channel_id}/messages$", times=100, retry_after=0.01)

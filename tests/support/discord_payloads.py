@@ -277,3 +277,27 @@ def reaction(
     if guild_id is not None:
         payload["guild_id"] = str(guild_id)
     return payload
+
+
+# What Discord adds to a command it keeps, and leaves out of it (an option's `required: false`).
+COMMAND_DEFAULTS: dict[str, Any] = {
+    "default_member_permissions": None,
+    "name_localizations": None,
+    "description_localizations": None,
+    "nsfw": False,
+    "dm_permission": True,
+}
+
+
+def kept_as_discord_does(command: Payload) -> Payload:
+    """A command as Discord answers it later: its defaults filled in, permissions as a string, an
+    option's `required: false` and an empty option list left out."""
+    kept = COMMAND_DEFAULTS | {key: value for key, value in command.items() if key != "options"}
+    if kept["default_member_permissions"] is not None:
+        kept["default_member_permissions"] = str(kept["default_member_permissions"])
+    options = [
+        {"name_localizations": None, "description_localizations": None}
+        | {key: value for key, value in option.items() if not (key == "required" and value is False)}
+        for option in command.get("options") or []
+    ]
+    return kept | ({"options": options} if options else {})

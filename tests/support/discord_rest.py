@@ -1,6 +1,7 @@
 """A loopback Discord REST API for discord.py's real HTTP client: login, application info,
-command sync, channel messages, opening a DM, interaction callbacks and webhook follow-ups, 429s on
-demand, and people who blocked the bot (50007).
+command sync and the commands as Discord keeps them, channel messages (a create's `nonce` honoured
+as Discord does), opening a DM, interaction callbacks and webhook follow-ups, 429s on demand,
+faults after Discord acted (a 500, or no answer in time), and people who blocked the bot (50007).
 
 It records every call and keeps each message as a person would see it (its latest text, its
 buttons, its files, and when each version appeared).
@@ -8,6 +9,7 @@ buttons, its files, and when each version appeared).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -24,6 +26,9 @@ EPHEMERAL, LOADING = 64, 128
 Handler = Any
 BODY = web.RequestKey("kindred_body", object)
 FILES = web.RequestKey("kindred_files", dict)
+FAULT = web.RequestKey("kindred_fault", object)
+# Discord drops a create whose nonce (with enforce_nonce) the same author used within "a few minutes".
+NONCE_WINDOW_S = 300.0
 
 
 def json_response(data: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -76,6 +81,19 @@ class Throttle:
     retry_after: float
 
 
+@dataclass
+class AfterDelivery:
+    """A fault once Discord has acted: the message is kept, then the answer is `status`, or comes
+    only after `hang_s` (past the client's patience)."""
+
+    method: str
+    path: re.Pattern[str]
+    times: int
+    status: int = 500
+    hang_s: float = 0.0
+    after: int = 0  # matching calls let through first
+
+
 class FakeRest:
     def __init__(self, gateway: FakeGateway, guild_of: dict[int, int]) -> None:
         self.gateway = gateway
@@ -87,17 +105,35 @@ class FakeRest:
         self.interactions: dict[str, p.Payload] = {}  # token → the dispatched interaction
         self.originals: dict[str, int] = {}  # token → id of the original response
         self.throttles: list[Throttle] = []
+        self.faults: list[AfterDelivery] = []
+        self.nonces: dict[str, tuple[float, int]] = {}  # nonce → (when first used, the message it made)
         self.blocked: set[int] = set()  # people (user ids) whose DMs answer 50007
 
     def throttle(self, method: str, path: str, *, times: int = 1, retry_after: float = 0.2) -> None:
         """Answer the next `times` matching calls with 429 and `retry_after`, as Discord does."""
         self.throttles.append(Throttle(method, re.compile(path), times, retry_after))
 
+    def fail_after_delivery(
+        self,
+        method: str,
+        path: str,
+        *,
+        times: int = 1,
+        status: int = 500,
+        hang_s: float = 0.0,
+        after: int = 0,
+    ) -> None:
+        """After `after` matching calls, the next `times` are carried out, then answered with
+        `status`, or (with `hang_s`) answered only that much later."""
+        self.faults.append(AfterDelivery(method, re.compile(path), times, status, hang_s, after))
+
     def routes(self) -> list[web.RouteDef]:
         return [
             web.get(f"{API}/users/@me", self.me),
             web.post(f"{API}/users/@me/channels", self.open_dm),
             web.get(f"{API}/oauth2/applications/@me", self.application),
+            web.get(f"{API}/applications/{{app}}/commands", self.kept_commands),
+            web.get(f"{API}/applications/{{app}}/guilds/{{guild}}/commands", self.kept_commands),
             web.put(f"{API}/applications/{{app}}/commands", self.sync),
             web.put(f"{API}/applications/{{app}}/guilds/{{guild}}/commands", self.sync),
             web.post(f"{API}/channels/{{channel}}/messages", self.create_message),
@@ -126,9 +162,26 @@ class FakeRest:
         if not self._authorized(request):
             call.status = 401
             return json_response({"message": "401: Unauthorized", "code": 0}, status=401)
+        fault = self._fault(request)
         response = await handler(request)
+        if fault is not None and response.status < 300:
+            if fault.hang_s:
+                await asyncio.sleep(fault.hang_s)
+            else:
+                body = {"message": f"{fault.status}: Internal Server Error", "code": 0}
+                response = json_response(body, status=fault.status)
         call.status = response.status
         return response
+
+    def _fault(self, request: web.Request) -> AfterDelivery | None:
+        for rule in self.faults:
+            if rule.times > 0 and rule.method == request.method and rule.path.search(request.path):
+                if rule.after > 0:
+                    rule.after -= 1
+                    continue
+                rule.times -= 1
+                return rule
+        return None
 
     def _throttled(self, request: web.Request) -> web.Response | None:
         for rule in self.throttles:
@@ -163,15 +216,14 @@ class FakeRest:
     async def application(self, request: web.Request) -> web.Response:
         return json_response(p.app_info())
 
+    async def kept_commands(self, request: web.Request) -> web.Response:
+        return json_response(self.commands.get(request.path, []))
+
     async def sync(self, request: web.Request) -> web.Response:
         guild = request.match_info.get("guild")
         synced = [
-            {
-                **command,
-                "id": str(p.snowflake()),
-                "application_id": str(p.APP_ID),
-                "version": str(p.snowflake()),
-            }
+            p.kept_as_discord_does(command)
+            | {"id": str(p.snowflake()), "application_id": str(p.APP_ID), "version": str(p.snowflake())}
             | ({"guild_id": guild} if guild else {})
             for command in request[BODY]
         ]
@@ -190,7 +242,18 @@ class FakeRest:
         if any(p.dm_channel_of(person) == channel_id for person in self.blocked):
             body = {"message": "Cannot send messages to this user", "code": 50007}
             return json_response(body, status=403)
-        shown = self._new(channel_id, request[BODY] or {}, request[FILES])
+        body = request[BODY] or {}
+        nonce = str(body["nonce"]) if body.get("nonce") is not None and body.get("enforce_nonce") else None
+        if nonce is not None and nonce in self.nonces:
+            at, first = self.nonces[nonce]
+            if time.monotonic() - at < NONCE_WINDOW_S:
+                if first not in self.messages:
+                    body = {"message": "A message with this nonce was deleted", "code": 50035}
+                    return json_response(body, status=400)
+                return json_response(self.payload(self.messages[first]))
+        shown = self._new(channel_id, body, request[FILES])
+        if nonce is not None:
+            self.nonces[nonce] = (time.monotonic(), shown.id)
         payload = self.payload(shown)
         # Discord echoes a bot's own message back on the gateway; the bot must ignore it.
         await self.gateway.dispatch("MESSAGE_CREATE", payload)
@@ -254,6 +317,8 @@ class FakeRest:
         shown = self.messages[self.originals[token] if which == "@original" else int(which)]
         shown.flags &= ~LOADING
         self._update(shown, request[BODY] or {})
+        if request[FILES]:
+            shown.files = request[FILES]
         return json_response(self.payload(shown))
 
     def _new(

@@ -1,5 +1,6 @@
-"""The discord.py client: the intents Kindred needs, the command sync, and the gateway events it
-listens to. Each event is handed to the module that translates it; nothing is decided here."""
+"""The discord.py client: the intents Kindred needs, the command sync (when the commands changed),
+and the gateway events it listens to. Each event is handed to the module that translates it;
+nothing is decided here."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import logging
 
 import discord
 
+from bot.adapters.discord import command_sync
 from bot.adapters.discord.commands import BUTTONS, command_tree
 from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.feedback import FeedbackButton, reaction_event
@@ -46,20 +48,8 @@ class KindredClient(discord.Client):
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(FeedbackButton, *BUTTONS)
-        await self.sync_commands()
-
-    async def sync_commands(self) -> None:
-        """Globally (changes reach every server within about an hour), or to DISCORD_DEV_GUILD_ID
-        only, where they apply at once."""
-        guild_id = self.kindred.options.dev_guild_id
-        if guild_id is None:
-            synced = await self.tree.sync()
-        else:
-            guild = discord.Object(id=guild_id)
-            self.tree.copy_global_to(guild=guild)
-            synced = await self.tree.sync(guild=guild)
-        where = f"to guild {guild_id}" if guild_id else "globally"
-        log.info("synced %d slash commands %s", len(synced), where)
+        # Runs inside login(), before the gateway connects.
+        await command_sync.sync(self.tree, self.kindred.options.dev_guild_id)
 
     async def on_ready(self) -> None:
         log.info("connected to Discord as %s in %d servers", self.user, len(self.guilds))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import discord
 
 from bot.adapters.discord.context import Kindred
+from bot.adapters.discord.failures import nonce_for
 from bot.adapters.discord.policy import chat_key, is_addressed, places, user_key, without_mention
 from bot.adapters.discord.reply import deliver
 from bot.adapters.discord.surfaces import ChannelSurface, shown
@@ -22,14 +23,17 @@ class ChannelMessages:
         if not self._addressed(me, message):
             return
         services = self.kindred.services
+        surface = ChannelSurface(message, timeout_s=self.kindred.options.request_timeout_s)
+        # Discord may deliver a message twice across a RESUME; its id stores it once.
+        key = f"discord:{message.id}"
         user_id = user_key(message.author.id)
         where = places(message.guild.id if message.guild is not None else None)
         if not services.access.may_talk(user_id, *where):
-            await shown(ChannelSurface(message).send(NOT_ALLOWED))
+            await shown(surface.send(NOT_ALLOWED, nonce=nonce_for(key, 0)))
             return
         wait_s = await services.limiter.take(user_id)
         if wait_s > 0:
-            await shown(ChannelSurface(message).send(slow_down(wait_s)))
+            await shown(surface.send(slow_down(wait_s), nonce=nonce_for(key, 0)))
             return
         await shown(message.channel.typing())
         user_message = UserMessage(
@@ -37,15 +41,14 @@ class ChannelMessages:
             chat_id=chat_key(message.channel.id),
             text=without_mention(message.content, me.id),
             sent_at=message.created_at,
-            # Discord may deliver a message twice across a RESUME; its id stores it once.
-            idempotency_key=f"discord:{message.id}",
+            idempotency_key=key,
             private=message.guild is None,
         )
         async with self.kindred.in_flight.track():
             await deliver(
                 services.conversation,
                 user_message,
-                ChannelSurface(message),
+                surface,
                 interval_s=self.kindred.options.edit_interval_s,
                 unlinked=self.kindred.unlinked,
             )

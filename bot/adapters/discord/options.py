@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
+from bot.adapters.discord.failures import REQUEST_TIMEOUT_S
 from bot.adapters.streaming import EDIT_INTERVAL_S
 
 # Discord's own limit for one message's text.
@@ -27,3 +28,5 @@ class DiscordOptions:
     edit_interval_s: float = EDIT_INTERVAL_S
     ready_timeout_s: float = READY_TIMEOUT_S
     guild_ready_timeout_s: float = GUILD_READY_TIMEOUT_S
+    # One REST call, discord.py's own tries included; a create past it may have been delivered.
+    request_timeout_s: float = REQUEST_TIMEOUT_S

@@ -12,6 +12,7 @@ import discord
 from bot.adapters.delivery import Layout, LinkTo
 from bot.adapters.delivery import deliver as deliver_reply
 from bot.adapters.discord.context import Unlinked
+from bot.adapters.discord.failures import MaybeShown, nonce_for
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import PLATFORM
 from bot.adapters.discord.surfaces import ReplySurface
@@ -21,16 +22,33 @@ from bot.core.events import UserMessage
 
 class DiscordReply:
     """The delivery's surface: notes each message it posts as not yet linked to a stored reply,
-    and puts the feedback buttons, if any, on the last message of a stored one."""
+    and puts the feedback buttons, if any, on the last message of a stored one.
 
-    def __init__(self, surface: ReplySurface, unlinked: Unlinked, buttons: discord.ui.View | None) -> None:
+    Each create carries the nonce of its place in the reply (`key`: the reply's idempotency key).
+    After a create that may have been delivered, it creates nothing more: sending the piece again
+    could show it twice, and sending the next would show the reply out of order.
+    """
+
+    def __init__(
+        self, surface: ReplySurface, unlinked: Unlinked, buttons: discord.ui.View | None, *, key: str
+    ) -> None:
         self.surface = surface
         self.unlinked = unlinked
         self.buttons = buttons
+        self.key = key
         self.posted: list[str] = []
+        self.created = 0
+        self.maybe_shown: MaybeShown | None = None
 
     async def send(self, text: str) -> str:
-        message_id = await self.surface.send(text)
+        if self.maybe_shown is not None:
+            raise MaybeShown(f"not created again after a create that may have arrived ({self.maybe_shown})")
+        try:
+            message_id = await self.surface.send(text, nonce=nonce_for(self.key, self.created))
+        except MaybeShown as exc:
+            self.maybe_shown = exc
+            raise
+        self.created += 1
         self.unlinked.shown(message_id)
         self.posted.append(message_id)
         return message_id
@@ -63,7 +81,8 @@ async def deliver(
     The finished reply is linked to those messages so that reactions on any of them count, even
     reactions that arrived while it was being written.
     """
-    reply = DiscordReply(surface, unlinked, buttons)
+    key = message.idempotency_key or f"{message.chat_id}@{message.sent_at.isoformat()}"
+    reply = DiscordReply(surface, unlinked, buttons, key=key)
     link = LinkTo(conversation, PLATFORM, message.chat_id, message.user_id)
     try:
         delivered = await deliver_reply(

@@ -44,7 +44,7 @@ async def chat(interaction: Interaction, message: str) -> None:
         await deliver(
             services.conversation,
             user_message,
-            InteractionSurface(interaction),
+            InteractionSurface(interaction, timeout_s=kindred.options.request_timeout_s),
             interval_s=kindred.options.edit_interval_s,
             unlinked=kindred.unlinked,
             buttons=buttons,

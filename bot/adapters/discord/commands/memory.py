@@ -118,24 +118,26 @@ async def correct(interaction: Interaction, memory: str, text: str) -> None:
 
 
 async def export(interaction: Interaction) -> None:
+    """The file fills the deferred answer: an edit, which discord.py may repeat without showing it
+    twice (a follow-up would be a new message each time)."""
     await interaction.response.defer(ephemeral=True, thinking=True)
     controls = kindred_of(interaction.client).services.controls
     try:
         data = await controls.export_jsonl(user_key(interaction.user.id), chat_id=chat_of(interaction))
     except InvalidInput as too_big:
-        await interaction.followup.send(str(too_big), ephemeral=True)
+        await interaction.edit_original_response(content=str(too_big))
         return
     if not data:
-        await interaction.followup.send(NOTHING_TO_EXPORT, ephemeral=True)
+        await interaction.edit_original_response(content=NOTHING_TO_EXPORT)
         return
     name = EXPORT_NAME
     if len(data) > interaction.filesize_limit:
         data, name = gzip.compress(data), EXPORT_NAME + ".gz"
     if len(data) > interaction.filesize_limit:
-        await interaction.followup.send(TOO_BIG, ephemeral=True)
+        await interaction.edit_original_response(content=TOO_BIG)
         return
     file = discord.File(io.BytesIO(data), filename=name)
-    await interaction.followup.send("Everything I keep about you:", file=file, ephemeral=True)
+    await interaction.edit_original_response(content="Everything I keep about you:", attachments=[file])
 
 
 MEMORY = Feature(
