@@ -18,12 +18,8 @@ SDKS = frozenset(
 )
 INTERNAL = frozenset({"discord.http", "discord.state", "discord.gateway"})
 # (module, what it imports) → the pinned version, and the test of that exact behaviour.
-ALLOWED: dict[tuple[str, str], str] = {
-    # Being removed by the Discord part of [steady].
-    ("bot/adapters/discord/messenger.py", "discord.http"): (
-        "discord.py==2.7.1; tests/adapters/discord/test_proactive_messenger.py"
-    ),
-}
+# None today: the Discord messenger left discord.http for discord.py's public Client.
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def is_private(module: str) -> bool:
