@@ -65,7 +65,8 @@ class ResendButton(discord.ui.DynamicItem[Button], template=rf"{RESEND_PREFIX}(?
         await shown(interaction.response.send_message(SENT_AGAIN, ephemeral=True))
         channel = interaction.client.get_partial_messageable(channel_id, guild_id=interaction.guild_id)
         timeout_s = kindred.options.request_timeout_s
-        key, sent = f"{chat_id}:{self.doubt.resend_data}", list[str]()
+        key = f"{chat_id}:{self.doubt.resend_data}"  # the nonces of its copy's messages
+        sent: list[str] = []
         try:
             for number, piece in enumerate(split_text(text, MESSAGE_LIMIT)):
                 async with discord_call(timeout_s):
