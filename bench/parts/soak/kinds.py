@@ -6,15 +6,18 @@ from __future__ import annotations
 import re
 
 from bench.parts.telegram.fixtures import REPLY_WORDS
+from bot.core.chat.doubts import DOUBT_NOTICE
 from bot.core.memory.controls import PRIVACY
 from bot.core.miniapps.build import STEPS
 
 REPLY_TEXT = " ".join(f"w{n}" for n in range(REPLY_WORDS))  # the load fixture's every reply
-REPLY, APP, REMINDER_OK, RING, PRIVACY_KIND, REMINDERS, MEMORIES, SETTING, ERROR, STEP = (
+REPLY, APP, REMINDER_OK, RING, PRIVACY_KIND, REMINDERS, MEMORIES, SETTING, ERROR, STEP, DOUBT = (
     "reply", "app", "reminder_ok", "ring", "privacy", "reminders", "memories", "setting", "error", "app_step",
+    "doubt",
 )  # fmt: skip
-# Not answers: a failure notice, or an app build's progress that never became its link.
-NOT_ANSWERS = frozenset({RING, ERROR, STEP})
+# Not answers: a failure notice, an app build's progress that never became its link, or the notice
+# that the last reply may not have arrived (core/chat/doubts.py), which comes before an answer.
+NOT_ANSWERS = frozenset({RING, ERROR, STEP, DOUBT})
 # The notices a failure shows in place of an answer (delivery.SORRY, the app build's, the store's).
 _FAILURE_WORDS = ("went wrong", "right now", "try again", "couldn't", "can't start", "unavailable")
 
@@ -44,6 +47,8 @@ def kind_of(text: str | None) -> str:
         return APP
     if text in STEPS.values():
         return STEP
+    if text.startswith(DOUBT_NOTICE):
+        return DOUBT
     if text.startswith("Reminder: "):
         return RING
     if text.startswith("Okay: ") and "I'll remind you" in text:

@@ -1,7 +1,9 @@
 """The simulated people of bench/soak.py. Each writes, waits for the answer (or gives up after a
 while, as a person would), thinks, and does something else, until the soak's end: chats mostly,
 reactions and 👍/👎 presses on the bot's replies, commands, an app build now and then, and a few
-reminders. Each keeps a log of what it did and what it expects back, for the checks."""
+reminders. Each keeps a log of what it did and what it expects back, for the checks. A person told
+that a reply may not have arrived (core/chat/doubts.py) presses "send it again" when one of theirs
+is indeed missing, and only then."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 
 from bench.parts.soak.kinds import (
     APP,
+    DOUBT,
     MEMORIES,
     PRIVACY_KIND,
     REMINDER_OK,
@@ -20,11 +23,15 @@ from bench.parts.soak.kinds import (
     REPLY,
     SETTING,
     kind_of,
+    reply_tag,
 )
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP
 from tests.support.telegram_api import FakeTelegramBotApi
 
 ANSWER_WAIT_S = 90.0
+# A chat reply is quick: a person who hears nothing for this long writes again (and so sees the
+# notice that a reply may not have arrived, if it did not).
+REPLY_WAIT_S = 30.0
 POLL_S = 0.25
 COMMANDS = {"/memories": MEMORIES, "/privacy": PRIVACY_KIND, "/reminders": REMINDERS}
 # What a person does next, and how often (the rest of 1.0 is chat).
@@ -45,12 +52,17 @@ class Person:
     chat_sent: list[float] = field(default_factory=list)  # when each chat message was queued
     tags: list[str] = field(default_factory=list)  # each chat message's tag, in the order sent
     timeouts: int = 0
+    resends: int = 0  # "send it again" presses
+    # Tags of the person's messages still without a reply when they last wrote: what a notice that
+    # a reply may not have arrived can be about.
+    unanswered: set[str] = field(default_factory=set)
     builds: int = 0
     # Past this moment (the load's end) nobody waits for an answer any more: the drain does.
     patience_until: float = float("inf")
     remind_in: str = "1 minute"
     _reacted: set[int] = field(default_factory=set)
     _pressed: set[int] = field(default_factory=set)
+    _notices_seen: set[int] = field(default_factory=set)  # pressed, or there before they last wrote
 
 
 def owe(person: Person, kind: str) -> None:
@@ -64,11 +76,14 @@ def bot_kinds(api: FakeTelegramBotApi, user: int) -> list[tuple[int, str]]:
 
 
 async def wait_for(api: FakeTelegramBotApi, person: Person, kind: str) -> bool:
-    """Until the chat holds as many messages of `kind` as the person is owed."""
-    deadline = min(time.monotonic() + ANSWER_WAIT_S, person.patience_until)
+    """Until the chat holds as many messages of `kind` as the person is owed; a notice that a reply
+    may not have arrived, meanwhile, is answered with its button when one is indeed missing."""
+    patience = REPLY_WAIT_S if kind == REPLY else ANSWER_WAIT_S
+    deadline = min(time.monotonic() + patience, person.patience_until)
     while True:
         if sum(1 for _, k in bot_kinds(api, person.user) if k == kind) >= person.expected[kind]:
             return True
+        ask_again(api, person)
         if time.monotonic() >= deadline:
             break
         await asyncio.sleep(POLL_S)
@@ -80,8 +95,34 @@ def replies(api: FakeTelegramBotApi, person: Person) -> list[int]:
     return [message_id for message_id, kind in bot_kinds(api, person.user) if kind == REPLY]
 
 
+def ask_again(api: FakeTelegramBotApi, person: Person) -> bool:
+    """Presses the "send it again" of a notice that came since the person last wrote, when a reply
+    they were waiting for then has still not come; a person who has every reply leaves it alone."""
+    missing = person.unanswered - shown_tags(api, person)
+    if not missing:
+        return False
+    for message in api.bot_messages(person.user):
+        message_id = int(message.data["message_id"])
+        buttons = (message.reply_markup or {}).get("inline_keyboard") or [[{}]]
+        data = buttons[0][0].get("callback_data")
+        if kind_of(message.text) == DOUBT and data and message_id not in person._notices_seen:
+            person._notices_seen.add(message_id)
+            person.resends += 1
+            api.callback(person.user, message_id, person.user, str(data))
+            return True
+    return False
+
+
+def shown_tags(api: FakeTelegramBotApi, person: Person) -> set[str]:
+    return {tag for m in api.bot_messages(person.user) if (tag := reply_tag(m.text)) is not None}
+
+
 def say(api: FakeTelegramBotApi, person: Person, text: str) -> None:
     """A chat message, tagged so that its reply can be told apart (bench/parts/soak/bot.py)."""
+    person.unanswered = set(person.tags) - shown_tags(api, person)
+    person._notices_seen |= {
+        int(m.data["message_id"]) for m in api.bot_messages(person.user) if kind_of(m.text) == DOUBT
+    }
     tag = f"[r{len(person.tags)}]"
     person.tags.append(tag)
     owe(person, REPLY)
