@@ -32,10 +32,12 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # Two test processes: about what two cores give. KINDRED_TEST_WORKERS=0 runs them in this one.
-# A module's tests stay in one process, so that its module-scoped servers and models start once.
+# A module's tests stay in one process, so that its module-scoped servers and models start once;
+# modules go out in collection order, the costliest first (tests/support/cost.py), not xdist's
+# default of the most tests first, which left the longest single-test modules for the end.
 KINDRED_TEST_WORKERS ?= 2
 PYTEST_ARGS ?=
-PYTEST := $(BIN)/python -m pytest -q -n $(KINDRED_TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+PYTEST := $(BIN)/python -m pytest -q -n $(KINDRED_TEST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
 
 # Every check: ruff, then mypy while the whole suite runs (mypy is one process; the tests wait on
 # sockets and processes often enough to leave it room). Both always run; either failing fails.

@@ -26,7 +26,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
-from tests.support.cost import mark_by_cost
+from tests.support.cost import heavy_first, mark_by_cost
 from tests.support.pg import pg_dsn, pg_server  # noqa: F401
 from tests.support.places import place  # noqa: F401
 from tests.support.replica_fixtures import replica_api, start_replica  # noqa: F401
@@ -58,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_by_cost(items)
+    heavy_first(items)
 
 
 # Where the `store` fixture keeps its file, for a test that opens it a second way.

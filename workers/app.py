@@ -7,11 +7,14 @@
 
 `kindred worker`, `kindred beat` and `kindred flower` run these with Kindred's settings and checks.
 Configuration (broker, JSON only, late acks, routes, visibility timeout) is
-`bot/jobs/celery_config.py`, shared with the side that submits jobs.
+`bot/jobs/celery_config.py`, shared with the side that submits jobs. Each worker process keeps one
+event loop and one store for all its tasks (workers/process.py, bot/wiring/job_store.py), and never
+migrates: `kindred migrate` does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -19,19 +22,32 @@ from celery import Celery
 
 from bot.core.errors import ConfigError
 from bot.core.jobs import JobRegistry
-from bot.jobs.celery_runner import make_app
+from bot.jobs.celery_runner import DeliveryLedger, make_app
+from bot.wiring.job_store import StoreAccess, WorkerStore
 from bot.wiring.jobs import job_registry
 from bot.wiring.schedule import schedule_entries
 from bot.wiring.settings import Settings, load_settings
+from workers.process import WorkerProcess
 from workers.schedule import beat_schedule
-from workers.tasks import kindred_task
+from workers.tasks import TaskPolicy, kindred_task
 
 
-def build_app(settings: Settings, registry: JobRegistry) -> Celery:
-    """The worker app: Kindred's Celery configuration, every job as a task, beat's schedule."""
+def worker_app(settings: Settings, registry_of: Callable[[StoreAccess], JobRegistry]) -> Celery:
+    """The worker app whose jobs share each worker process's one store: `registry_of` is given
+    the access to it and returns the jobs (Kindred's, or a test's or a benchmark's)."""
+    store = WorkerStore(settings)
+    return build_app(settings, registry_of(store.use), WorkerProcess(store.close))
+
+
+def build_app(settings: Settings, registry: JobRegistry, process: WorkerProcess | None = None) -> Celery:
+    """The worker app: Kindred's Celery configuration, every job as a task, beat's schedule.
+    `process`: what each worker process holds (its loop; through `worker_app`, its store)."""
     workers = settings.workers
     if not workers.redis_url:
         raise ConfigError("invalid configuration: REDIS_URL: workers need it (redis://HOST:6379/0)")
+    process = process or WorkerProcess()
+    process.connect()
+    policy = TaskPolicy(process, DeliveryLedger(workers.redis_url), workers.job_max_worker_deaths)
     app = make_app(workers.redis_url, registry, workers.visibility_timeout_s)
     app.conf.update(
         timezone="UTC",
@@ -46,7 +62,7 @@ def build_app(settings: Settings, registry: JobRegistry) -> Celery:
         beat_schedule_filename=str(settings.data_dir / "celerybeat-schedule"),
     )
     for job in registry:
-        kindred_task(app, job.spec)(job.run)
+        kindred_task(app, job.spec, policy)(job.run)
     return app
 
 
@@ -58,7 +74,7 @@ RESULT_RETRIES = 36
 def get_app() -> Celery:
     """The process's one app, built on first use from the environment (and `.env`)."""
     settings = load_settings()
-    return build_app(settings, job_registry(settings))
+    return worker_app(settings, lambda stores: job_registry(settings, stores=stores))
 
 
 def __getattr__(name: str) -> Any:

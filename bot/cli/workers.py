@@ -43,6 +43,10 @@ def add_commands(commands: Any) -> None:
         "--concurrency", type=int, help="threads (gpu: default the batch size) or processes (prefork)"
     )
     commands.add_parser("beat", help="run the one Celery beat (needs REDIS_URL)")
+    requeue = commands.add_parser(
+        "requeue", help="run a failed job again under its id (one given up after its worker died)"
+    )
+    requeue.add_argument("job_id", help="the job's id, as Flower and the worker's log show it")
     flower = commands.add_parser("flower", help="run Flower, Celery's dashboard, with basic auth")
     flower.add_argument("--port", type=int, help="default KINDRED_FLOWER_PORT (5555)")
 
@@ -130,4 +134,12 @@ def _forward(child: asyncio.subprocess.Process, sig: int) -> None:
         child.send_signal(sig)
 
 
-HANDLERS = {"worker": run_worker, "beat": run_beat, "flower": run_flower}
+async def requeue(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.wiring.jobs import requeue_job
+
+    name = await requeue_job(settings, args.job_id)
+    print(f"kindred: {name} ({args.job_id}) queued again")
+    return 0
+
+
+HANDLERS = {"worker": run_worker, "beat": run_beat, "flower": run_flower, "requeue": requeue}

@@ -2,6 +2,11 @@
 
 Redis errors are mapped once, here: unreachable → QueueUnavailable ("busy, try again shortly"),
 so an adapter can answer the person and keep nothing it could not queue.
+
+`DeliveryLedger` bounds redelivery: a job is acked late (after it ran), so a worker killed while
+running it leaves it to be delivered again, and a job that kills every worker it meets (out of
+memory) would be delivered forever. The ledger counts, in Redis, the starts of each job that never
+finished; past its limit the worker refuses the job and records it failed, until `requeue`.
 """
 
 from __future__ import annotations
@@ -12,11 +17,11 @@ from typing import Any
 
 import redis
 from celery import Celery
-from celery.states import READY_STATES, SUCCESS
+from celery.states import FAILURE, READY_STATES, SUCCESS
 from kombu.exceptions import OperationalError
 
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable
-from bot.core.jobs import QUEUES, JobId, JobPayload, JobRegistry, check_payload
+from bot.core.jobs import QUEUES, JobId, JobPayload, JobRegistry, check_payload, queue_for
 from bot.jobs.celery_config import CONNECT_TIMEOUT_S, celery_config, visibility_timeout_s
 
 log = logging.getLogger(__name__)
@@ -112,8 +117,60 @@ class CeleryJobs:
         per = len(_PRIORITY_SUFFIXES)
         return {queue: sum(lengths[i * per : (i + 1) * per]) for i, queue in enumerate(QUEUES)}
 
+    def requeue(self, job_id: str) -> str:
+        """Send a failed job again under its own id (a night's run key stays), its deaths forgotten.
+        Returns the job's name. JobError when the result backend holds no failed job of that id."""
+        meta = self._app.backend.get_task_meta(job_id)
+        name, args = meta.get("name"), meta.get("args")
+        if meta.get("status") != FAILURE or not isinstance(name, str) or not isinstance(args, list | tuple):
+            raise JobError(f"no failed job {job_id} is recorded (a job's record expires after a day)")
+        DeliveryLedger(self._app.conf.broker_url).forget(job_id)
+        self._app.AsyncResult(job_id).forget()  # its FAILURE must not read as the new run's end
+        self._app.send_task(name, args=tuple(args), task_id=job_id, queue=queue_for(name), retry=False)
+        return name
+
     async def close(self) -> None:
         self._app.close()
+
+
+class DeliveryLedger:
+    """Per job id, how many times a worker started it without finishing: each such start is a
+    worker that died while running it. Kept a week, long past any redelivery."""
+
+    KEY = "kindred:job:unfinished:{}"
+    TTL_S = 7 * 24 * 3600
+
+    def __init__(self, redis_url: str) -> None:
+        self._url = redis_url
+        self._client: redis.Redis | None = None
+
+    def _redis(self) -> redis.Redis:
+        # Made on first use, in the process that uses it: never inherited across a fork.
+        if self._client is None:
+            self._client = redis.Redis.from_url(self._url, socket_connect_timeout=CONNECT_TIMEOUT_S)
+        return self._client
+
+    def start(self, job_id: str) -> int:
+        """Count this start; returns how many earlier starts never finished (0: none died).
+        Redis away: 0, and the job runs; bookkeeping is no reason to hold work back."""
+        key = self.KEY.format(job_id)
+        try:
+            with self._redis().pipeline() as pipe:
+                pipe.incr(key)
+                pipe.expire(key, self.TTL_S)
+                started, _ = pipe.execute()
+        except _UNREACHABLE as exc:
+            log.warning("job %s: its deliveries are not counted: Redis unreachable (%s)", job_id, exc)
+            return 0
+        return int(started) - 1
+
+    def forget(self, job_id: str) -> None:
+        """The job's starts are no deaths: it ended in its worker (done, failed or to be retried),
+        or an admin sends it again."""
+        try:
+            self._redis().delete(self.KEY.format(job_id))
+        except _UNREACHABLE as exc:
+            log.warning("job %s: its deliveries stay counted: Redis unreachable (%s)", job_id, exc)
 
 
 def _unreachable(exc: BaseException) -> bool:

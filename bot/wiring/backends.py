@@ -36,6 +36,11 @@ CONFIRM_TIMEOUT_S = 3.0
 
 async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
     """The configured store, migrated to the current schema unless `migrate` is False."""
+    return await open_concrete_store(settings, migrate=migrate)
+
+
+async def open_concrete_store(settings: Settings, *, migrate: bool) -> SqliteStore | PostgresStore:
+    """The configured store as its own class: with what the Protocol leaves out (its migrations)."""
     if settings.store.backend == "postgres":
         from bot.store.postgres.store import PostgresStore
 
@@ -49,6 +54,15 @@ async def open_store(settings: Settings, *, migrate: bool = True) -> Store:
         dim=vector_dim(settings),
         migrate=migrate,
     )
+
+
+async def missing_migrations(store: SqliteStore | PostgresStore) -> list[int]:
+    """The versions this Kindred ships that `store` has not applied yet (`kindred migrate` applies them)."""
+    from bot.store import migrations
+
+    applied = set(await store.applied_versions())
+    dialect: migrations.Dialect = "postgres" if store.backend == "postgres" else "sqlite"
+    return [step.version for step in migrations.pending(dialect, applied)]
 
 
 def vector_dim(settings: Settings) -> int:
@@ -86,16 +100,7 @@ async def check_embedder(store: Store, embedder: Embedder) -> None:
 
 async def migrate_store(settings: Settings) -> tuple[str, list[int], list[int]]:
     """Apply pending migrations. Returns the backend, the versions applied now, and all applied."""
-    store: SqliteStore | PostgresStore
-    if settings.store.backend == "postgres":
-        from bot.store.postgres.store import PostgresStore
-
-        assert settings.store.database_url is not None
-        store = await PostgresStore.open(settings.store.database_url, migrate=False)
-    else:
-        from bot.store.sqlite.store import SqliteStore
-
-        store = await SqliteStore.open(settings.sqlite_path, migrate=False)
+    store = await open_concrete_store(settings, migrate=False)
     try:
         applied = await store.migrate()
         return store.backend, applied, await store.applied_versions()

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,7 +22,7 @@ from bot.core.learning.reward_model import RewardModelPolicy
 from bot.core.learning.rm_screen import Probe
 from bot.core.learning.trial import Learner, RerankParts, TrialPolicy
 from bot.core.memory.ports import Embedder
-from bot.core.store import Store
+from bot.wiring.job_store import StoreAccess
 from bot.wiring.memory_jobs import reward_weights
 from bot.wiring.settings import Settings
 from bot.wiring.settings.training import TrainingSettings
@@ -69,9 +69,7 @@ def probes() -> list[Probe]:
     ]
 
 
-def rerank_parts(
-    embedder: Embedder, scorer: AdapterScorer | None, adapters_dir: Path
-) -> RerankParts:
+def rerank_parts(embedder: Embedder, scorer: AdapterScorer | None, adapters_dir: Path) -> RerankParts:
     """`scorer`: the local one where this deployment has it (log-probabilities of the probes'
     answers), else None: the pre-screen falls back to its sign test."""
 
@@ -89,9 +87,7 @@ def rerank_parts(
     return RerankParts(embedder, probes(), odds, one_blas_thread)
 
 
-def add_canary_job(
-    registry: JobRegistry, settings: Settings, open_store: Callable[[], Awaitable[Store]]
-) -> None:
+def add_canary_job(registry: JobRegistry, settings: Settings, stores: StoreAccess) -> None:
     weights = reward_weights(settings.memory)
     adapters_dir = settings.adapters_path
 
@@ -99,15 +95,11 @@ def add_canary_job(
     async def canary(payload: JobPayload) -> JobPayload:
         given = payload.get("now")
         now = datetime.fromisoformat(given) if isinstance(given, str) else datetime.now(UTC)
-        store = await open_store()
+        async with stores() as store:
 
-        async def present(version: int) -> bool:
-            record = await store.adapters.get_adapter(version)
-            return record is not None and (adapters_dir / record.path).is_dir()
+            async def present(version: int) -> bool:
+                record = await store.adapters.get_adapter(version)
+                return record is not None and (adapters_dir / record.path).is_dir()
 
-        try:
             done = await advance(store, weights, now, adapter_present=present)
-        finally:
-            await store.close()
         return dict(done.as_json())
-

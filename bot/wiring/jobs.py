@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -9,8 +10,8 @@ from bot.core.errors import ConfigError, JobError, QueueUnavailable
 from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
 from bot.core.loading import LoadOnce
 from bot.core.models import Turn
-from bot.core.store import Store
 from bot.wiring.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
+from bot.wiring.job_store import StoreAccess, per_job
 from bot.wiring.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
 from bot.wiring.miniapp_jobs import add_app_jobs, build_policy
 from bot.wiring.proactive_jobs import add_proactive_jobs
@@ -23,36 +24,35 @@ log = logging.getLogger(__name__)
 MODEL_LOAD_ALLOWANCE_S = 300.0
 
 
-def job_registry(settings: Settings, models: Models | None = None) -> JobRegistry:
+def job_registry(
+    settings: Settings, models: Models | None = None, *, stores: StoreAccess | None = None
+) -> JobRegistry:
     """Every job: store upkeep, memory extraction and upkeep, nightly training, mini-app builds,
     the proactive beat, inference on GPU workers. `models`: the embedder and model this process already
-    loaded (in-process jobs), else loaded on first use."""
+    loaded (in-process jobs), else loaded on first use. `stores`: how a job gets its store (a worker
+    process's one store, bot/wiring/job_store.py); by default each job opens its own."""
     registry = JobRegistry()
     models = models or Models(
         LoadOnce(lambda: load_embedder(settings), what="embedder"),
         LoadOnce(lambda: load_inference(settings), what="extraction model"),
     )
 
-    async def opener() -> Store:
-        return await open_store(settings)
+    stores = stores or per_job(lambda: open_store(settings))
 
     @registry.job("kindred.store.upkeep", soft_s=600, hard_s=900, retries=2, retry_delay_s=30)
     async def store_upkeep(payload: JobPayload) -> JobPayload:
-        store = await opener()
-        try:
+        async with stores() as store:
             return {"backend": store.backend, "done": await store.maintain()}
-        finally:
-            await store.close()
 
     options = MemoryJobOptions.of(settings.memory, settings.inference.generation_timeout_s)
-    add_memory_jobs(registry, options, opener, models)
-    add_training_jobs(registry, settings, opener, models.embedder)
+    add_memory_jobs(registry, options, stores, models)
+    add_training_jobs(registry, settings, stores, models.embedder)
     app_policy = build_policy(
         settings.web, settings.inference.generation_timeout_s, settings.inference.backend
     )
     wants_model = app_policy.spec_pass or app_policy.free_form
-    add_app_jobs(registry, opener, app_policy, models.inference if wants_model else None)
-    add_proactive_jobs(registry, settings, opener, models)
+    add_app_jobs(registry, stores, app_policy, models.inference if wants_model else None)
+    add_proactive_jobs(registry, settings, stores, models)
     registry.add(generate_job(settings))
     return registry
 
@@ -85,6 +85,21 @@ def generate_job(settings: Settings, *, pace_s: float = 0.0) -> Job:
 def load_jobs(settings: Settings, registry: JobRegistry | None = None) -> Jobs:
     """The configured runner (Celery with REDIS_URL, else threads here) over every job."""
     return job_runner(settings, registry or job_registry(settings))
+
+
+async def requeue_job(settings: Settings, job_id: str) -> str:
+    """Run a failed job again under its id (`kindred requeue`): one a worker gave up after it died
+    KINDRED_JOB_MAX_WORKER_DEATHS times, or any other. Returns its name."""
+    from bot.jobs.celery_runner import CeleryJobs
+
+    redis_url = settings.workers.redis_url
+    if not redis_url:
+        raise ConfigError("invalid configuration: REDIS_URL: only jobs on Celery workers are requeued")
+    jobs = CeleryJobs.connect(redis_url, job_registry(settings))
+    try:
+        return await asyncio.to_thread(jobs.requeue, job_id)
+    finally:
+        await jobs.close()
 
 
 def extraction_submitter(jobs: Jobs) -> Callable[[Turn], None]:

@@ -5,15 +5,15 @@
 - `kindred.memory.upkeep` {}: beat's nightly run over everyone: external checks (core/memory/checks.py),
   then consolidation (core/memory/consolidation.py).
 
-Each job opens its own store connection: a job may run on another thread's event loop or in a
-Celery worker, where the conversation's connection does not exist. Models are loaded once per
-process (`Models`), or handed over by `bot.wiring.kindred.build` when jobs run in the same process.
+Each job takes its store through `StoreAccess` (bot/wiring/job_store.py): a job may run on another
+thread's event loop or in a Celery worker, where the conversation's connection does not exist.
+Models are loaded once per process (`Models`), or handed over by `bot.wiring.kindred.build` when
+jobs run in the same process.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -26,7 +26,7 @@ from bot.core.memory.checks import run_checks
 from bot.core.memory.consolidation import ConsolidationPolicy, consolidate
 from bot.core.memory.ports import Embedder
 from bot.core.memory.remember import remember_turn
-from bot.core.store import Store
+from bot.wiring.job_store import StoreAccess
 from bot.wiring.settings import MemorySettings
 
 log = logging.getLogger(__name__)
@@ -78,10 +78,10 @@ class MemoryJobOptions:
 def add_memory_jobs(
     registry: JobRegistry,
     options: MemoryJobOptions,
-    open_store: Callable[[], Awaitable[Store]],
+    stores: StoreAccess,
     models: Models,
 ) -> None:
-    """Register the memory jobs. Each opens its own store through `open_store`."""
+    """Register the memory jobs. Each takes its store through `stores`."""
 
     extract_s = options.extract_s
 
@@ -91,23 +91,19 @@ def add_memory_jobs(
         if not isinstance(user_id, str) or not isinstance(memory_id, int) or isinstance(memory_id, bool):
             raise JobError(f"{EXTRACT_JOB} needs user_id (text) and memory_id (a whole number)")
         inference = models.inference.get() if options.extraction_model else None
-        opened = await open_store()
-        try:
+        async with stores() as store:
             done = await remember_turn(
-                opened, models.embedder.get(), user_id, memory_id, datetime.now(UTC), inference=inference
+                store, models.embedder.get(), user_id, memory_id, datetime.now(UTC), inference=inference
             )
-        finally:
-            await opened.close()
         return done.as_payload()
 
     policy = options.consolidation
 
     @registry.job(UPKEEP_JOB, soft_s=3 * 3600, hard_s=3 * 3600 + 300, retries=1, retry_delay_s=60)
     async def upkeep(payload: JobPayload) -> JobPayload:
-        opened = await open_store()
         totals = {"people": 0, "past": 0, "summaries": 0, "covered": 0, "archived": 0}
         now = datetime.now(UTC)
-        try:
+        async with stores() as opened:
             after: str | None = None
             while people := await opened.curation.people(after, PEOPLE_PAGE):
                 for user_id in people:
@@ -118,7 +114,5 @@ def add_memory_jobs(
                     for key, value in done.as_payload().items():
                         totals[key] += value
                 after = people[-1]
-        finally:
-            await opened.close()
         log.info("memory upkeep: %s", totals)
         return dict(totals)

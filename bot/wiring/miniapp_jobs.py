@@ -1,7 +1,7 @@
 """`kindred.miniapps.build` (the `build` queue; `kindred.apps.build` is its older name): one
 mini-app, built from a person's request.
 
-Payload: {key, owner, chat_id, request}, ids and text only. The job opens its own store, reads the
+Payload: {key, owner, chat_id, request}, ids and text only. The job takes the store, reads the
 person's own statements for the rules (their city, their pet), and runs `core/miniapps/build.py`. A
 build that cannot be made is a result ({"ok": false, "reason": "cannot", "message"}), not an error:
 retrying it would fail the same way, and the person should read why. One refused because the person
@@ -10,7 +10,6 @@ already has builds running is a result too ({"reason": "busy"}): asking again la
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from bot.core.chat.ports import Inference
@@ -19,8 +18,8 @@ from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.loading import LoadOnce
 from bot.core.memory.kinds import NOT_EVIDENCE
 from bot.core.miniapps.build import BUILD_JOB, BUILD_JOB_BEFORE, BuildPolicy, BuildRequest, build_app
-from bot.core.store import Store
 from bot.web.miniapps.render import TemplateRenderer
+from bot.wiring.job_store import StoreAccess
 from bot.wiring.settings import WebSettings
 
 MEMORIES_READ = 100
@@ -42,7 +41,7 @@ def build_policy(web: WebSettings, generation_timeout_s: float, backend: str) ->
 
 def add_app_jobs(
     registry: JobRegistry,
-    open_store: Callable[[], Awaitable[Store]],
+    stores: StoreAccess,
     policy: BuildPolicy,
     inference: LoadOnce[Inference] | None,
 ) -> None:
@@ -55,26 +54,24 @@ def add_app_jobs(
         if not all(isinstance(payload.get(name), str) for name in _FIELDS):
             raise JobError(f"{BUILD_JOB} needs {', '.join(_FIELDS)} (text)")
         request = BuildRequest(payload["key"], payload["owner"], payload["chat_id"], payload["request"])
-        store = await open_store()
         try:
-            memories = await store.memories.list_memories(
-                request.owner, MEMORIES_READ, without_kinds=sorted(NOT_EVIDENCE)
-            )
-            built = await build_app(
-                store.miniapps,
-                renderer,
-                request,
-                [memory.text for memory in memories],
-                datetime.now(UTC),
-                policy=policy,
-                inference=None if inference is None else inference.get(),
-            )
+            async with stores() as store:
+                memories = await store.memories.list_memories(
+                    request.owner, MEMORIES_READ, without_kinds=sorted(NOT_EVIDENCE)
+                )
+                built = await build_app(
+                    store.miniapps,
+                    renderer,
+                    request,
+                    [memory.text for memory in memories],
+                    datetime.now(UTC),
+                    policy=policy,
+                    inference=None if inference is None else inference.get(),
+                )
         except AppBuildBusy as exc:
             return {"ok": False, "reason": "busy", "message": str(exc)}
         except AppBuildError as exc:
             return {"ok": False, "reason": "cannot", "message": str(exc)}
-        finally:
-            await store.close()
         return {**built.as_payload(), "token": built.app.token, "title": built.app.title}
 
     registry.alias(BUILD_JOB_BEFORE, BUILD_JOB)

@@ -1,7 +1,7 @@
 """`kindred.proactive.beat` (the `default` queue): one beat of the proactive check-ins.
 
 Beat sends it every few minutes (KINDRED_PROACTIVE_CRON); without a broker, `kindred run` runs it
-in-process. Payload: {} or {"now": ISO time} (a test's simulated clock). The job opens its own
+in-process. Payload: {} or {"now": ISO time} (a test's simulated clock). The job takes the
 store and the messengers of the configured platforms (python-telegram-bot's `Bot`, discord.py's
 HTTP client), which connect only when there is something to send. The embedder, needed to store a
 sent message as a turn, is loaded by the first message; no language model is used at all.
@@ -9,14 +9,14 @@ sent message as a turn, is loaded by the first message; no language model is use
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from bot.core.chat.ports import Messenger
 from bot.core.errors import JobError
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.proactive.beat import ProactiveBeat
-from bot.core.store import Store
+from bot.wiring.job_store import StoreAccess
 from bot.wiring.memory_jobs import Models
 from bot.wiring.settings import Settings
 
@@ -73,7 +73,7 @@ def beat_time(payload: JobPayload) -> datetime:
 def add_proactive_jobs(
     registry: JobRegistry,
     settings: Settings,
-    open_store: Callable[[], Awaitable[Store]],
+    stores: StoreAccess,
     models: Models,
     *,
     reach: Callable[[Settings], dict[str, Messenger]] = messengers,
@@ -83,12 +83,11 @@ def add_proactive_jobs(
     @registry.job(BEAT_JOB, soft_s=240, hard_s=300, retries=1, retry_delay_s=30)
     async def beat(payload: JobPayload) -> JobPayload:
         now = beat_time(payload)
-        store = await open_store()
-        found = reach(settings)
-        try:
-            report = await ProactiveBeat(store, found, models.embedder.get).run(now)
-        finally:
-            for messenger in found.values():
-                await messenger.close()
-            await store.close()
+        async with stores() as store:
+            found = reach(settings)
+            try:
+                report = await ProactiveBeat(store, found, models.embedder.get).run(now)
+            finally:
+                for messenger in found.values():
+                    await messenger.close()
         return report.as_payload()

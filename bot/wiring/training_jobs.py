@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,9 +28,9 @@ from bot.core.learning.ports import AdapterScorer, Trainer
 from bot.core.loading import LoadOnce
 from bot.core.memory.ports import Embedder
 from bot.core.models import JSONObject
-from bot.core.store import Store
 from bot.training.options import TrainingOptions
 from bot.wiring.canary_jobs import add_canary_job, rerank_parts, trial_policy
+from bot.wiring.job_store import StoreAccess, per_job
 from bot.wiring.memory_jobs import reward_weights
 from bot.wiring.settings import Settings
 from bot.wiring.settings.training import TrainingSettings
@@ -177,7 +177,7 @@ def run_key(payload: JobPayload) -> str:
 
 def nightly_job(
     settings: Settings,
-    open_store: Callable[[], Awaitable[Store]],
+    stores: StoreAccess,
     models: TrainingModels | None = None,
     *,
     pace_s: float = 0.0,
@@ -192,12 +192,11 @@ def nightly_job(
     built = (models or TrainingModels.of(settings)) if local else None
 
     async def nightly(payload: JobPayload) -> JobPayload:
-        store = await open_store()
         scorer = built.scorer if built is not None else None
         parts = None
         if embedder is not None and policy.trial.trains_reward_model:
             parts = rerank_parts(await asyncio.to_thread(embedder.get), scorer, adapters_dir)
-        try:
+        async with stores() as store:
             result = await run_nightly(
                 store,
                 built.trainer if built is not None else None,
@@ -207,8 +206,6 @@ def nightly_job(
                 adapters_dir=adapters_dir,
                 rerank=parts,
             )
-        finally:
-            await store.close()
         return dict(result)
 
     soft_s = settings.training.time_limit_minutes * 60
@@ -218,11 +215,11 @@ def nightly_job(
 def add_training_jobs(
     registry: JobRegistry,
     settings: Settings,
-    open_store: Callable[[], Awaitable[Store]],
+    stores: StoreAccess,
     embedder: LoadOnce[Embedder] | None = None,
 ) -> None:
-    registry.add(nightly_job(settings, open_store, embedder=embedder))
-    add_canary_job(registry, settings, open_store)
+    registry.add(nightly_job(settings, stores, embedder=embedder))
+    add_canary_job(registry, settings, stores)
 
 
 async def dataset_summary(settings: Settings) -> JSONObject:
@@ -248,9 +245,6 @@ async def train_here(settings: Settings, models: TrainingModels | None = None) -
     """Run the nightly job in this process now (`kindred train now`), under its time limits."""
     from bot.wiring.backends import load_embedder, open_store
 
-    async def opener() -> Store:
-        return await open_store(settings)
-
     embedder = LoadOnce(lambda: load_embedder(settings), what="embedder")
-    job = nightly_job(settings, opener, models, embedder=embedder)
+    job = nightly_job(settings, per_job(lambda: open_store(settings)), models, embedder=embedder)
     return await run_attempt(job, {"run_key": f"cli:{uuid.uuid4().hex[:12]}"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from bot.core.errors import StoreUnavailable
 from bot.core.jobs import JobPayload, JobRegistry
 from bot.core.models import NewTurn
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.backends import open_store
+from bot.wiring.job_store import StoreAccess, per_job
 from bot.wiring.jobs import job_registry
 from bot.wiring.settings import Settings
 from tests.support.fakes import HashEmbedder
@@ -30,14 +33,28 @@ def count_attempt(path: str) -> int:
     return Path(path).read_bytes().count(b"\n")
 
 
-def sample_registry(settings: Settings) -> JobRegistry:
-    """Kindred's own jobs plus the sample ones."""
-    registry = job_registry(settings)
-    add_sample_jobs(registry)
+def sample_registry(settings: Settings, stores: StoreAccess | None = None) -> JobRegistry:
+    """Kindred's own jobs plus the sample ones. `stores`: a worker process's store, else per job."""
+    registry = job_registry(settings, stores=stores)
+    add_sample_jobs(registry, stores or per_job(lambda: open_store(settings)))
     return registry
 
 
-def add_sample_jobs(registry: JobRegistry) -> None:
+def add_sample_jobs(registry: JobRegistry, stores: StoreAccess) -> None:
+    @registry.job("kindred.test.store_user_count", soft_s=10, hard_s=20)
+    async def store_user_count(payload: JobPayload) -> JobPayload:
+        """What every store job does first (take the store), and which process ran it."""
+        async with stores() as store:
+            return {"users": (await store.stats()).users, "pid": os.getpid()}
+
+    @registry.job("kindred.test.kill_worker", soft_s=10, hard_s=20)
+    async def kill_worker(payload: JobPayload) -> JobPayload:
+        """SIGKILL the process running it on its first `kills` attempts, as an out-of-memory kill would."""
+        attempt = count_attempt(payload["counter"])
+        if attempt <= payload["kills"]:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return {"attempts": attempt}
+
     @registry.job("kindred.test.echo", soft_s=10, hard_s=20)
     async def echo(payload: JobPayload) -> JobPayload:
         return payload

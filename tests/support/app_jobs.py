@@ -14,6 +14,7 @@ from bot.core.miniapps.commands import AppCommands
 from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.job_store import per_job
 from bot.wiring.miniapp_jobs import add_app_jobs
 
 APPS_URL = "https://apps.example"
@@ -33,7 +34,7 @@ async def app_commands(
         return await SqliteStore.open(path)
 
     registry = JobRegistry()
-    add_app_jobs(registry, opener, BuildPolicy(), None)
+    add_app_jobs(registry, per_job(opener), BuildPolicy(), None)
     jobs = InProcessJobs(registry, workers=2)
     try:
         yield lambda store: AppCommands(

@@ -40,3 +40,18 @@ def mark_by_cost(items: list[pytest.Item]) -> None:
             item.add_marker(name)
         if found or any(item.get_closest_marker(name) for name in COST_MARKERS):
             item.add_marker(SLOW)
+
+
+# The costliest first: a module's tests stay together on one xdist worker (--dist loadscope), which
+# takes modules in collection order, so a long module collected last leaves the other worker idle
+# while it runs. Heaviest kinds first; within a kind, and for the rest, the order is unchanged.
+FIRST = ("bench", "procs", "model")
+
+
+def heavy_first(items: list[pytest.Item]) -> None:
+    rank: dict[Path, int] = {}
+    for item in items:
+        path = Path(str(item.path))
+        kinds = [FIRST.index(name) for name in FIRST if item.get_closest_marker(name)]
+        rank[path] = min(rank.get(path, len(FIRST)), *kinds, len(FIRST))
+    items.sort(key=lambda item: rank[Path(str(item.path))])  # stable: modules stay whole, in order

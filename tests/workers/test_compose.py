@@ -93,9 +93,10 @@ def test_every_process_is_a_service_with_a_healthcheck(project: Path) -> None:
     services = resolved(project, *GPU)["services"]
     assert set(services) == {
         "postgres", "redis", "bot", "bot-replica", "front", "worker-gpu", "worker-cpu", "worker-train",
-        "beat", "flower",
+        "beat", "flower", "migrate",
     }  # fmt: skip
-    assert all("healthcheck" in service for service in services.values())
+    # `migrate` is a one-shot: it runs `kindred migrate` and exits, and nothing waits on its health.
+    assert all("healthcheck" in service for name, service in services.items() if name != "migrate")
     assert services["postgres"]["image"].startswith("pgvector/pgvector:")
 
 
@@ -173,6 +174,7 @@ NEEDS = {
                    "DISCORD_BOT_TOKEN", DATABASE},
     "worker-gpu": {DATABASE},
     "worker-train": {DATABASE},
+    "migrate": {DATABASE},
     # Replicas serve Telegram's webhook; Discord's gateway stays with `bot`.
     "bot-replica": {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "KINDRED_ADMIN_PASSWORD",
                     "KINDRED_OPENAI_API_KEY", "KINDRED_EMBEDDING_API_KEY", DATABASE},
@@ -235,3 +237,15 @@ def test_the_bot_is_given_the_time_its_graceful_stop_takes(project: Path) -> Non
     grace = resolved(project)["services"]["bot"]["stop_grace_period"]
     match = re.fullmatch(r"(\d+)s", str(grace))
     assert match is not None and int(match.group(1)) > STOP_TIMEOUT_S + 10, grace
+
+
+def test_the_workers_start_after_kindred_migrate_has_run_once(project: Path) -> None:
+    """A worker never migrates; one whose store is behind refuses its jobs. So compose runs
+    `kindred migrate` once, and every worker waits for it to have finished well."""
+    services = resolved(project, *GPU)["services"]
+    migrate = services["migrate"]
+    assert migrate["command"] == ["migrate"] and migrate["restart"] == "no"
+    assert migrate["environment"]["DATABASE_URL"] == services["worker-cpu"]["environment"]["DATABASE_URL"]
+    for name in ("worker-cpu", "worker-gpu", "worker-train"):
+        assert services[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+        assert services[name]["depends_on"]["postgres"] == {"condition": "service_healthy"}

@@ -11,24 +11,23 @@ from typing import Any
 from celery import Celery
 
 from bot.core.jobs import JobRegistry
-from bot.core.store import Store
-from bot.wiring.backends import open_store
+from bot.wiring.job_store import StoreAccess
 from bot.wiring.settings import load_settings
 from bot.wiring.training_jobs import nightly_job
-from workers.app import build_app
+from workers.app import worker_app
 
 
 @cache
 def get_app() -> Celery:
     settings = load_settings(env_file=None)
-
-    async def opener() -> Store:
-        return await open_store(settings)
-
-    registry = JobRegistry()
     pace_s = float(os.environ.get("KINDRED_TEST_TRAIN_PACE_S", "0"))
-    registry.add(nightly_job(settings, opener, pace_s=pace_s))
-    return build_app(settings, registry)
+
+    def registry(stores: StoreAccess) -> JobRegistry:
+        jobs = JobRegistry()
+        jobs.add(nightly_job(settings, stores, pace_s=pace_s))
+        return jobs
+
+    return worker_app(settings, registry)
 
 
 def __getattr__(name: str) -> Any:

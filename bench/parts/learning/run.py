@@ -36,6 +36,7 @@ from bot.core.store import Store
 from bot.inference.engine.threads import limit_torch_threads
 from bot.wiring.backends import load_embedder, load_inference, open_store
 from bot.wiring.canary_jobs import add_canary_job, canary_policy
+from bot.wiring.job_store import per_job
 from bot.wiring.kindred import policy as conversation_policy
 from bot.wiring.settings import Settings, load_settings
 from bot.wiring.training_jobs import TrainingModels, nightly_job
@@ -128,14 +129,14 @@ async def simulate(args: argparse.Namespace, plan: Plan, data_dir: Path) -> dict
 
     shared: LoadOnce[Embedder] = LoadOnce(lambda: embedder, what="embedder")
     registry = JobRegistry()
-    add_canary_job(registry, settings, opener)
+    add_canary_job(registry, settings, per_job(opener))
     meter = Meter(
         store, lockstep, embedder, settings.chat.persona, held_out, samples=plan.eval_samples,
         max_new_tokens=plan.max_new_tokens, taste=taste, seed=args.seed,
     )  # fmt: skip
     sim = Sim(
         args, plan, settings, store, conversation, lockstep, teacher, meter,
-        nightly_job(settings, opener, TrainingModels.of(settings), embedder=shared),
+        nightly_job(settings, per_job(opener), TrainingModels.of(settings), embedder=shared),
         registry.get(CANARY_JOB), lines,
     )  # fmt: skip
     try:

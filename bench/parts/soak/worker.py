@@ -15,14 +15,14 @@ from bot.core.loading import LoadOnce
 from bot.wiring.jobs import job_registry
 from bot.wiring.memory_jobs import Models
 from bot.wiring.settings import load_settings
-from workers.app import build_app
+from workers.app import worker_app
 
 
 @cache
 def get_app() -> Celery:
     settings = load_settings(env_file=None)
     models = Models(LoadOnce(LoadFixtureEmbedder, what="embedder"), LoadOnce(LoadFixtureGenerator))
-    return build_app(settings, job_registry(settings, models))
+    return worker_app(settings, lambda stores: job_registry(settings, models, stores=stores))
 
 
 def __getattr__(name: str) -> Any:

@@ -163,6 +163,9 @@ class WorkerSettings(BaseSettings):
     job_threads: int = Field(default=2, ge=1, le=64)
     # Unset: longer than the longest job's hard limit, so a long job is never delivered twice.
     visibility_timeout_s: float | None = Field(default=None, gt=0)
+    # A job whose worker died this many times while running it (killed: out of memory, say) is
+    # refused at its next delivery and recorded failed; `kindred requeue ID` runs it again.
+    job_max_worker_deaths: int = Field(default=2, ge=1, le=100)
     # Beat's schedule, as 5-field crontabs (minute hour day-of-month month day-of-week), UTC.
     upkeep_cron: str = "17 4 * * *"
     memory_upkeep_cron: str = "41 3 * * *"

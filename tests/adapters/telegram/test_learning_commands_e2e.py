@@ -22,6 +22,7 @@ from bot.core.learning.serving import promote
 from bot.core.memory.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
 from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
+from bot.wiring.job_store import per_job
 from bot.wiring.settings import GeneralSettings, Settings, StoreSettings
 from bot.wiring.training_jobs import nightly_job
 from tests.adapters.telegram.conftest import ANN, running_bot
@@ -45,7 +46,7 @@ async def jobs(tmp_path: Path, place: str) -> AsyncIterator[InProcessJobs]:
         return await open_place(place)
 
     registry = JobRegistry()
-    registry.add(nightly_job(settings, opener))
+    registry.add(nightly_job(settings, per_job(opener)))
     runner = InProcessJobs(registry, workers=1)
     yield runner
     await runner.close()

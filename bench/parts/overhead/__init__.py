@@ -1,0 +1,1 @@
+"""bench/worker_overhead.py's worker app."""
