@@ -15,6 +15,7 @@ and hands back the button's turn id.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,13 @@ from bot.core.store import Store
 
 log = logging.getLogger(__name__)
 
-DOUBT_NOTICE = "My last reply may not have reached you."
+DOUBT_NOTICE = "My last reply may not have reached you"
+# The notice quotes the reply's opening words, so that the person can tell whether it is the one
+# they are missing: whole words, up to about this many characters, on one line.
+QUOTE_CHARS = 60
+# Markup that Discord would render (Telegram's sends carry no parse mode): a quote cut short must
+# not open a code block or a spoiler in the notice.
+_MARKUP = re.compile(r"[*_`~|>\\]")
 RESEND_LABEL = "Send it again"
 # A button's data: the prefix, then the turn id; both platforms' button data fit it (64 bytes, 100).
 RESEND_PREFIX = "resend:"
@@ -36,12 +43,24 @@ class Doubtful:
     for the reply `turn_id` again (its data: `resend_data`)."""
 
     turn_id: int
-    text: str = DOUBT_NOTICE
+    text: str = f"{DOUBT_NOTICE}."
     button: str = RESEND_LABEL
 
     @property
     def resend_data(self) -> str:
         return f"{RESEND_PREFIX}{self.turn_id}"
+
+
+def doubt_notice(reply: str) -> str:
+    """The notice for `reply`: `My last reply may not have reached you: “I'm glad the walk …”`,
+    the reply's opening words as plain text on one line."""
+    quoted = ""
+    for word in _MARKUP.sub("", reply).split():
+        if len(quoted) + 1 + len(word) > QUOTE_CHARS:
+            quoted = f"{quoted or word[:QUOTE_CHARS]} …"
+            break
+        quoted = f"{quoted} {word}" if quoted else word
+    return f"{DOUBT_NOTICE}: “{quoted}”" if quoted else f"{DOUBT_NOTICE}."
 
 
 def resend_turn(data: str) -> int | None:
@@ -97,7 +116,7 @@ class DeliveryDoubts:
         except StoreUnavailable as exc:
             log.warning("replies of unknown delivery could not be read: %s", exc)
             return None
-        return Doubtful(last.turn_id) if told else None
+        return Doubtful(last.turn_id, doubt_notice(last.text)) if told else None
 
     async def resend(self, platform: str, chat_id: str, turn_id: int, user_id: str) -> str | None:
         """The reply's text to send again, to the first press of its button by its own person;

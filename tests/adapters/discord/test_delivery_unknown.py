@@ -19,7 +19,6 @@ import pytest
 
 from bot.adapters.discord.resend import NOTHING_TO_SEND, SENT_AGAIN
 from bot.cli.main import main
-from bot.core.chat.doubts import DOUBT_NOTICE
 from bot.core.models import DeliveryDoubt
 from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services
@@ -30,6 +29,8 @@ from tests.support.discord_rest import Shown
 from tests.support.waiting import wait_until
 
 ANN_DM = dm_channel_id(ANN)
+# The notice quotes the reply it means.
+NOTICE = f"My last reply may not have reached you: “{REPLY}”"
 # Past the client's patience (request_timeout_s below): the create may have been delivered.
 HANG_S, PATIENCE_S = 2.0, 0.5
 
@@ -131,7 +132,7 @@ async def test_a_reply_that_never_arrived_is_told_once_and_its_button_sends_it_o
         assert texts(fake, ANN_DM) == []
         await fake.dm(ANN, "are you there?")
         await wait_until(lambda: len(texts(fake, ANN_DM)) == 2, what="the notice and the answer")
-        assert texts(fake, ANN_DM) == [DOUBT_NOTICE, REPLY]
+        assert texts(fake, ANN_DM) == [NOTICE, REPLY]
         notice = in_channel(fake, ANN_DM)[0]
         assert resend_id(notice) == f"resend:{doubt.turn_id}"
         presses = [await fake.press(ANN, notice, resend_id(notice)) for _ in range(2)]
@@ -142,11 +143,11 @@ async def test_a_reply_that_never_arrived_is_told_once_and_its_button_sends_it_o
         await wait_until(lambda: len(answered()) == 2, what="both presses answered")
         assert sorted(answered()) == sorted([SENT_AGAIN, NOTHING_TO_SEND])
         await wait_until(lambda: len(texts(fake, ANN_DM)) == 3, what="the reply sent again")
-        assert await settled(lambda: texts(fake, ANN_DM) == [DOUBT_NOTICE, REPLY, REPLY])
+        assert await settled(lambda: texts(fake, ANN_DM) == [NOTICE, REPLY, REPLY])
         # Told once: the next message gets its answer only.
         await fake.dm(ANN, "thanks")
         await wait_until(lambda: len(texts(fake, ANN_DM)) == 4, what="the next answer")
-        assert texts(fake, ANN_DM).count(DOUBT_NOTICE) == 1
+        assert texts(fake, ANN_DM).count(NOTICE) == 1
         # A reaction on the copy sent again reaches the turn.
         await fake.react(ANN, in_channel(fake, ANN_DM)[2], "❤️")
         await wait_until(lambda: len(feedback()) == 1, what="the reaction on the copy")
@@ -160,12 +161,12 @@ async def test_someone_else_cannot_ask_for_a_persons_reply_again(
         await fake.say_in_server(ANN, "still there?", mention=True)
         await wait_until(lambda: len(texts(fake, p.GUILD_CHANNEL_ID)) == 2, what="the notice and the answer")
         notice = in_channel(fake, p.GUILD_CHANNEL_ID)[0]
-        assert notice.content == DOUBT_NOTICE
+        assert notice.content == NOTICE
         refused = await fake.press(BEN, notice, resend_id(notice), where="server")
         await wait_until(lambda: len(fake.answers(refused)) == 1, what="the refusal")
         [answer] = fake.answers(refused)
         assert (answer.content, answer.ephemeral) == (NOTHING_TO_SEND, True)
-        assert await settled(lambda: texts(fake, p.GUILD_CHANNEL_ID) == [DOUBT_NOTICE, REPLY])
+        assert await settled(lambda: texts(fake, p.GUILD_CHANNEL_ID) == [NOTICE, REPLY])
         # The refusal spent nothing: the reply's own person still gets it, once.
         await fake.press(ANN, notice, resend_id(notice), where="server")
-        await wait_until(lambda: texts(fake, p.GUILD_CHANNEL_ID) == [DOUBT_NOTICE, REPLY, REPLY])
+        await wait_until(lambda: texts(fake, p.GUILD_CHANNEL_ID) == [NOTICE, REPLY, REPLY])
