@@ -191,7 +191,7 @@ async def under_load(
     alive = {p.name: p.pid is not None for p in (system.worker, system.beat, *system.bots)}
     if args.logs is not None:
         dump_chats(api, everyone, started, args.logs / "chats.json")
-    stored, doubts = await checks.stored(dsn, everyone), await unknown.doubts(dsn)
+    stored, doubts = await checks.stored(api, dsn, everyone), await unknown.doubts(dsn)
     result = report(args, api, pusher, everyone, fault_results, stored, doubts,
                     load_s, drained_s, rss, alive, started)  # fmt: skip
     # Parts that exited on their own and were started again, as the deployment's restart policy does.
@@ -245,6 +245,10 @@ def report(
         api, people, started, [(f["at_s"], f["at_s"] + f["took_s"] + SETTLE_S) for f in faults]
     )
     messages = sum(len(p.sequence) for p in people)
+    delivery_unknown = unknown.report(
+        api, doubts, resends=sum(p.resends for p in people),
+        answers=answers["command_answers_unknown_not_shown"], reactions=stored["reactions_unlinked"],
+    )  # fmt: skip
     return {
         "benchmark": "soak",
         "date": now_iso(),
@@ -252,8 +256,9 @@ def report(
         "replicas": args.replicas,
         "lost": lost,
         "duplicated": duplicated,
-        # Sends of unknown delivery that nobody confirmed: shown or not, the bot cannot tell.
-        "unknown": doubts.unconfirmed,
+        # Sends of unknown delivery that nobody confirmed (shown or not, the bot cannot tell), command
+        # answers that never showed after such a send, and reactions that could not be linked.
+        "unknown": delivery_unknown["unknown"],
         "chats_out_of_order": order["chats_out_of_order"],
         "faults": faults,
         "all_recovered": all(f["recovered"] for f in faults),
@@ -276,7 +281,7 @@ def report(
             "app_links": links,
             "webhook": accepted,
             "store": stored,
-            "delivery_unknown": unknown.report(api, doubts, resends=sum(p.resends for p in people)),
+            "delivery_unknown": delivery_unknown,
         },
         "processes_alive_at_end": alive,
         "settings": {

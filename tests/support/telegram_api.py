@@ -69,6 +69,9 @@ class Call:
     params: JSON
     at: float
     failed: str | None = None  # the injected kind, or the description of the error answered
+    # The message a send stored, kept even when its answer then failed (`*_after`): the id the bot
+    # never learned, which a person can still react to.
+    message_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -228,6 +231,8 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
                 raise ApiError(404, "Not Found")
             after = await self._injected_failure(call)
             result = await self._handlers[method](params)
+            if isinstance(result, dict) and isinstance(result.get("message_id"), int):
+                call.message_id = result["message_id"]
             if after is not None:
                 await self._fail_after_delivery(call, after)
             for listener in self.listeners:

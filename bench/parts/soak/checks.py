@@ -18,9 +18,20 @@ from typing import Any
 
 import psycopg
 
-from bench.parts.soak.kinds import APP, ERROR, NOT_ANSWERS, REPLY, RING, STEP, has_notice, kind_of, reply_tag
+from bench.parts.soak.kinds import (
+    APP,
+    COMMAND_ANSWERS,
+    ERROR,
+    NOT_ANSWERS,
+    REPLY,
+    RING,
+    STEP,
+    has_notice,
+    kind_of,
+    reply_tag,
+)
 from bench.parts.soak.people import Person
-from bench.parts.soak.unknown import UNCONFIRMED, Doubts
+from bench.parts.soak.unknown import UNCONFIRMED, Doubts, failed_sends, never_shown, unlearned
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.telegram_push import WebhookPusher
 
@@ -33,11 +44,12 @@ def answers(api: FakeTelegramBotApi, people: Sequence[Person], doubts: Doubts) -
     by_kind: Counter[str] = Counter()
     failures: list[str] = []
     disorder: list[dict[str, Any]] = []
+    failed = failed_sends(api)
     for person in people:
         shown = texts(api, person.user)
         kinds = [kind_of(text) for text in shown]
         answered = [kind for kind in kinds if kind not in NOT_ANSWERS]
-        by_kind += _tally(person, shown, kinds, doubts)
+        by_kind += _tally(person, shown, kinds, doubts, never_shown(failed.get(person.user, [])))
         notices += sum(1 for text in shown if has_notice(text))
         failures += [
             f"{person.user}: {t[:100]}" for t, k in zip(shown, kinds, strict=True) if k in (ERROR, STEP)
@@ -49,6 +61,7 @@ def answers(api: FakeTelegramBotApi, people: Sequence[Person], doubts: Doubts) -
         "lost": sum(n for key, n in by_kind.items() if key.endswith("_lost")),
         "duplicated": sum(n for key, n in by_kind.items() if key.endswith("_duplicated")),
         "replies_unknown_not_shown": by_kind[f"{REPLY}_unknown"],
+        "command_answers_unknown_not_shown": sum(by_kind[f"{kind}_unknown"] for kind in COMMAND_ANSWERS),
         "by_kind": {k: v for k, v in sorted(by_kind.items()) if v},
         # A reply with the store's notice reached the person; its turn is checked in the store.
         "replies_with_notice": notices,
@@ -59,13 +72,20 @@ def answers(api: FakeTelegramBotApi, people: Sequence[Person], doubts: Doubts) -
     }
 
 
-def _tally(person: Person, shown: list[str], kinds: list[str], doubts: Doubts) -> Counter[str]:
+def _tally(
+    person: Person, shown: list[str], kinds: list[str], doubts: Doubts, unshown: Counter[str]
+) -> Counter[str]:
     """One chat's answers lost or duplicated, by kind. Replies count by their tag: one that never
-    showed and that the bot holds as of unknown delivery is `reply_unknown`, not lost."""
+    showed and that the bot holds as of unknown delivery is `reply_unknown`, not lost. A command's
+    answer that never showed and whose send the fake failed before storing it (`unshown`, from the
+    fake's log) is `<kind>_unknown`, not lost: it was maybe delivered, as far as the bot can tell."""
     out: Counter[str] = Counter()
     got = Counter(kind for kind in kinds if kind not in NOT_ANSWERS and kind != REPLY)
     for kind in (set(got) | set(person.expected)) - {REPLY}:
-        out[f"{kind}_lost"] += max(0, person.expected[kind] - got[kind])
+        missing = max(0, person.expected[kind] - got[kind])
+        unknown = min(missing, unshown[kind]) if kind in COMMAND_ANSWERS else 0
+        out[f"{kind}_unknown"] += unknown
+        out[f"{kind}_lost"] += missing - unknown
         out[f"{kind}_duplicated"] += max(0, got[kind] - person.expected[kind])
     tags = Counter(reply_tag(text) for text, kind in zip(shown, kinds, strict=True) if kind == REPLY)
     for tag in person.tags:
@@ -137,8 +157,11 @@ def deliveries(pusher: WebhookPusher) -> dict[str, Any]:
     }
 
 
-async def stored(dsn: str, people: Sequence[Person]) -> dict[str, Any]:
-    """Feedback rows and the people's stored turns, read from PostgreSQL itself."""
+async def stored(api: FakeTelegramBotApi, dsn: str, people: Sequence[Person]) -> dict[str, Any]:
+    """Feedback rows and the people's stored turns, read from PostgreSQL itself. A reaction or press
+    missing from them, on a message whose id the bot never learned, is `reactions_unlinked`, not
+    lost: with two replies of unknown delivery waiting in the chat it cannot be attributed."""
+    never_learned = unlearned(api)
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         rows = await (
             await conn.execute("SELECT user_id, source, count(*) FROM feedback GROUP BY user_id, source")
@@ -151,12 +174,20 @@ async def stored(dsn: str, people: Sequence[Person]) -> dict[str, Any]:
             )
         ).fetchall()
         turns = {str(user): (int(n), int(distinct)) for user, n, distinct in rows}
-    lost = duplicated = turns_missing = turns_twice = 0
+    lost = duplicated = turns_missing = turns_twice = unlinked = 0
     for person in people:
         key = f"telegram:{person.user}"
-        for source, sent in (("reaction", person.reactions), ("button", person.presses)):
+        unseen = never_learned.get(person.user, set())
+        for source, sent, on in (
+            ("reaction", person.reactions, person.reacted_on),
+            ("button", person.presses, person.pressed_on),
+        ):
             have = feedback.get((key, source), 0)
-            lost += max(0, sent - have)
+            # Counted per chat and source: which reaction a row stands for, the rows do not say.
+            missing = max(0, sent - have)
+            cannot_link = min(missing, len(on & unseen))
+            unlinked += cannot_link
+            lost += missing - cannot_link
             duplicated += max(0, have - sent)
         said = len(person.chat_sent) + len(person.reminders)
         n, distinct = turns.get(key, (0, 0))
@@ -167,6 +198,7 @@ async def stored(dsn: str, people: Sequence[Person]) -> dict[str, Any]:
         "feedback_rows": sum(feedback.values()),
         "feedback_lost": lost,
         "feedback_duplicated": duplicated,
+        "reactions_unlinked": unlinked,
         "user_turns_missing": turns_missing,
         "user_turns_stored_twice": turns_twice,
     }

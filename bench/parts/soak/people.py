@@ -2,8 +2,8 @@
 while, as a person would), thinks, and does something else, until the soak's end: chats mostly,
 reactions and 👍/👎 presses on the bot's replies, commands, an app build now and then, and a few
 reminders. Each keeps a log of what it did and what it expects back, for the checks. A person told
-that a reply may not have arrived (core/chat/doubts.py) presses "send it again" when one of theirs
-is indeed missing, and only then."""
+that a reply may not have arrived (core/chat/doubts.py) reads which one the notice quotes, and
+presses "send it again" only when that reply has not shown in their chat."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from bench.parts.soak.kinds import (
     REPLY,
     SETTING,
     kind_of,
-    reply_tag,
 )
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP
+from bot.core.chat.doubts import doubt_notice
 from tests.support.telegram_api import FakeTelegramBotApi
 
 ANSWER_WAIT_S = 90.0
@@ -53,15 +53,12 @@ class Person:
     tags: list[str] = field(default_factory=list)  # each chat message's tag, in the order sent
     timeouts: int = 0
     resends: int = 0  # "send it again" presses
-    # Tags of the person's messages still without a reply when they last wrote: what a notice that
-    # a reply may not have arrived can be about.
-    unanswered: set[str] = field(default_factory=set)
     builds: int = 0
     # Past this moment (the load's end) nobody waits for an answer any more: the drain does.
     patience_until: float = float("inf")
     remind_in: str = "1 minute"
-    _reacted: set[int] = field(default_factory=set)
-    _pressed: set[int] = field(default_factory=set)
+    reacted_on: set[int] = field(default_factory=set)  # the replies' message ids reacted to
+    pressed_on: set[int] = field(default_factory=set)  # and those whose 👍/👎 was pressed
     _notices_seen: set[int] = field(default_factory=set)  # pressed, or there before they last wrote
 
 
@@ -96,30 +93,27 @@ def replies(api: FakeTelegramBotApi, person: Person) -> list[int]:
 
 
 def ask_again(api: FakeTelegramBotApi, person: Person) -> bool:
-    """Presses the "send it again" of a notice that came since the person last wrote, when a reply
-    they were waiting for then has still not come; a person who has every reply leaves it alone."""
-    missing = person.unanswered - shown_tags(api, person)
-    if not missing:
-        return False
-    for message in api.bot_messages(person.user):
+    """Presses the "send it again" of a notice that came since the person last wrote, when the reply
+    it quotes has not shown in the chat; a person who has that reply leaves it alone."""
+    shown = api.bot_messages(person.user)
+    for message in shown:
         message_id = int(message.data["message_id"])
         buttons = (message.reply_markup or {}).get("inline_keyboard") or [[{}]]
         data = buttons[0][0].get("callback_data")
-        if kind_of(message.text) == DOUBT and data and message_id not in person._notices_seen:
-            person._notices_seen.add(message_id)
-            person.resends += 1
-            api.callback(person.user, message_id, person.user, str(data))
-            return True
+        if kind_of(message.text) != DOUBT or not data or message_id in person._notices_seen:
+            continue
+        person._notices_seen.add(message_id)
+        # The notice quotes its reply's opening words (the tag among them): is it one of these?
+        if any(doubt_notice(m.text or "") == message.text for m in shown if kind_of(m.text) != DOUBT):
+            continue
+        person.resends += 1
+        api.callback(person.user, message_id, person.user, str(data))
+        return True
     return False
-
-
-def shown_tags(api: FakeTelegramBotApi, person: Person) -> set[str]:
-    return {tag for m in api.bot_messages(person.user) if (tag := reply_tag(m.text)) is not None}
 
 
 def say(api: FakeTelegramBotApi, person: Person, text: str) -> None:
     """A chat message, tagged so that its reply can be told apart (bench/parts/soak/bot.py)."""
-    person.unanswered = set(person.tags) - shown_tags(api, person)
     person._notices_seen |= {
         int(m.data["message_id"]) for m in api.bot_messages(person.user) if kind_of(m.text) == DOUBT
     }
@@ -138,22 +132,22 @@ async def chat(api: FakeTelegramBotApi, person: Person, text: str, *, burst: int
 
 
 async def react(api: FakeTelegramBotApi, person: Person) -> bool:
-    fresh = [m for m in replies(api, person) if m not in person._reacted]
+    fresh = [m for m in replies(api, person) if m not in person.reacted_on]
     if not fresh:
         return False
     message_id = person.rng.choice(fresh)
-    person._reacted.add(message_id)
+    person.reacted_on.add(message_id)
     person.reactions += 1
     api.reaction(person.user, message_id, person.user, old=[], new=[person.rng.choice(["👍", "❤", "👎"])])
     return True
 
 
 async def press(api: FakeTelegramBotApi, person: Person) -> bool:
-    fresh = [m for m in replies(api, person) if m not in person._pressed]
+    fresh = [m for m in replies(api, person) if m not in person.pressed_on]
     if not fresh:
         return False
     message_id = person.rng.choice(fresh)
-    person._pressed.add(message_id)
+    person.pressed_on.add(message_id)
     person.presses += 1
     api.callback(person.user, message_id, person.user, person.rng.choice([FEEDBACK_UP, FEEDBACK_DOWN]))
     return True

@@ -8,7 +8,14 @@ store's `delivery_doubts` (what the bot recorded as "delivery unknown", and how 
 - A send the fake failed *after* storing it (`*_after` faults) shows once; the bot recorded it as
   unknown, and it stays so until the person reacts or replies to it.
 
-`unknown` is the rows still unconfirmed at the end (`unknown` or `told`), shown or not.
+- A command's answer is no stored turn: one the fake failed before storing it is `unknown` from
+  the fake's log alone (the bot only logs it), never lost.
+- A reaction on a message the bot never learned (its send failed after delivery) is linked only
+  when exactly one reply of unknown delivery waits in that chat; with two waiting it cannot be
+  attributed, and is `reactions_unlinked`, not lost (checks.stored).
+
+`unknown` is the rows still unconfirmed at the end (`unknown` or `told`), shown or not, with those
+answers and those reactions.
 """
 
 from __future__ import annotations
@@ -78,17 +85,32 @@ def failed_sends(api: FakeTelegramBotApi) -> dict[int, list[Call]]:
     return out
 
 
+def unlearned(api: FakeTelegramBotApi) -> dict[int, set[int]]:
+    """Each chat's messages that the fake stored and then failed to confirm: ids the bot never learned."""
+    out: defaultdict[int, set[int]] = defaultdict(set)
+    for call in api.calls:
+        if call.method in SENDS and call.failed in AFTER_DELIVERY and call.message_id is not None:
+            out[int(call.params["chat_id"])].add(call.message_id)
+    return out
+
+
 def never_shown(calls: list[Call]) -> Counter[str]:
     """The kinds of bot message these failed sends carried and the fake never stored."""
     before = (c for c in calls if c.failed in FAILED_BEFORE_DELIVERY)
     return Counter(kind_of(str(c.params.get("text", ""))) for c in before)
 
 
-def report(api: FakeTelegramBotApi, found: Doubts, *, resends: int) -> dict[str, object]:
+def report(
+    api: FakeTelegramBotApi, found: Doubts, *, resends: int, answers: int, reactions: int
+) -> dict[str, object]:
+    """`answers`: command answers never shown, of unknown delivery; `reactions`: those unlinked."""
     calls = [c for chat in failed_sends(api).values() for c in chat]
     after = Counter(str(c.failed) for c in calls if c.failed in AFTER_DELIVERY)
     return {
-        "unknown": found.unconfirmed,
+        "unknown": found.unconfirmed + answers + reactions,
+        "replies_unconfirmed": found.unconfirmed,
+        "command_answers_not_shown": answers,
+        "reactions_unlinked": reactions,
         "by_status": dict(sorted(found.statuses.items())),
         "sends_failed_before_delivery": sum(1 for c in calls if c.failed in FAILED_BEFORE_DELIVERY),
         "sends_failed_after_delivery": dict(after),
