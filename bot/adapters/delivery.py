@@ -36,6 +36,12 @@ class NotShown(Exception):
     """
 
 
+class MaybeShown(NotShown):
+    """A send whose request was written, then failed (a 5xx, no answer): the person may have the
+    message or not. Nothing more of the reply is tried, since sending again could show it twice;
+    the stored reply is recorded as of unknown delivery (core/chat/doubts.py)."""
+
+
 class Gone(NotShown):
     """The person or chat is gone for good (blocked the bot, left, deleted it): nothing more of the
     reply is tried."""
@@ -103,7 +109,7 @@ class _Showing:
         self.refused: NotShown | None = None
 
     async def attempt(self, step: Callable[[], Awaitable[object]], *, retry: bool = False) -> None:
-        if isinstance(self.refused, Gone) or (self.refused is not None and not retry):
+        if isinstance(self.refused, Gone | MaybeShown) or (self.refused is not None and not retry):
             return
         try:
             await step()
@@ -163,6 +169,9 @@ async def deliver(
     ids = reply.message_ids
     if link is not None and done is not None:
         await link.conversation.link_reply(link.platform, link.chat_id, ids, done, link.user_id)
+        if isinstance(showing.refused, MaybeShown) and done.turn_id is not None:
+            doubts = link.conversation.doubts
+            await doubts.maybe_shown(link.platform, link.chat_id, done.turn_id, link.user_id)
     stored = done is not None and done.turn_id is not None
     await showing.attempt(lambda: surface.finish(ids, stored))
     return Delivered(tuple(ids), done, showing.refused)

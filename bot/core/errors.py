@@ -67,6 +67,11 @@ class DeliveryError(KindredError):
     """A platform did not take a message Kindred sent first (a proactive one, a reminder)."""
 
 
+class DeliveryUnknown(DeliveryError):
+    """The platform may have delivered the message or not (the request was written, then a 5xx or
+    no answer came). It is never sent again by itself: sending again could show it twice."""
+
+
 class RecipientGone(DeliveryError):
     """The person blocked the bot (Telegram 403, Discord 50007) or can no longer be written to."""
 

@@ -214,6 +214,23 @@ class MessageLink:
     user_id: str
 
 
+DoubtStatus = Literal["unknown", "told", "delivered", "resent"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryDoubt:
+    """A stored reply whose send may have reached the person or not (the request was written, then
+    a 5xx or no answer came): `unknown`, `told` (the person heard it may not have arrived),
+    `delivered` (they reacted or replied to it) or `resent` (they asked for it again)."""
+
+    platform: str
+    chat_id: str
+    turn_id: int
+    user_id: str
+    text: str = ""  # the reply, as stored
+    status: DoubtStatus = "unknown"
+
+
 @dataclass(frozen=True, slots=True)
 class Stats:
     backend: str

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     # Named only in annotations: importing the rooms that use the Store from here would be a circle.
-    from bot.core.chat.ports import TurnLog
+    from bot.core.chat.ports import DeliveryLog, TurnLog
     from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog, Trials
     from bot.core.memory.ports import MemoryCuration, MemoryIndex
     from bot.core.miniapps.ports import AppStore
@@ -23,6 +23,11 @@ class Store(Protocol):
     @property
     def turns(self) -> TurnLog:
         """Turns, feedback on them, platform message links, who is active."""
+        ...
+
+    @property
+    def deliveries(self) -> DeliveryLog:
+        """Replies whose delivery is unknown, until confirmed or sent again."""
         ...
 
     @property

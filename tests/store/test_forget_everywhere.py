@@ -6,7 +6,7 @@ The tables are read from the catalog (sqlite_master, information_schema), not fr
 so a table added later is checked too: each row of each is read as text and searched for the
 person's id and their secret word. Two people fill every table (chats in a DM and a group,
 reactions both ways, an import, extraction, an app, a training snapshot, a tool use, message
-links, consent); one forgets all, the other keeps everything."""
+links, a reply whose delivery is unknown, consent); one forgets all, the other keeps everything."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from bot.core.memory.jsonl_format import ImportItem, parse_line
 from bot.core.memory.operations import import_items
 from bot.core.memory.remember import remember_turn
 from bot.core.miniapps.build import BuildRequest, build_app
+from bot.core.models import DeliveryDoubt
 from bot.core.store import Store
 from bot.store.sqlite.store import SqliteStore
 from bot.web.miniapps.render import TemplateRenderer
@@ -53,6 +54,7 @@ async def fill(store: Store, user: str, word: str, other_reply: int | None) -> i
     if other_reply is not None:  # a reaction to the other person's reply in the group
         await conv.handle_reaction(Reaction(user, other_reply, "👍", T0 + timedelta(minutes=2)))
     await conv.link_reply("telegram", "group-1", [f"{word}-m1"], reply, user)
+    await store.deliveries.record(DeliveryDoubt("telegram", f"group-{word}", reply.turn_id or 0, user))
     turns = await store.turns.recent_turns(user, f"dm-{user}", 4)
     said = next(t for t in turns if t.role == "user")
     await remember_turn(store, EMB, user, said.memory_id or 0, T0 + timedelta(minutes=3))

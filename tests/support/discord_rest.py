@@ -84,7 +84,7 @@ class Throttle:
 @dataclass
 class AfterDelivery:
     """A fault once Discord has acted: the message is kept, then the answer is `status`, or comes
-    only after `hang_s` (past the client's patience)."""
+    only after `hang_s` (past the client's patience). Not `delivered`: Discord never acts on it."""
 
     method: str
     path: re.Pattern[str]
@@ -92,6 +92,7 @@ class AfterDelivery:
     status: int = 500
     hang_s: float = 0.0
     after: int = 0  # matching calls let through first
+    delivered: bool = True
 
 
 class FakeRest:
@@ -126,6 +127,11 @@ class FakeRest:
         """After `after` matching calls, the next `times` are carried out, then answered with
         `status`, or (with `hang_s`) answered only that much later."""
         self.faults.append(AfterDelivery(method, re.compile(path), times, status, hang_s, after))
+
+    def lose(self, method: str, path: str, *, hang_s: float, times: int = 1) -> None:
+        """The next `times` matching calls are never carried out, and answered (500) only after
+        `hang_s`: to the client, past its patience, a call that may have been delivered."""
+        self.faults.append(AfterDelivery(method, re.compile(path), times, 500, hang_s, delivered=False))
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -163,6 +169,10 @@ class FakeRest:
             call.status = 401
             return json_response({"message": "401: Unauthorized", "code": 0}, status=401)
         fault = self._fault(request)
+        if fault is not None and not fault.delivered:
+            await asyncio.sleep(fault.hang_s)
+            call.status = fault.status
+            return json_response({"message": "Lost on the way", "code": 0}, status=fault.status)
         response = await handler(request)
         if fault is not None and response.status < 300:
             if fault.hang_s:

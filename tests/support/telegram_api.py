@@ -4,8 +4,9 @@ The real python-telegram-bot talks HTTP to it through ``Bot(base_url=fake.base_u
 base_file_url=fake.base_file_url)``, and it answers with the JSON shapes and error texts of
 https://core.telegram.org/bots/api, so PTB's own request encoding, response parsing and error
 mapping all run for real. Tests queue what users do with the ChatWorld builders it inherits
-(private_message, group_message, reaction, callback), inject failures with ``fail_next``/``block``,
-and read back what the bot did from ``calls``, ``chats``, ``texts()``, ``drafts``..."""
+(private_message, group_message, reaction, callback), inject failures with ``fail_next``/``block``
+(before the method acts, or, for the ``*_after`` kinds, after it delivered: a 500 or an answer
+that never comes), and read back what the bot did from ``calls``, ``chats``, ``texts()``, ``drafts``..."""
 
 from __future__ import annotations
 
@@ -27,7 +28,13 @@ from tests.support import telegram_updates as tu
 from tests.support.started import Started
 from tests.support.telegram_updates import JSON
 
-FailureKind = Literal["retry_after", "not_modified", "blocked", "reset", "server_error"]
+FailureKind = Literal[
+    "retry_after", "not_modified", "blocked", "reset", "server_error", "server_error_after", "timeout_after"
+]
+# Faults after delivery: the method acts (the message is stored), then the answer is a 500, or
+# nothing for this long, past any client's read timeout.
+AFTER_DELIVERY: frozenset[str] = frozenset({"server_error_after", "timeout_after"})
+HANG_S = 60.0
 
 NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup are "
@@ -62,6 +69,9 @@ class Call:
     params: JSON
     at: float
     failed: str | None = None  # the injected kind, or the description of the error answered
+    # The message a send stored, kept even when its answer then failed (`*_after`): the id the bot
+    # never learned, which a person can still react to.
+    message_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -219,8 +229,12 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
         try:
             if method not in self._handlers:
                 raise ApiError(404, "Not Found")
-            await self._injected_failure(call)
+            after = await self._injected_failure(call)
             result = await self._handlers[method](params)
+            if isinstance(result, dict) and isinstance(result.get("message_id"), int):
+                call.message_id = result["message_id"]
+            if after is not None:
+                await self._fail_after_delivery(call, after)
             for listener in self.listeners:
                 listener(call)
             return web.json_response({"ok": True, "result": result})
@@ -232,24 +246,37 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
                 request.transport.abort()
             return web.Response()  # never reaches the client: the socket is already gone
 
-    async def _injected_failure(self, call: Call) -> None:
+    async def _injected_failure(self, call: Call) -> FailureKind | None:
+        """Fails the call now, or returns the fault due after the method has acted."""
         chat_id = call.params.get("chat_id")
-        for failure in self._failures:
+        due: list[tuple[FailureKind, int]] = []
+        for failure in list(self._failures):
             if failure.method == call.method and failure.chat_id in (None, chat_id):
                 failure.times -= 1
                 if failure.times <= 0:
                     self._failures.remove(failure)
-                await self._fail(call, failure.kind, failure.retry_after)
+                due.append((failure.kind, failure.retry_after))
+                break
         now = time.monotonic()
         self._outages = [o for o in self._outages if o.until > now]
         for outage in self._outages:
             if outage.methods is None and call.method not in ("getMe", "getUpdates"):
-                await self._fail(call, outage.kind, outage.retry_after)
+                due.append((outage.kind, outage.retry_after))
             if outage.methods is not None and call.method in outage.methods:
-                await self._fail(call, outage.kind, outage.retry_after)
+                due.append((outage.kind, outage.retry_after))
+        for kind, retry_after in due:
+            if kind not in AFTER_DELIVERY:
+                await self._fail(call, kind, retry_after)
         if chat_id in self._blocked and call.method.startswith(("send", "edit", "setMessageReaction")):
             call.failed = "blocked"
             raise ApiError(403, BLOCKED)
+        return due[0][0] if due else None
+
+    async def _fail_after_delivery(self, call: Call, kind: FailureKind) -> None:
+        call.failed = kind
+        if kind == "server_error_after":
+            raise ApiError(500, SERVER_ERROR)
+        await asyncio.sleep(HANG_S)  # the client times out; the runner's cleanup ends this
 
     async def _fail(self, call: Call, kind: FailureKind, retry_after: int) -> None:
         call.failed = kind

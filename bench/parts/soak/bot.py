@@ -25,8 +25,10 @@ TAG = re.compile(r"\[r\d+\]")
 
 
 class TaggingFixtureGenerator(LoadFixtureGenerator):
-    """The load fixture's reply, ending with the tag ("[r7]") of the message it answers, so that
-    the soak can tell which message each reply belongs to and in what order they came."""
+    """The load fixture's reply, opened by the tag ("[r7]") of the message it answers, so that
+    the soak can tell which message each reply belongs to and in what order they came; opened,
+    so that the notice of a reply of unknown delivery, which quotes the reply's first words,
+    names it too."""
 
     async def stream(
         self,
@@ -37,13 +39,13 @@ class TaggingFixtureGenerator(LoadFixtureGenerator):
         ending: StreamEnd | None = None,
         seed: int | None = None,
     ) -> AsyncIterator[str]:
-        chunks = super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
-        async for chunk in chunks:
-            yield chunk
         asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
         tags = TAG.findall(asked)
         if tags:
-            yield tags[-1]
+            yield f"{tags[-1]} "
+        chunks = super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
+        async for chunk in chunks:
+            yield chunk
 
 
 async def load_fixtures(settings: Settings, started: float) -> tuple[Embedder, Inference]:

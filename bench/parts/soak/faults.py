@@ -1,6 +1,11 @@
 """The faults of bench/soak.py, each at its moment of the load, each followed by a canary: a person
 of its own who asks for what the fault broke (a reply, or an app build for the worker and Redis)
-and must be answered. `recovered` says whether the canary was answered and the part runs again."""
+and must be answered. `recovered` says whether the canary was answered and the part runs again.
+
+Telegram's faults on sends come in three kinds: before Telegram acts (429, or a 500 before the
+message is stored), and after it delivered (`telegram_5xx_after`, `telegram_timeout_after`: the
+message is stored, then the answer is a 500, or none before the bot's read timeout). The bot reads
+the last two kinds alike, as maybe delivered, and never sends again by itself."""
 
 from __future__ import annotations
 
@@ -15,9 +20,11 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from bench.parts.common import log
-from bench.parts.soak.people import Person, build, chat
+from bench.parts.soak.kinds import DOUBT, kind_of
+from bench.parts.soak.people import ANSWER_WAIT_S, POLL_S, Person, build, chat, say
 from bench.parts.soak.procs import System
-from tests.support.telegram_api import FakeTelegramBotApi
+from bench.parts.soak.unknown import SENDS
+from tests.support.telegram_api import FailureKind, FakeTelegramBotApi
 
 CANARY_BASE = 9_000_000
 OUTAGE_S = 8.0  # how long Telegram answers 429 or 5xx
@@ -25,8 +32,10 @@ DOWN_S = 2.0  # how long a killed part stays down before it is started again
 # Each fault at this fraction of the load's time, in this order.
 SCHEDULE = {
     "telegram_429": 0.12,
+    "telegram_5xx_after": 0.18,
     "worker_kill": 0.25,
     "postgres_terminate": 0.38,
+    "telegram_timeout_after": 0.45,
     "redis_restart": 0.52,
     "telegram_5xx": 0.66,
     "bot_restart": 0.8,
@@ -47,10 +56,10 @@ class Faults:
         return person
 
     async def answered(
-        self, asks_for: Callable[[FakeTelegramBotApi, Person], Awaitable[None]]
+        self, asks_for: Callable[[FakeTelegramBotApi, Person], Awaitable[None]], person: Person | None = None
     ) -> dict[str, Any]:
         began = time.monotonic()
-        person = self.canary()
+        person = person or self.canary()
         await asks_for(self.api, person)
         ok = person.timeouts == 0
         return {"canary_answered": ok, "canary_s": round(time.monotonic() - began, 2)}
@@ -62,10 +71,62 @@ class Faults:
                 **await self.answered(_chat)}  # fmt: skip
 
     async def telegram_5xx(self) -> dict[str, Any]:
+        """The replies sent meanwhile never show, and are of unknown delivery to the bot; the canary's
+        first reply too (a 500 of its own), and its next message brings the notice, whose button
+        brings that reply, once."""
         self.api.outage("server_error", self.outage_s)
         await asyncio.sleep(self.outage_s)
-        return {"detail": f"every Bot API call answered 500 for {self.outage_s:.0f} s",
-                **await self.answered(_chat)}  # fmt: skip
+        person = self.canary()
+        self.api.fail_next("sendMessage", "server_error", chat_id=person.user)
+        result = await self.answered(self._unknown_then_next, person)
+        asked = person.resends == 1
+        return {"detail": f"every Bot API call answered 500 for {self.outage_s:.0f} s; the canary's"
+                          " first reply too, and it pressed \"send it again\"",
+                "canary_resends": person.resends, "ok_extra": asked, **result}  # fmt: skip
+
+    async def telegram_5xx_after(self) -> dict[str, Any]:
+        return await self._after_delivery("server_error_after", "answered 500")
+
+    async def telegram_timeout_after(self) -> dict[str, Any]:
+        return await self._after_delivery("timeout_after", "never answered (past the bot's read timeout)")
+
+    async def _after_delivery(self, kind: FailureKind, what: str) -> dict[str, Any]:
+        """For `outage_s`, every sendMessage is delivered and then fails; the canary's first reply
+        too. It shows once, and at the canary's next message the notice shows, which the canary
+        (who has the reply) leaves alone."""
+        ends = time.monotonic() + self.outage_s
+        self.api.outage(kind, self.outage_s, methods=SENDS)
+        person = self.canary()
+        self.api.fail_next("sendMessage", kind, chat_id=person.user)
+        result = await self.answered(self._unknown_then_next, person)
+        await asyncio.sleep(max(0.0, ends - time.monotonic()))  # the people's sends, for the whole spell
+        told = sum(1 for m in self.api.bot_messages(person.user) if kind_of(m.text) == DOUBT)
+        hit = sum(1 for c in self.api.calls if c.failed == kind)
+        return {"detail": f"sendMessage stored the message, then {what}, for {self.outage_s:.0f} s",
+                "sends_hit": hit, "canary_told": told, "ok_extra": told == 1 and person.resends == 0,
+                **result}  # fmt: skip
+
+    async def _unknown_then_next(self, api: FakeTelegramBotApi, person: Person) -> None:
+        """A message whose reply's send fails (the fault set for this chat), then, once the bot has
+        recorded that reply as of unknown delivery, the next message."""
+        say(api, person, f"canary {person.user}: are you there?")
+        if not await self._doubt_recorded(person.user):
+            person.timeouts += 1
+        await chat(api, person, f"canary {person.user}: hello again")
+
+    async def _doubt_recorded(self, chat_id: int) -> bool:
+        deadline = time.monotonic() + ANSWER_WAIT_S
+        async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as conn:
+            while time.monotonic() < deadline:
+                cursor = await conn.execute(
+                    "SELECT count(*) FROM delivery_doubts WHERE platform = %s AND chat_id = %s",
+                    ("telegram", str(chat_id)),
+                )
+                row = await cursor.fetchone()
+                if row and row[0]:
+                    return True
+                await asyncio.sleep(POLL_S)
+        return False
 
     async def worker_kill(self) -> dict[str, Any]:
         self.system.held.add("worker")

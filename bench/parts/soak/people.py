@@ -1,7 +1,9 @@
 """The simulated people of bench/soak.py. Each writes, waits for the answer (or gives up after a
 while, as a person would), thinks, and does something else, until the soak's end: chats mostly,
 reactions and 👍/👎 presses on the bot's replies, commands, an app build now and then, and a few
-reminders. Each keeps a log of what it did and what it expects back, for the checks."""
+reminders. Each keeps a log of what it did and what it expects back, for the checks. A person told
+that a reply may not have arrived (core/chat/doubts.py) reads which one the notice quotes, and
+presses "send it again" only when that reply has not shown in their chat."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 
 from bench.parts.soak.kinds import (
     APP,
+    DOUBT,
     MEMORIES,
     PRIVACY_KIND,
     REMINDER_OK,
@@ -22,9 +25,13 @@ from bench.parts.soak.kinds import (
     kind_of,
 )
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP
+from bot.core.chat.doubts import doubt_notice
 from tests.support.telegram_api import FakeTelegramBotApi
 
 ANSWER_WAIT_S = 90.0
+# A chat reply is quick: a person who hears nothing for this long writes again (and so sees the
+# notice that a reply may not have arrived, if it did not).
+REPLY_WAIT_S = 30.0
 POLL_S = 0.25
 COMMANDS = {"/memories": MEMORIES, "/privacy": PRIVACY_KIND, "/reminders": REMINDERS}
 # What a person does next, and how often (the rest of 1.0 is chat).
@@ -45,12 +52,14 @@ class Person:
     chat_sent: list[float] = field(default_factory=list)  # when each chat message was queued
     tags: list[str] = field(default_factory=list)  # each chat message's tag, in the order sent
     timeouts: int = 0
+    resends: int = 0  # "send it again" presses
     builds: int = 0
     # Past this moment (the load's end) nobody waits for an answer any more: the drain does.
     patience_until: float = float("inf")
     remind_in: str = "1 minute"
-    _reacted: set[int] = field(default_factory=set)
-    _pressed: set[int] = field(default_factory=set)
+    reacted_on: set[int] = field(default_factory=set)  # the replies' message ids reacted to
+    pressed_on: set[int] = field(default_factory=set)  # and those whose 👍/👎 was pressed
+    _notices_seen: set[int] = field(default_factory=set)  # pressed, or there before they last wrote
 
 
 def owe(person: Person, kind: str) -> None:
@@ -64,11 +73,14 @@ def bot_kinds(api: FakeTelegramBotApi, user: int) -> list[tuple[int, str]]:
 
 
 async def wait_for(api: FakeTelegramBotApi, person: Person, kind: str) -> bool:
-    """Until the chat holds as many messages of `kind` as the person is owed."""
-    deadline = min(time.monotonic() + ANSWER_WAIT_S, person.patience_until)
+    """Until the chat holds as many messages of `kind` as the person is owed; a notice that a reply
+    may not have arrived, meanwhile, is answered with its button when one is indeed missing."""
+    patience = REPLY_WAIT_S if kind == REPLY else ANSWER_WAIT_S
+    deadline = min(time.monotonic() + patience, person.patience_until)
     while True:
         if sum(1 for _, k in bot_kinds(api, person.user) if k == kind) >= person.expected[kind]:
             return True
+        ask_again(api, person)
         if time.monotonic() >= deadline:
             break
         await asyncio.sleep(POLL_S)
@@ -80,8 +92,31 @@ def replies(api: FakeTelegramBotApi, person: Person) -> list[int]:
     return [message_id for message_id, kind in bot_kinds(api, person.user) if kind == REPLY]
 
 
+def ask_again(api: FakeTelegramBotApi, person: Person) -> bool:
+    """Presses the "send it again" of a notice that came since the person last wrote, when the reply
+    it quotes has not shown in the chat; a person who has that reply leaves it alone."""
+    shown = api.bot_messages(person.user)
+    for message in shown:
+        message_id = int(message.data["message_id"])
+        buttons = (message.reply_markup or {}).get("inline_keyboard") or [[{}]]
+        data = buttons[0][0].get("callback_data")
+        if kind_of(message.text) != DOUBT or not data or message_id in person._notices_seen:
+            continue
+        person._notices_seen.add(message_id)
+        # The notice quotes its reply's opening words (the tag among them): is it one of these?
+        if any(doubt_notice(m.text or "") == message.text for m in shown if kind_of(m.text) != DOUBT):
+            continue
+        person.resends += 1
+        api.callback(person.user, message_id, person.user, str(data))
+        return True
+    return False
+
+
 def say(api: FakeTelegramBotApi, person: Person, text: str) -> None:
     """A chat message, tagged so that its reply can be told apart (bench/parts/soak/bot.py)."""
+    person._notices_seen |= {
+        int(m.data["message_id"]) for m in api.bot_messages(person.user) if kind_of(m.text) == DOUBT
+    }
     tag = f"[r{len(person.tags)}]"
     person.tags.append(tag)
     owe(person, REPLY)
@@ -97,22 +132,22 @@ async def chat(api: FakeTelegramBotApi, person: Person, text: str, *, burst: int
 
 
 async def react(api: FakeTelegramBotApi, person: Person) -> bool:
-    fresh = [m for m in replies(api, person) if m not in person._reacted]
+    fresh = [m for m in replies(api, person) if m not in person.reacted_on]
     if not fresh:
         return False
     message_id = person.rng.choice(fresh)
-    person._reacted.add(message_id)
+    person.reacted_on.add(message_id)
     person.reactions += 1
     api.reaction(person.user, message_id, person.user, old=[], new=[person.rng.choice(["👍", "❤", "👎"])])
     return True
 
 
 async def press(api: FakeTelegramBotApi, person: Person) -> bool:
-    fresh = [m for m in replies(api, person) if m not in person._pressed]
+    fresh = [m for m in replies(api, person) if m not in person.pressed_on]
     if not fresh:
         return False
     message_id = person.rng.choice(fresh)
-    person._pressed.add(message_id)
+    person.pressed_on.add(message_id)
     person.presses += 1
     api.callback(person.user, message_id, person.user, person.rng.choice([FEEDBACK_UP, FEEDBACK_DOWN]))
     return True

@@ -13,6 +13,7 @@ from bot.adapters.discord.commands import BUTTONS, command_tree
 from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.feedback import FeedbackButton, reaction_event
 from bot.adapters.discord.messages import ChannelMessages
+from bot.adapters.discord.resend import ResendButton
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ class KindredClient(discord.Client):
         self._messages = ChannelMessages(kindred)
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(FeedbackButton, *BUTTONS)
+        self.add_dynamic_items(FeedbackButton, ResendButton, *BUTTONS)
         # Runs inside login(), before the gateway connects.
         await command_sync.sync(self.tree, self.kindred.options.dev_guild_id)
 

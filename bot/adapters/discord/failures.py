@@ -5,8 +5,9 @@
   4xx Discord answered before acting. Sending again cannot double anything.
 - *Maybe delivered*: a 5xx (discord.py has already tried again, five times in all), a timeout, or a
   connection lost after the request was written. Discord may have acted. A message create that
-  ends so is never sent again by Kindred itself (`reply.DiscordReply`); edits and deletes are
-  idempotent and may be.
+  ends so is never sent again by Kindred itself (`reply.DiscordReply`): the delivery records its
+  reply as of unknown delivery (`delivery.MaybeShown`, core/chat/doubts.py), as on Telegram; edits
+  and deletes are idempotent and may be.
 - *Gone*: 403 or 404, Discord refusing for good (no permission, the channel or message deleted,
   a person who blocked the bot).
 
@@ -26,7 +27,7 @@ from enum import StrEnum
 import aiohttp
 import discord
 
-from bot.adapters.delivery import Gone, NotShown
+from bot.adapters.delivery import Gone, MaybeShown, NotShown
 
 # How long one Discord call (with discord.py's own tries inside it) may take before Kindred gives up
 # on it. aiohttp's own default is five minutes, long enough to hold a reply far past its turn.
@@ -43,10 +44,6 @@ class Verdict(StrEnum):
     NOT_DELIVERED = "surely not delivered"
     MAYBE_DELIVERED = "maybe delivered"
     GONE = "gone"
-
-
-class MaybeShown(NotShown):
-    """Discord may have shown it: a create that failed so is never sent again."""
 
 
 def verdict(exc: BaseException) -> Verdict:

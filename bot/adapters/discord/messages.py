@@ -6,8 +6,9 @@ import discord
 
 from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.failures import nonce_for
-from bot.adapters.discord.policy import chat_key, is_addressed, places, user_key, without_mention
+from bot.adapters.discord.policy import PLATFORM, chat_key, is_addressed, places, user_key, without_mention
 from bot.adapters.discord.reply import deliver
+from bot.adapters.discord.resend import tell_doubt
 from bot.adapters.discord.surfaces import ChannelSurface, shown
 from bot.core.chat.access import NOT_ALLOWED
 from bot.core.chat.ratelimit import slow_down
@@ -35,10 +36,15 @@ class ChannelMessages:
         if wait_s > 0:
             await shown(surface.send(slow_down(wait_s), nonce=nonce_for(key, 0)))
             return
+        chat_id, timeout_s = chat_key(message.channel.id), self.kindred.options.request_timeout_s
+        doubts = services.conversation.doubts
+        doubt = await doubts.at_next_message(PLATFORM, chat_id, replied_to_me(me, message))
+        if doubt is not None:
+            await tell_doubt(message.channel, doubt, key=key, timeout_s=timeout_s)
         await shown(message.channel.typing())
         user_message = UserMessage(
             user_id=user_id,
-            chat_id=chat_key(message.channel.id),
+            chat_id=chat_id,
             text=without_mention(message.content, me.id),
             sent_at=message.created_at,
             idempotency_key=key,
@@ -50,15 +56,24 @@ class ChannelMessages:
                 user_message,
                 surface,
                 interval_s=self.kindred.options.edit_interval_s,
+                first_delay_s=self.kindred.options.first_show_delay_s,
                 unlinked=self.kindred.unlinked,
             )
 
     @staticmethod
     def _addressed(me: discord.ClientUser, message: discord.Message) -> bool:
-        reference = message.reference.resolved if message.reference is not None else None
         return is_addressed(
             from_a_bot=message.author.bot,
             in_dm=message.guild is None,
             mentions_me=any(user.id == me.id for user in message.mentions),
-            replies_to_me=isinstance(reference, discord.Message) and reference.author.id == me.id,
+            replies_to_me=replied_to_me(me, message) is not None,
         )
+
+
+def replied_to_me(me: discord.ClientUser, message: discord.Message) -> str | None:
+    """The id of Kindred's message that `message` replies to, if it replies to one (Discord sends
+    the message it references, so even one whose id Kindred never learned is known as its own)."""
+    reference = message.reference.resolved if message.reference is not None else None
+    if not isinstance(reference, discord.Message) or reference.author.id != me.id:
+        return None
+    return str(reference.id)

@@ -11,6 +11,10 @@ from bot.adapters.streaming import EDIT_INTERVAL_S
 
 # Discord's own limit for one message's text.
 MESSAGE_LIMIT = 2000
+# A reply written faster than this is created whole, once: one call instead of a create and its
+# edits, and a create that may have been delivered (which is never edited, its id unknown) shows
+# the whole reply rather than its first words.
+FIRST_SHOW_DELAY_S = 0.15
 # How long start() waits for READY before it gives up.
 READY_TIMEOUT_S = 60.0
 # discord.py waits this long after the last GUILD_CREATE before it calls the client ready.
@@ -26,6 +30,7 @@ class DiscordOptions:
     # Privileged: only ask for it when the Developer Portal grants it (see SETUP.md).
     message_content: bool = False
     edit_interval_s: float = EDIT_INTERVAL_S
+    first_show_delay_s: float = FIRST_SHOW_DELAY_S
     ready_timeout_s: float = READY_TIMEOUT_S
     guild_ready_timeout_s: float = GUILD_READY_TIMEOUT_S
     # One REST call, discord.py's own tries included; a create past it may have been delivered.

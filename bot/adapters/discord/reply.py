@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 import discord
 
-from bot.adapters.delivery import Layout, LinkTo
+from bot.adapters.delivery import Layout, LinkTo, MaybeShown
 from bot.adapters.delivery import deliver as deliver_reply
 from bot.adapters.discord.context import Unlinked
-from bot.adapters.discord.failures import MaybeShown, nonce_for
+from bot.adapters.discord.failures import nonce_for
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import PLATFORM
 from bot.adapters.discord.surfaces import ReplySurface
@@ -75,6 +75,7 @@ async def deliver(
     interval_s: float,
     unlinked: Unlinked,
     buttons: discord.ui.View | None = None,
+    first_delay_s: float = 0.0,
 ) -> list[str]:
     """Stream the reply to `message` onto `surface`; returns the ids of the messages that show it.
 
@@ -88,7 +89,7 @@ async def deliver(
         delivered = await deliver_reply(
             conversation.handle_message(message),
             reply,
-            Layout(limit=MESSAGE_LIMIT, interval_s=interval_s),
+            Layout(limit=MESSAGE_LIMIT, interval_s=interval_s, first_delay_s=first_delay_s),
             link=link,
         )
     finally:

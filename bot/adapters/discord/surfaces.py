@@ -17,11 +17,11 @@ from bot.adapters.discord.failures import REQUEST_TIMEOUT_S, discord_call
 log = logging.getLogger(__name__)
 
 
-async def shown(step: Awaitable[object]) -> bool:
+async def shown(step: Awaitable[object], *, timeout_s: float = REQUEST_TIMEOUT_S) -> bool:
     """Run one display step outside a reply (a refusal, "typing…"). A failed one is logged, not
     raised: the person's message is still handled."""
     try:
-        async with discord_call():
+        async with discord_call(timeout_s):
             await step
     except NotShown as exc:
         log.warning("could not show a message on Discord: %s", exc)

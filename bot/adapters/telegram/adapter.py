@@ -29,9 +29,11 @@ from telegram.ext import (
 from bot.adapters.base import Services
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP, ChatHandler, ChatPolicy
 from bot.adapters.telegram.commands import bot_commands, command_handlers
+from bot.adapters.telegram.delivery_rule import MaybeDelivered
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.flood import SharedFloodLimiter
 from bot.adapters.telegram.ordering import Admitted, PerChatOrder
+from bot.adapters.telegram.resend import RESEND_PATTERN, Resend
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.adapters.telegram.transport import AiohttpRequest
 from bot.adapters.telegram.unreadable import UNREADABLE
@@ -159,6 +161,7 @@ class TelegramAdapter:
         application.add_handler(
             CallbackQueryHandler(feedback.on_button, pattern=f"^({FEEDBACK_UP}|{FEEDBACK_DOWN})$")
         )
+        application.add_handler(CallbackQueryHandler(Resend(self.services).on_button, pattern=RESEND_PATTERN))
         application.add_error_handler(self._on_error)
         return application
 
@@ -267,4 +270,15 @@ class TelegramAdapter:
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         error = context.error
+        if isinstance(error, MaybeDelivered):
+            # Only an answer that is no stored turn gets here (a command's: replies are recorded as
+            # of unknown delivery). It is a read, so it is not offered again: the person can repeat
+            # the command. Said once, for an admin, without the answer's words.
+            chat = update.effective_chat if isinstance(update, Update) else None
+            log.warning(
+                "telegram: a command's answer in chat %s may not have arrived (%s); not sent again",
+                chat.id if chat is not None else "?",
+                error,
+            )
+            return
         log.warning("telegram: handling an update failed: %s: %s", type(error).__name__, error)

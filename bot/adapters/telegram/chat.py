@@ -15,7 +15,8 @@ from telegram.ext import ContextTypes
 
 from bot.adapters.base import Services
 from bot.adapters.delivery import Layout, LinkTo, deliver
-from bot.adapters.telegram.ids import chat_key, place_key, user_key
+from bot.adapters.telegram.ids import PLATFORM, chat_key, place_key, user_key
+from bot.adapters.telegram.resend import replied_bot_message, tell_doubt
 from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, Unreachable, utf16_len
 from bot.core.chat.access import NOT_ALLOWED
 from bot.core.chat.ratelimit import slow_down
@@ -147,12 +148,18 @@ class ChatHandler:
         await self._answer(update, message, event)
 
     async def _answer(self, update: Update, message: Message, event: UserMessage) -> None:
-        chat = message.chat
+        chat, bot = message.chat, message.get_bot()
+        thread_id = message.message_thread_id if message.is_topic_message else None
+        conversation = self.services.conversation
+        replying_to = replied_bot_message(message, bot.id)
+        doubt = await conversation.doubts.at_next_message(PLATFORM, str(chat.id), replying_to)
+        if doubt is not None:
+            await tell_doubt(bot, chat.id, thread_id, doubt)
         surface = TelegramSurface(
-            message.get_bot(),
+            bot,
             chat.id,
             reply_to=None if chat.type == ChatType.PRIVATE else message.message_id,
-            thread_id=message.message_thread_id if message.is_topic_message else None,
+            thread_id=thread_id,
             buttons=feedback_buttons() if self.policy.feedback_buttons else None,
         )
         use_draft = self.policy.drafts and chat.type == ChatType.PRIVATE
@@ -163,8 +170,7 @@ class ChatHandler:
             first_delay_s=self.policy.first_show_delay_s,
             draft=surface.draft if use_draft else None,
         )
-        conversation = self.services.conversation
-        link = LinkTo(conversation, "telegram", str(chat.id), event.user_id)
+        link = LinkTo(conversation, PLATFORM, str(chat.id), event.user_id)
         # "typing…" only when the first words are slow to come: a quick reply needs no extra call.
         typing = asyncio.create_task(_typing_after(chat, self.policy.typing_delay_s))
         try:

@@ -2,7 +2,8 @@
 
 A worker has no Application and no update loop; it only sends. The person's private chat is
 their own id (Telegram's private chat id is the user id). A 403 is Telegram's answer for a person
-who blocked the bot (or deleted their account): `RecipientGone`, and beat marks them inactive.
+who blocked the bot (or deleted their account): `RecipientGone`, and beat marks them inactive. A
+send that may have landed (delivery_rule.py) is `DeliveryUnknown`: never sent again.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import asyncio
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import Forbidden, RetryAfter, TelegramError
 
+from bot.adapters.telegram.delivery_rule import MaybeDelivered
 from bot.adapters.telegram.ids import PLATFORM, chat_key
 from bot.adapters.telegram.transport import AiohttpRequest
-from bot.core.errors import DeliveryError, RecipientGone
+from bot.core.errors import DeliveryError, DeliveryUnknown, RecipientGone
 from bot.core.proactive.models import DONT_SUGGEST_AGAIN
 
 # A 429 means Telegram did not take the message, so sending again cannot repeat it: wait as told,
@@ -66,6 +68,8 @@ class TelegramMessenger:
                     await asyncio.sleep(min(_seconds(exc), MAX_WAIT_S))
             else:
                 message = await self._bot.send_message(number, text, reply_markup=markup)
+        except MaybeDelivered as exc:
+            raise DeliveryUnknown(f"Telegram may have delivered it: {exc.message}") from exc
         except Forbidden as exc:
             raise RecipientGone(f"Telegram refused {chat_id}: {exc.message}") from exc
         except TelegramError as exc:

@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.error import BadRequest, Forbidden, TelegramError
 
-from bot.adapters.delivery import Gone, NotShown
+from bot.adapters.delivery import Gone, MaybeShown, NotShown
+from bot.adapters.telegram.delivery_rule import MaybeDelivered
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +104,12 @@ class TelegramSurface:
 @contextmanager
 def _refusals_mapped(*, unchanged_is_fine: bool = False) -> Iterator[None]:
     """Forbidden (blocked, removed from the chat) becomes Unreachable, any other Telegram error
-    NotShown; with `unchanged_is_fine`, Telegram's "message is not modified" means the text
-    already shows, which is success."""
+    NotShown, a send that may have landed MaybeShown; with `unchanged_is_fine`, Telegram's
+    "message is not modified" means the text already shows, which is success."""
     try:
         yield
+    except MaybeDelivered as exc:
+        raise MaybeShown(str(exc)) from None
     except BadRequest as exc:
         if not (unchanged_is_fine and "not modified" in str(exc).lower()):
             raise NotShown(f"{type(exc).__name__}: {exc}") from None

@@ -3,7 +3,9 @@
 Under load the bot spends most of its CPU in the HTTP client; aiohttp's costs a fraction of httpx's
 per request here (bench/telegram_load.py), and discord.py brings aiohttp anyway. PTB keeps the
 protocol: it builds the request data and maps status codes to its errors; this moves bytes, and
-tries a call again while the Bot API answers 5xx (`SERVER_ERROR_PATIENCE_S`).
+tries a call again, for a while (`SERVER_ERROR_PATIENCE_S`), when `delivery_rule` says that
+cannot repeat it: a connection that never carried the request, or a 5xx or timeout on an
+idempotent call. A send that may have landed raises `MaybeDelivered` instead.
 """
 
 from __future__ import annotations
@@ -13,22 +15,24 @@ import time
 from typing import Any
 
 import aiohttp
-from telegram._utils.defaultvalue import DefaultValue
-from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+from bot.adapters.telegram import delivery_rule
+from bot.adapters.telegram.delivery_rule import MaybeDelivered, Verdict
 from bot.adapters.telegram.unreadable import readable_updates
+
+# PTB's timeout parameters: a float, None, or `BaseRequest.DEFAULT_NONE` ("not given"). Its own
+# alias for this (ODVInput) lives in a private module.
+TimeoutArg = float | None | object
 
 # Uploads (/export) get longer to write than a text message.
 MEDIA_WRITE_TIMEOUT_S = 20.0
-# A 5xx is the Bot API (or a proxy before it) answering that the call failed, so trying again does
-# not repeat it; a bad spell there is waited out this long before PTB sees the error (a reply, an
-# app link or a reminder given up after one 500 was lost: bench/soak.py). A timeout is never tried
-# again here: the call may have landed. The long poll has the Updater's own loop.
+# A bad spell (the Bot API unreachable, or 5xx on calls that may be repeated) is waited out this
+# long before PTB sees the error: an edit or a callback answer given up after one 500 was lost
+# (bench/soak.py). The long poll has the Updater's own loop.
 SERVER_ERROR_PATIENCE_S = 30.0
 SERVER_ERROR_RETRY_S = (0.5, 4.0)  # the first pause, and the longest
-NOT_RETRIED = frozenset({"getUpdates"})
 
 
 class AiohttpRequest(BaseRequest):
@@ -72,33 +76,56 @@ class AiohttpRequest(BaseRequest):
         url: str,
         method: str,
         request_data: RequestData | None = None,
-        read_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
-        write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
-        connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
-        pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        read_timeout: TimeoutArg = BaseRequest.DEFAULT_NONE,
+        write_timeout: TimeoutArg = BaseRequest.DEFAULT_NONE,
+        connect_timeout: TimeoutArg = BaseRequest.DEFAULT_NONE,
+        pool_timeout: TimeoutArg = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
         deadline = time.monotonic() + self._patience_s
         pause, longest = SERVER_ERROR_RETRY_S
-        retried = url.rsplit("/", 1)[-1] not in NOT_RETRIED
+        api_method = delivery_rule.method_of(url)
         while True:
-            status, body = await self._once(
-                url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
-            )
-            if status < 500 or not retried or time.monotonic() + pause > deadline:
+            status, body = 0, b""
+            try:
+                status, body = await self._once(
+                    url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
+                )
+                failure: NetworkError | None = None
+                verdict = delivery_rule.verdict_of_status(status)
+                if verdict == "not_delivered":
+                    return status, body  # PTB maps it (a 429 goes to its rate limiter)
+            except _Failed as failed:
+                failure, verdict = failed.error, failed.verdict
+            if verdict is None:
                 return status, body
+            if not delivery_rule.may_retry(api_method, verdict) or time.monotonic() + pause > deadline:
+                return self._given_up(api_method, verdict, failure, status, body)
             await asyncio.sleep(pause)
             pause = min(pause * 2, longest)
+
+    @staticmethod
+    def _given_up(
+        api_method: str, verdict: Verdict, failure: NetworkError | None, status: int, body: bytes
+    ) -> tuple[int, bytes]:
+        """The last attempt's outcome for PTB; a send that may have landed becomes MaybeDelivered."""
+        if verdict == "maybe_delivered" and not delivery_rule.is_idempotent(api_method):
+            what = str(failure) if failure is not None else f"HTTP {status}"
+            raise MaybeDelivered(f"{api_method}: maybe delivered ({what}); not sent again")
+        if failure is not None:
+            raise failure
+        return status, body
 
     async def _once(
         self,
         url: str,
         method: str,
         request_data: RequestData | None,
-        read_timeout: ODVInput[float],
-        write_timeout: ODVInput[float],
-        connect_timeout: ODVInput[float],
-        pool_timeout: ODVInput[float],
+        read_timeout: TimeoutArg,
+        write_timeout: TimeoutArg,
+        connect_timeout: TimeoutArg,
+        pool_timeout: TimeoutArg,
     ) -> tuple[int, bytes]:
+        """One attempt. Raises `_Failed` with what the failure tells about delivery."""
         if self._session is None or self._session.closed:
             raise RuntimeError("AiohttpRequest is not initialized")
         files = request_data.multipart_data if request_data else None
@@ -116,17 +143,34 @@ class AiohttpRequest(BaseRequest):
                 method, url, data=_body(request_data, files), timeout=timeout
             ) as response:
                 body = await response.read()
-        except TimeoutError as err:
-            raise TimedOut from err
-        except aiohttp.ClientError as err:
-            raise NetworkError(f"aiohttp.{type(err).__name__}: {err}") from err
+        except aiohttp.ConnectionTimeoutError as err:  # no connection in time: nothing was written
+            raise _Failed(TimedOut(), "not_delivered") from err
+        except aiohttp.ClientConnectorError as err:  # refused, unresolvable: nothing was written
+            raise _Failed(_network_error(err), "not_delivered") from err
+        except TimeoutError as err:  # written, and the answer did not come in time
+            raise _Failed(TimedOut(), "maybe_delivered") from err
+        except aiohttp.ClientError as err:  # written, and the connection dropped before the answer
+            raise _Failed(_network_error(err), "maybe_delivered") from err
         if self._skip_unreadable and response.status == 200 and url.endswith("/getUpdates"):
             body = readable_updates(body)
         return response.status, body
 
 
-def _given(value: ODVInput[float], default: float | None) -> float | None:
-    return default if isinstance(value, DefaultValue) else value
+class _Failed(Exception):
+    def __init__(self, error: NetworkError, verdict: Verdict) -> None:
+        super().__init__(str(error))
+        self.error, self.verdict = error, verdict
+
+
+def _network_error(err: aiohttp.ClientError) -> NetworkError:
+    return NetworkError(f"aiohttp.{type(err).__name__}: {err}")
+
+
+def _given(value: TimeoutArg, default: float | None) -> float | None:
+    """A timeout PTB passed, or ours when it passed none (`DEFAULT_NONE`)."""
+    if value is BaseRequest.DEFAULT_NONE:
+        return default
+    return value if value is None else float(value)  # type: ignore[arg-type]
 
 
 def _body(request_data: RequestData | None, files: dict[str, Any] | None) -> Any:

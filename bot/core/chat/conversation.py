@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from bot.core.chat.doubts import DeliveryDoubts
 from bot.core.chat.outbox import Outbox, Pending, PendingLink, RemoveFeedback
 from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
@@ -84,6 +85,8 @@ class Conversation:
         self.inference = inference
         self.policy = policy
         self.outbox = Outbox()
+        # Replies whose delivery is unknown: recorded by the delivery, confirmed, told, sent again.
+        self.doubts = DeliveryDoubts(store)
         self._clock = clock
         self.variants = VariantPicker(store, policy.base_model, policy.best_of)
         self.writer = ReplyWriter(
@@ -240,6 +243,9 @@ class Conversation:
         # A link the store still refuses waits in the outbox: a reaction on it is on a reply
         # Kindred did link (bench/soak.py lost one so).
         link = link or self._pending_link(event)
+        # A reaction confirms a reply of unknown delivery; one on an id Kindred never learned is
+        # on the chat's one such reply, when exactly one waits there.
+        link = await self.doubts.confirmed_by(event.platform, event.chat_id, event.message_id, link)
         if link is None:
             return ReactionResult("unknown")
         emoji = event.emoji

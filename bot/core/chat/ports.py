@@ -9,6 +9,8 @@ from typing import Protocol
 from bot.core.models import (
     Admission,
     ChatMessage,
+    DeliveryDoubt,
+    DoubtStatus,
     Feedback,
     MessageLink,
     NewTurn,
@@ -55,6 +57,24 @@ class TurnLog(Protocol):
         ...
 
 
+class DeliveryLog(Protocol):
+    """Replies whose delivery is unknown (a send that may have landed: docs/reliability.md), until
+    the person confirms them (a reaction, a reply) or asks for them again."""
+
+    async def record(self, doubt: DeliveryDoubt) -> None:
+        """Remember a reply as `unknown`. Recording the same (platform, chat, turn) again is a no-op."""
+        ...
+
+    async def waiting(self, platform: str, chat_id: str) -> list[DeliveryDoubt]:
+        """The chat's replies still `unknown` or `told`, oldest first, with their stored text."""
+        ...
+
+    async def settle(self, platform: str, chat_id: str, turn_id: int, status: DoubtStatus) -> bool:
+        """Move one reply on: to `told` from `unknown` only; to `delivered` or `resent` from either.
+        True only for the call that moved it, so that two replicas (or two presses) act once."""
+        ...
+
+
 class Messenger(Protocol):
     """Writes to a person first, through one platform's API (PTB's `Bot`, discord.py's HTTP
     client), from any process: a worker has no gateway or update loop of its own."""
@@ -68,7 +88,8 @@ class Messenger(Protocol):
     async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
         """Send plain text, with a "don't suggest this again" button when `never_again`; returns
         the platform message id. Raises RecipientGone when the person blocked the bot,
-        DeliveryError when the platform refused it otherwise."""
+        DeliveryUnknown when it may have landed (never sent again), DeliveryError when the
+        platform refused it otherwise."""
         ...
 
     async def close(self) -> None:

@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 
 from bot.core.chat.ports import Messenger
-from bot.core.errors import DeliveryError, RecipientGone, StoreUnavailable
+from bot.core.errors import DeliveryError, DeliveryUnknown, RecipientGone, StoreUnavailable
 from bot.core.jobs import JobPayload
 from bot.core.memory import NOT_EVIDENCE, REPLY
 from bot.core.memory.ports import Embedder
-from bot.core.models import MessageLink, NewTurn
+from bot.core.models import DeliveryDoubt, MessageLink, NewTurn
 from bot.core.proactive.backoff import backed_off
 from bot.core.proactive.evaluate import evaluate
 from bot.core.proactive.manners import choose
@@ -170,9 +170,17 @@ class ProactiveBeat:
             report.duplicates += 1
             return True
         text = message_text(occasion)
+        chat_id = ""
         try:
             chat_id = await messenger.private_chat(occasion.user_id)
-            message_id = await messenger.send(chat_id, text, never_again=occasion.trigger != ASKED_FOR)
+            message_id: str | None = await messenger.send(
+                chat_id, text, never_again=occasion.trigger != ASKED_FOR
+            )
+        except DeliveryUnknown as exc:
+            # It may have rung: kept as sent, of unknown delivery, which the person's reaction or
+            # next message settles (core/chat/doubts.py); never sent again by itself.
+            log.warning("proactive: %s may not have arrived: %s", occasion.key, exc)
+            message_id = None
         except RecipientGone as exc:
             log.info("proactive: %s blocked the bot (%s); marking them inactive", occasion.user_id, exc)
             await pro.settle(occasion.key, Delivery("failed", now))
@@ -185,12 +193,21 @@ class ProactiveBeat:
             report.failed += 1
             return True
         turn_id = await self._store_turn(occasion, messenger.platform, chat_id, message_id, text, now)
+        if message_id is None:
+            doubt = DeliveryDoubt(messenger.platform, chat_id.partition(":")[2], turn_id, occasion.user_id)
+            await self.store.deliveries.record(doubt)
         await pro.settle(occasion.key, Delivery("sent", now, chat_id, turn_id, message_id))
         report.sent += 1
         return True
 
     async def _store_turn(
-        self, occasion: Occasion, platform: str, chat_id: str, message_id: str, text: str, now: datetime
+        self,
+        occasion: Occasion,
+        platform: str,
+        chat_id: str,
+        message_id: str | None,
+        text: str,
+        now: datetime,
     ) -> int:
         """The message as an assistant turn (a reply's memory: kept, never recalled), linked to the
         platform message so that a reaction to it reaches the turn."""
@@ -202,9 +219,10 @@ class ProactiveBeat:
             meta={"chat_id": chat_id, "proactive": occasion.key, "trigger": occasion.trigger},
         )  # fmt: skip
         stored = await self.store.turns.add_turn(turn)
-        await self.store.turns.link_message(
-            MessageLink(platform, chat_id, message_id, stored.id, occasion.user_id)
-        )
+        if message_id is not None:
+            await self.store.turns.link_message(
+                MessageLink(platform, chat_id, message_id, stored.id, occasion.user_id)
+            )
         return stored.id
 
 

@@ -46,6 +46,7 @@ async def chat(interaction: Interaction, message: str) -> None:
             user_message,
             InteractionSurface(interaction, timeout_s=kindred.options.request_timeout_s),
             interval_s=kindred.options.edit_interval_s,
+            first_delay_s=kindred.options.first_show_delay_s,
             unlinked=kindred.unlinked,
             buttons=buttons,
         )
