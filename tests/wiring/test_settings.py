@@ -98,6 +98,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_PROACTIVE_CRON", "*/2 * * * *", lambda s: s.workers.proactive_cron, "*/2 * * * *"),
     ("KINDRED_JOB_THREADS", "3", lambda s: s.workers.job_threads, 3),
     ("KINDRED_VISIBILITY_TIMEOUT_S", "99", lambda s: s.workers.visibility_timeout_s, 99.0),
+    ("KINDRED_JOB_MAX_WORKER_DEATHS", "5", lambda s: s.workers.job_max_worker_deaths, 5),
     ("KINDRED_BEAT_LOCK_TTL_S", "30", lambda s: s.workers.beat_lock_ttl_s, 30),
     ("KINDRED_FLOWER_USER", "admin", lambda s: s.workers.flower_user, "admin"),
     ("KINDRED_FLOWER_PASSWORD", "fl0wer-pw", lambda s: secret(s.workers.flower_password), "fl0wer-pw"),
