@@ -88,9 +88,9 @@ async def test_rows_stop_at_their_own_max_tokens(engine: LocalInference) -> None
 
 async def test_a_consumer_that_leaves_stops_only_its_row(engine: LocalInference) -> None:
     expected = await text_of(engine.stream(PROMPTS[1], max_tokens=60))
-    # The two arrive one task switch apart; on a loaded machine that can outlast the engine's 5 ms
-    # gathering window, and then they would not share the batch this test is about.
-    engine._batcher._gather_s = 0.25
+    # The two arrive one task switch apart; on a loaded machine that outlasted even the module's
+    # 200 ms gathering window once, and then they did not share the batch this test is about.
+    engine._batcher._gather_s = 1.0
     leaving = engine.stream(PROMPTS[0], max_tokens=LONG_REPLY)
     staying = asyncio.create_task(text_of(engine.stream(PROMPTS[1], max_tokens=60)))
     assert isinstance(await anext(leaving), str)
