@@ -22,13 +22,11 @@ from bot.adapters.discord.policy import PLATFORM, chat_key, places, user_key
 from bot.adapters.discord.surfaces import shown
 from bot.adapters.streaming import split_text
 from bot.core.chat.access import NOT_ALLOWED
-from bot.core.chat.doubts import RESEND_PREFIX, Doubtful
+from bot.core.chat.doubts import NOTHING_TO_SEND, RESEND_PREFIX, SENT_AGAIN, Doubtful
 
 log = logging.getLogger(__name__)
 
 Button = discord.ui.Button[discord.ui.View]
-SENT_AGAIN = "Sent again."
-NOTHING_TO_SEND = "That reply was already sent again."
 
 
 class ResendButton(discord.ui.DynamicItem[Button], template=rf"{RESEND_PREFIX}(?P<turn>[0-9]{{1,19}})"):

@@ -14,13 +14,11 @@ from bot.adapters.streaming import split_text
 from bot.adapters.telegram.ids import PLATFORM, place_key, user_key
 from bot.adapters.telegram.surface import MESSAGE_LIMIT, utf16_len
 from bot.core.chat.access import NOT_ALLOWED
-from bot.core.chat.doubts import RESEND_PREFIX, Doubtful, resend_turn
+from bot.core.chat.doubts import NOTHING_TO_SEND, RESEND_PREFIX, SENT_AGAIN, Doubtful, resend_turn
 
 log = logging.getLogger(__name__)
 
 RESEND_PATTERN = f"^{RESEND_PREFIX}[0-9]+$"
-SENT_AGAIN = "Sent again."
-NOTHING_TO_SEND = "That reply was already sent again."
 
 
 def replied_bot_message(message: Message, bot_id: int) -> str | None:

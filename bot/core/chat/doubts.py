@@ -33,6 +33,9 @@ QUOTE_CHARS = 60
 # not open a code block or a spoiler in the notice.
 _MARKUP = re.compile(r"[*_`~|>\\]")
 RESEND_LABEL = "Send it again"
+# What the press answers: the first by the reply's own person, and every other.
+SENT_AGAIN = "Sent again."
+NOTHING_TO_SEND = "That reply was already sent again."
 # A button's data: the prefix, then the turn id; both platforms' button data fit it (64 bytes, 100).
 RESEND_PREFIX = "resend:"
 

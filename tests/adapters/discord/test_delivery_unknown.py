@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.discord.resend import NOTHING_TO_SEND, SENT_AGAIN
 from bot.cli.main import main
+from bot.core.chat.doubts import NOTHING_TO_SEND, SENT_AGAIN
 from bot.core.models import DeliveryDoubt
 from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import running, services

@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.telegram.chat import ChatPolicy
-from bot.adapters.telegram.resend import NOTHING_TO_SEND, SENT_AGAIN
 from bot.cli.main import main
-from bot.core.chat.doubts import DOUBT_NOTICE
+from bot.core.chat.doubts import DOUBT_NOTICE, NOTHING_TO_SEND, SENT_AGAIN
 from bot.core.models import DeliveryDoubt
 from tests.adapters.telegram.conftest import ANN, GROUP, Running, running_bot
 from tests.support.fakes import SlowInference
