@@ -57,6 +57,13 @@ def generation_threads() -> list[object]:
     return [t for t in threading.enumerate() if t.name == THREAD_NAME and t.is_alive()]
 
 
+async def idle() -> None:
+    """Wait for the generation thread of the last batch to end. A reply's end reaches its reader
+    before that thread looks at the line again, and a request submitted in between joins that
+    thread's next batch at once, without the gathering window the batch-size tests count on."""
+    await wait_until(lambda: not generation_threads(), within_s=5.0, what="generation stopped")
+
+
 async def test_requests_that_arrive_together_run_as_one_batch(engine: LocalInference) -> None:
     replies = await asyncio.gather(*(text_of(engine.stream(p, max_tokens=12)) for p in PROMPTS * 2))
     assert all(replies)
@@ -70,6 +77,7 @@ async def test_batch_size_is_capped_and_the_rest_runs_next(engine: LocalInferenc
 
 async def test_each_row_gets_the_reply_it_would_get_alone(engine: LocalInference) -> None:
     alone = [await text_of(engine.stream(p, max_tokens=30)) for p in PROMPTS]
+    await idle()
     together = await asyncio.gather(*(text_of(engine.stream(p, max_tokens=30)) for p in PROMPTS))
     assert sizes_of(engine) == [1, 1, 1, 1, 4]
     assert together == alone  # left padding, masks and the per-row penalty change nothing
@@ -88,6 +96,7 @@ async def test_rows_stop_at_their_own_max_tokens(engine: LocalInference) -> None
 
 async def test_a_consumer_that_leaves_stops_only_its_row(engine: LocalInference) -> None:
     expected = await text_of(engine.stream(PROMPTS[1], max_tokens=60))
+    await idle()
     # The two arrive one task switch apart; on a loaded machine that outlasted even the module's
     # 200 ms gathering window once, and then they did not share the batch this test is about.
     engine._batcher._gather_s = 1.0
