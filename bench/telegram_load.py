@@ -1,6 +1,7 @@
 """Telegram under load: many people chatting at once through a loopback Bot API server.
 
     python -m bench.telegram_load [--users 200] [--messages 5] [--rate 100] [--backend B] [--quick]
+                                  [--profile OUT]
 
 Two phases. Saturation: each simulated person sends a message, waits for the whole reply and sends
 the next, all at once (throughput). At rate: as many other people write an even stream of --rate
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -126,31 +128,47 @@ async def open_location(where: list[str]) -> Store:
 
 
 @asynccontextmanager
-async def bot_process(api: FakeTelegramBotApi, where: list[str]) -> AsyncIterator[None]:
-    """The bot runs in its own process, as in production: the Bot API server is not its CPU's work."""
+async def bot_process(api: FakeTelegramBotApi, where: list[str], profile: Path | None) -> AsyncIterator[None]:
+    """The bot runs in its own process, as in production: the Bot API server is not its CPU's work.
+    With `profile`, py-spy samples it from ready to exit, into collapsed stacks at that path."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bench.parts.telegram.bot", "--api-base", api.base_url, "--token", api.token,
         *where,
         stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stdout is not None
+    spy: asyncio.subprocess.Process | None = None
     try:
         line = await asyncio.wait_for(process.stdout.readline(), BOT_START_S)
         if line.strip() != b"ready":
             raise SystemExit(f"the bot process did not start (exit {process.returncode})")
+        spy = await start_py_spy(process.pid, profile) if profile else None
         yield
     finally:
         if process.returncode is None:
             process.terminate()
         await process.wait()
+    if spy is not None:
+        await spy.wait()  # py-spy writes its file when the process it samples has exited
+
+
+async def start_py_spy(pid: int, out: Path) -> asyncio.subprocess.Process:
+    """py-spy (PyPI; not a dependency) must be on PATH, and may need ptrace rights."""
+    exe = shutil.which("py-spy")
+    if exe is None:
+        raise SystemExit("--profile needs py-spy on PATH: pip install py-spy")
+    return await asyncio.create_subprocess_exec(
+        exe, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--output", str(out),
+        stdout=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 async def run_backend(
-    backend: str, server_dsn: str | None, users: int, messages: int, rate: float
+    backend: str, server_dsn: str | None, users: int, messages: int, rate: float, profile: Path | None
 ) -> dict[str, Any]:
     async with store_location(backend, server_dsn) as where, FakeTelegramBotApi() as api:
         finished = Finished(api)
-        async with bot_process(api, where):
+        async with bot_process(api, where, profile):
             saturation = await phase(api, finished, FIRST_USER, users, messages, None)
             at_rate = await phase(api, finished, FIRST_USER + users, users, messages, rate)
         store = await open_location(where)
@@ -212,7 +230,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     async with server_for(backends, args.database_url) as server_dsn:
         for backend in backends:
             log(f"{backend}: {args.users} people × {args.messages} messages")
-            results[backend] = await run_backend(backend, server_dsn, args.users, args.messages, args.rate)
+            profile = args.profile.with_suffix(f".{backend}.txt") if args.profile else None
+            results[backend] = await run_backend(
+                backend, server_dsn, args.users, args.messages, args.rate, profile
+            )
             log(f"{backend}: {results[backend]['checks']}")
     return {
         "benchmark": "telegram_load",
@@ -242,6 +263,9 @@ def main() -> None:
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--database-url", help="a PostgreSQL server to make a database on")
     parser.add_argument("--quick", action="store_true", help="20 people × 3 messages at 20/s, SQLite only")
+    parser.add_argument(
+        "--profile", type=Path, help="sample the bot with py-spy: collapsed stacks in PROFILE.<store>.txt"
+    )
     args = parser.parse_args()
     if args.quick:
         args.users, args.messages, args.backend, args.rate = 20, 3, "sqlite", 20.0
