@@ -152,6 +152,7 @@ def training_options(settings: Settings) -> TrainingOptions:
         beta=training.beta,
         device=training.device,
         seed=training.seed,
+        threads=training.threads or None,
     )
 
 

@@ -132,6 +132,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_TRAIN_BETA", "0.2", lambda s: s.training.beta, 0.2),
     ("KINDRED_TRAIN_SEED", "7", lambda s: s.training.seed, 7),
     ("KINDRED_TRAIN_DEVICE", "cpu", lambda s: s.training.device, "cpu"),
+    ("KINDRED_TRAIN_THREADS", "1", lambda s: s.training.threads, 1),
     ("KINDRED_TRAIN_GATE_CONFIDENCE", "0.95", lambda s: s.training.gate_confidence, 0.95),
     ("KINDRED_TRAIN_GATE_MIN_MARGIN_GAIN", "0.1", lambda s: s.training.gate_min_margin_gain, 0.1),
     ("KINDRED_TRAIN_GATE_MAX_LOSS_RISE", "0.2", lambda s: s.training.gate_max_loss_rise, 0.2),

@@ -67,6 +67,9 @@ class TrainingSettings(BaseSettings):
     beta: float = Field(default=_OPTIONS["beta"], gt=0)
     seed: int = _OPTIONS["seed"]
     device: Literal["auto", "cpu", "cuda"] = _OPTIONS["device"]
+    # torch's CPU threads while a night trains; 0: every core the worker may use. A worker that
+    # shares its machine with the bot trains on one (and runs under `nice -n 19`).
+    threads: int = Field(default=0, ge=0, le=512)
     # The pre-screen (core/learning/gate.py), safety only: the regression loss may rise by
     # `max_loss_rise` (nats per token), the KL to the base reach `max_kl`; the candidate is refused
     # when it agrees with more sycophancy probes than the serving adapter or the base (the fewer)
