@@ -2,6 +2,7 @@
 duplicated.
 
     python -m bench.soak [--quick | --seconds N] [--people N] [--replicas N] [--faults a,b,...]
+    python -m bench.soak --long [--minutes 60 --rate 60]   # with a night's training and every fault
 
 The system: the bot (bench/parts/soak/bot.py: `kindred run` in webhook mode with the load fixtures),
 a Celery worker (build and default queues) and beat on a redis-server of the soak's own, and
@@ -33,8 +34,9 @@ import numpy as np
 
 from bench.parts.common import fresh_database, log, machine, now_iso, postgres_server
 from bench.parts.soak import checks, unknown
-from bench.parts.soak.faults import SCHEDULE, Faults, run_faults
+from bench.parts.soak.faults import SCHEDULE, Fault, Faults, run_faults
 from bench.parts.soak.kinds import RING, kind_of
+from bench.parts.soak.long_faults import BESIDE, LONG_FAULTS, LongFaults
 from bench.parts.soak.people import Person, bot_kinds, live
 from bench.parts.soak.procs import System
 from tests.support.pg import as_url
@@ -142,7 +144,8 @@ async def soak(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     async with postgres_server(args.database_url) as server, fresh_database(server) as dsn:
         await migrate(dsn)
         async with FakeTelegramBotApi() as api:
-            system = System(folder, as_url(dsn), api.token, api.base_url, args.replicas)
+            training = "training_oom" in args.faults
+            system = System(folder, as_url(dsn), api.token, api.base_url, args.replicas, training)
             front = RoundRobinFront(system.bot_ports)
             pusher = WebhookPusher(api, "http://pending")
             await front.start()
@@ -177,7 +180,9 @@ async def under_load(
         f"load: {args.people} people for {args.seconds} s (about {args.rate:g} actions/s), "
         f"faults {args.faults}"
     )
-    fault_run = asyncio.create_task(run_faults(faults, args.faults, started, args.seconds))
+    fault_run = asyncio.create_task(
+        run_faults(fault_actions(faults, args.faults), MOMENTS, started, args.seconds, BESIDE)
+    )
     await asyncio.gather(
         *(live(api, p, until, think_s, reminds=n < args.reminders) for n, p in enumerate(people))
     )
@@ -188,7 +193,7 @@ async def under_load(
     drained_s = await drain(api, pusher, everyone)
     sampler.cancel()
     supervisor.cancel()
-    alive = {p.name: p.pid is not None for p in (system.worker, system.beat, *system.bots)}
+    alive = {p.name: p.pid is not None for p in system.processes()}
     if args.logs is not None:
         dump_chats(api, everyone, started, args.logs / "chats.json")
     stored, doubts = await checks.stored(api, dsn, everyone), await unknown.doubts(dsn)
@@ -197,6 +202,14 @@ async def under_load(
     # Parts that exited on their own and were started again, as the deployment's restart policy does.
     result["crashed_and_restarted"] = dict(system.crashes)
     return result
+
+
+MOMENTS = {**SCHEDULE, **LONG_FAULTS}
+
+
+def fault_actions(faults: Faults, names: Sequence[str]) -> dict[str, Fault]:
+    longer = LongFaults(faults)
+    return {name: getattr(longer if name in LONG_FAULTS else faults, name) for name in names}
 
 
 def dump_chats(api: FakeTelegramBotApi, people: Sequence[Person], started: float, path: Path) -> None:
@@ -216,6 +229,20 @@ def dump_chats(api: FakeTelegramBotApi, people: Sequence[Person], started: float
 
 def percentile(values: Sequence[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 1) if values else None
+
+
+def percentiles(values: Sequence[float]) -> dict[str, Any]:
+    return {f"p{q}_ms": percentile(values, q) for q in (50, 95, 99)} | {"n": len(values)}
+
+
+def outside(windows: Sequence[tuple[float, float]], load_s: float) -> list[tuple[float, float]]:
+    """The load's time outside `windows` (seconds of the load), as windows."""
+    gaps, at = [], 0.0
+    for start, end in sorted(windows):
+        if start > at:
+            gaps.append((at, start))
+        at = max(at, end)
+    return [*gaps, (at, load_s + 3600.0)]
 
 
 def report(
@@ -240,10 +267,13 @@ def report(
     duplicated = (answers["duplicated"] + rings["duplicated"] + links["duplicated"]
                   + stored["feedback_duplicated"] + stored["user_turns_stored_twice"])  # fmt: skip
     waits = latencies_ms(api, people, started)
-    # Outside the faults: from each fault's start to SETTLE_S after its canary was answered.
-    calm = latencies_ms(
-        api, people, started, [(f["at_s"], f["at_s"] + f["took_s"] + SETTLE_S) for f in faults]
-    )
+    # Outside the faults: from each fault's start to SETTLE_S after its canary was answered; a
+    # night's training is a window of its own, reported apart outside the other faults.
+    spans = {f["fault"]: (f["at_s"], f["at_s"] + f["took_s"] + SETTLE_S) for f in faults}
+    training = [span for name, span in spans.items() if name in BESIDE]
+    others = [span for name, span in spans.items() if name not in BESIDE]
+    calm = latencies_ms(api, people, started, others + training)
+    while_training = latencies_ms(api, people, started, others + outside(training, load_s))
     messages = sum(len(p.sequence) for p in people)
     delivery_unknown = unknown.report(
         api, doubts, resends=sum(p.resends for p in people),
@@ -266,12 +296,8 @@ def report(
         "p95_ms": percentile(waits, 95),
         "p99_ms": percentile(waits, 99),
         "p50_ms": percentile(waits, 50),
-        "outside_faults": {
-            "p50_ms": percentile(calm, 50),
-            "p95_ms": percentile(calm, 95),
-            "p99_ms": percentile(calm, 99),
-            "n": len(calm),
-        },
+        "outside_faults": percentiles(calm),
+        "during_training": percentiles(while_training) if training else None,
         "rss_slope_mb_per_min": rss_slope(rss, WARM_UP * load_s, load_s),
         "rss_mb": {"first": rss[0][2] if rss else None, "last": rss[-1][2] if rss else None},
         "checks": {
@@ -313,6 +339,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--seconds", type=float, default=600.0, help="how long the load runs (default 10 min)"
     )
     parser.add_argument("--quick", action="store_true", help="3 minutes, 200 people")
+    parser.add_argument(
+        "--long",
+        action="store_true",
+        help="--minutes (60) at --rate 60 actions/s (about 50 messages/s), 600 people, 2 replicas, "
+        "a night's training, every fault",
+    )
+    parser.add_argument("--minutes", type=float, help="how long the load runs, in minutes")
     parser.add_argument("--people", type=int, default=300)
     parser.add_argument("--rate", type=float, default=20.0, help="actions a second, all people together")
     parser.add_argument("--reminders", type=int, default=10, help="people who ask for a reminder in 1 minute")
@@ -321,7 +354,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--replicas", type=int, default=1)
     parser.add_argument(
-        "--faults", default=",".join(SCHEDULE), help=f"comma-separated, of {', '.join(SCHEDULE)}"
+        "--faults", default=",".join(SCHEDULE), help=f"comma-separated, of {', '.join(MOMENTS)}"
     )
     parser.add_argument("--database-url", help="a PostgreSQL server (with pgvector) to make a database on")
     parser.add_argument("--seed", type=int, default=7)
@@ -329,11 +362,29 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.people = 180.0, 200
+    if args.long:
+        long_mode(parser, args, argv or sys.argv[1:])
+    if args.minutes is not None:
+        args.seconds = args.minutes * 60.0
     args.faults = [name for name in args.faults.split(",") if name]
-    unknown = set(args.faults) - set(SCHEDULE)
+    unknown = set(args.faults) - set(MOMENTS)
     if unknown:
         parser.error(f"unknown faults: {', '.join(sorted(unknown))}")
     return args
+
+
+LONG = {"minutes": 60.0, "rate": 60.0, "people": 600, "replicas": 2}
+
+
+def long_mode(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str]) -> None:
+    """--long's settings, each unless given on the command line; every fault unless --faults."""
+    for name, value in LONG.items():
+        if f"--{name}" not in argv:
+            setattr(args, name, value)
+    if "--faults" not in argv:
+        args.faults = ",".join(MOMENTS)
+    if args.quick:
+        parser.error("--long and --quick exclude each other")
 
 
 async def stopped_by_sigterm(args: argparse.Namespace, folder: Path) -> dict[str, Any]:

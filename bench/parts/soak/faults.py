@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,21 +180,38 @@ async def _chat(api: FakeTelegramBotApi, person: Person) -> None:
     await chat(api, person, f"canary {person.user}: are you there?")
 
 
-async def run_faults(faults: Faults, names: list[str], started: float, load_s: float) -> list[dict[str, Any]]:
-    """Each named fault at its moment; returns what each did and whether the system recovered."""
-    results = []
-    for name in sorted(names, key=SCHEDULE.__getitem__):
-        await asyncio.sleep(max(0.0, started + SCHEDULE[name] * load_s - time.monotonic()))
-        at = time.monotonic() - started
-        log(f"fault: {name}")
-        try:
-            result = await getattr(faults, name)()
-        except Exception as exc:  # a fault that cannot even be injected is reported, not hidden
-            result = {"detail": f"{type(exc).__name__}: {exc}", "canary_answered": False}
-        recovered = bool(result.pop("canary_answered")) and bool(result.pop("ok_extra", True))
-        log(f"fault: {name} {'recovered' if recovered else 'NOT RECOVERED'} ({result.get('detail')})")
-        took = time.monotonic() - started - at
-        results.append(
-            {"fault": name, "at_s": round(at, 1), "took_s": round(took, 1), "recovered": recovered, **result}
-        )
-    return results
+Fault = Callable[[], Awaitable[dict[str, Any]]]
+
+
+async def run_faults(
+    actions: Mapping[str, Fault],
+    moments: Mapping[str, float],
+    started: float,
+    load_s: float,
+    beside: Collection[str] = (),
+) -> list[dict[str, Any]]:
+    """Each fault at its moment (a fraction of the load's time), in turn, those named in `beside`
+    alongside the others; returns what each did and whether the system recovered."""
+    order = sorted(actions, key=moments.__getitem__)
+    alongside = [
+        asyncio.create_task(one_fault(n, actions[n], moments[n], started, load_s))
+        for n in order
+        if n in beside
+    ]
+    results = [await one_fault(n, actions[n], moments[n], started, load_s) for n in order if n not in beside]
+    results += [await task for task in alongside]
+    return sorted(results, key=lambda r: moments[r["fault"]])
+
+
+async def one_fault(name: str, action: Fault, moment: float, started: float, load_s: float) -> dict[str, Any]:
+    await asyncio.sleep(max(0.0, started + moment * load_s - time.monotonic()))
+    at = time.monotonic() - started
+    log(f"fault: {name}")
+    try:
+        result = await action()
+    except Exception as exc:  # a fault that cannot even be injected is reported, not hidden
+        result = {"detail": f"{type(exc).__name__}: {exc}", "canary_answered": False}
+    recovered = bool(result.pop("canary_answered")) and bool(result.pop("ok_extra", True))
+    log(f"fault: {name} {'recovered' if recovered else 'NOT RECOVERED'} ({result.get('detail')})")
+    took = time.monotonic() - started - at
+    return {"fault": name, "at_s": round(at, 1), "took_s": round(took, 1), "recovered": recovered, **result}

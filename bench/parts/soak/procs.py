@@ -130,17 +130,21 @@ def base_env(data: Path, database_url: str, redis_url: str, token: str, api_base
 
 @dataclass
 class System:
-    """Everything bench/soak.py runs apart from PostgreSQL and the fake Bot API."""
+    """Everything bench/soak.py runs apart from PostgreSQL and the fake Bot API; with `training`,
+    a `train` worker too, which shares the machine as a deployment on one box would (see
+    `trainer_process`)."""
 
     folder: Path
     database_url: str
     token: str
     api_base: str
     replicas: int = 1
+    training: bool = False
     redis: RedisServer = field(init=False)
     worker: Process = field(init=False)
     beat: Process = field(init=False)
     bots: list[Process] = field(init=False)
+    trainer: Process | None = field(init=False, default=None)
     # Parts a fault is stopping and starting itself, which the supervisor leaves alone meanwhile.
     held: set[str] = field(default_factory=set)
     # Restarts by the supervisor (as docker compose's `restart: unless-stopped` does), by part.
@@ -162,6 +166,8 @@ class System:
             "beat", [python, "-m", "bot.cli", "beat"], {**env, "KINDRED_LOG_LEVEL": "INFO"},
             self.folder / "beat.log", "beat: Starting",
         )  # fmt: skip
+        if self.training:
+            self.trainer = trainer_process(env, self.folder / "trainer.log")
         self.bots = []
         for n in range(self.replicas):
             port = free_port()
@@ -180,17 +186,22 @@ class System:
     def bot_ports(self) -> list[int]:
         return [int(bot.env["KINDRED_WEB_PORT"]) for bot in self.bots]
 
+    def processes(self) -> list[Process]:
+        """Every part but Redis, each its own process group."""
+        trainer = [self.trainer] if self.trainer is not None else []
+        return [self.worker, self.beat, *trainer, *self.bots]
+
     def start(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.redis.start()
-        for process in (self.worker, self.beat, *self.bots):
+        for process in self.processes():
             process.start()
-        for process in (self.worker, self.beat, *self.bots):
+        for process in self.processes():
             log(f"{process.name} ready in {process.wait_ready():.1f} s")
 
     def restart_crashed(self) -> None:
         """What the deployment's supervisor does: a part that exited on its own is started again."""
-        for process in (self.worker, self.beat, *self.bots):
+        for process in self.processes():
             if process.name in self.held or process.proc is None or process.proc.poll() is None:
                 continue
             log(f"supervisor: {process.name} exited ({process.proc.returncode}); starting it again")
@@ -199,10 +210,38 @@ class System:
             process.wait_ready()
 
     def stop(self) -> None:
-        self.held.update(p.name for p in (self.worker, self.beat, *self.bots))
+        self.held.update(p.name for p in self.processes())
         for bot in self.bots:
             if bot.proc is not None:
                 bot.terminate()
-        for process in (self.beat, self.worker):
-            process.kill()
+        for process in self.processes():
+            if process not in self.bots:
+                process.kill()
         self.redis.stop()
+
+
+# A night on the soak's machine: small enough to finish twice within the long run (it is killed
+# once), on the bundled model, beside the bot as a one-box deployment runs it.
+TRAIN_STEPS = 8
+
+
+def trainer_process(env: dict[str, str], log_path: Path) -> Process:
+    """`nice -n 19 kindred worker --queues train` with one torch thread: a night shares the two
+    cores with the bot and must not slow it down. One task per child (`--max-tasks-per-child 1`), so
+    that a night's memory goes back to the system when it ends; the soak's kill of that child is
+    what the kernel's OOM killer does to a night that outgrew the machine."""
+    trainer_env = {
+        **env,
+        "KINDRED_TRAIN_THREADS": "1",
+        "KINDRED_TRAIN_MAX_STEPS": str(TRAIN_STEPS),
+        "KINDRED_TRAIN_BATCH_SIZE": "4",
+        "KINDRED_TRAIN_MAX_LENGTH": "128",
+        "KINDRED_TRAIN_DEVICE": "cpu",
+        "TQDM_DISABLE": "1",
+    }
+    command = [
+        "nice", "-n", "19", sys.executable, "-m", "celery", "-A", "bench.parts.soak.worker", "worker",
+        "--queues", "train", "--pool", "prefork", "--concurrency", "1", "--max-tasks-per-child", "1",
+        "--hostname", "trainer@%h", "--loglevel", "INFO",
+    ]  # fmt: skip
+    return Process("trainer", command, trainer_env, log_path, " ready.")
