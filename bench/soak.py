@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from bench.parts.common import fresh_database, log, machine, now_iso, postgres_server
-from bench.parts.soak import checks, unknown
+from bench.parts.soak import checks, leaks, resources, unknown
 from bench.parts.soak.faults import SCHEDULE, Fault, Faults, run_faults
 from bench.parts.soak.kinds import RING, kind_of
 from bench.parts.soak.long_faults import BESIDE, LONG_FAULTS, LongFaults
@@ -46,8 +46,10 @@ from tests.support.telegram_push import WebhookPusher
 
 FIRST_USER = 20_000
 DRAIN_S = 180.0  # after the load: for the last answers and the reminders' ring (beat runs each minute)
-RSS_EVERY_S = 2.0
-WARM_UP = 0.2  # of the load's time, before RSS counts towards the slope
+WARM_UP = 0.2  # of the load's time, before resources count towards the verdict
+WARM_UP_LONG_S = 600.0  # --long: the first 10 minutes (issue 32)
+SAMPLE_EVERY_S = 2.0
+SAMPLE_EVERY_LONG_S = 5.0
 SHOWS_TEXT = ("sendMessageDraft", "sendMessage")
 SETTLE_S = 10.0  # after a fault's canary is answered, before latency counts as "outside faults"
 
@@ -56,33 +58,6 @@ async def supervise(system: System) -> None:
     while True:
         await asyncio.to_thread(system.restart_crashed)
         await asyncio.sleep(1.0)
-
-
-async def sample_rss(system: System, samples: list[tuple[float, int, float]], started: float) -> None:
-    while True:
-        for bot in system.bots:
-            rss, pid = bot.rss_mb(), bot.pid
-            if rss is not None and pid is not None:
-                samples.append((time.monotonic() - started, pid, rss))
-        await asyncio.sleep(RSS_EVERY_S)
-
-
-def rss_slope(samples: Sequence[tuple[float, int, float]], after_s: float, before_s: float) -> float | None:
-    """MB per minute: one slope fitted across every process's samples, each process its own level
-    (a restarted bot starts low again, which is no leak)."""
-    by_pid: dict[int, list[tuple[float, float]]] = {}
-    for at, pid, rss in samples:
-        if after_s <= at <= before_s:
-            by_pid.setdefault(pid, []).append((at / 60.0, rss))
-    dx: list[float] = []
-    dy: list[float] = []
-    for points in by_pid.values():
-        if len(points) >= 3:
-            xs, ys = np.array([p[0] for p in points]), np.array([p[1] for p in points])
-            dx += list(xs - xs.mean())
-            dy += list(ys - ys.mean())
-    x, y = np.array(dx), np.array(dy)
-    return round(float((x * y).sum() / (x * x).sum()), 3) if len(x) and (x * x).sum() > 0 else None
 
 
 def latencies_ms(
@@ -173,8 +148,12 @@ async def under_load(
     started = time.monotonic()
     until = started + args.seconds
     think_s = args.people / args.rate
-    rss: list[tuple[float, int, float]] = []
-    sampler = asyncio.create_task(sample_rss(system, rss, started))
+    every_s = SAMPLE_EVERY_LONG_S if args.long else SAMPLE_EVERY_S
+    series = args.logs / "resources.jsonl" if args.logs is not None else None
+    sampler = resources.Sampler(
+        lambda: resources.roots_of(system), started, every_s, dsn, system.redis.url, series
+    )
+    sampling = asyncio.create_task(sampler.run())
     supervisor = asyncio.create_task(supervise(system))
     log(
         f"load: {args.people} people for {args.seconds} s (about {args.rate:g} actions/s), "
@@ -191,14 +170,17 @@ async def under_load(
     everyone = people + canaries
     log(f"load done in {load_s:.0f} s; draining")
     drained_s = await drain(api, pusher, everyone)
-    sampler.cancel()
+    sampling.cancel()
     supervisor.cancel()
     alive = {p.name: p.pid is not None for p in system.processes()}
     if args.logs is not None:
         dump_chats(api, everyone, started, args.logs / "chats.json")
     stored, doubts = await checks.stored(api, dsn, everyone), await unknown.doubts(dsn)
+    warm_up_s = WARM_UP_LONG_S if args.long else WARM_UP * load_s
+    # Copies: a sample the cancelled sampler's thread was still taking may land meanwhile.
+    used = leaks.summary(list(sampler.samples), list(sampler.counts), warm_up_s, load_s)
     result = report(args, api, pusher, everyone, fault_results, stored, doubts,
-                    load_s, drained_s, rss, alive, started)  # fmt: skip
+                    load_s, drained_s, used, alive, started)  # fmt: skip
     # Parts that exited on their own and were started again, as the deployment's restart policy does.
     result["crashed_and_restarted"] = dict(system.crashes)
     return result
@@ -255,7 +237,7 @@ def report(
     doubts: unknown.Doubts,
     load_s: float,
     drained_s: float,
-    rss: list[tuple[float, int, float]],
+    used: dict[str, Any],
     alive: dict[str, bool],
     started: float,
 ) -> dict[str, Any]:
@@ -298,8 +280,9 @@ def report(
         "p50_ms": percentile(waits, 50),
         "outside_faults": percentiles(calm),
         "during_training": percentiles(while_training) if training else None,
-        "rss_slope_mb_per_min": rss_slope(rss, WARM_UP * load_s, load_s),
-        "rss_mb": {"first": rss[0][2] if rss else None, "last": rss[-1][2] if rss else None},
+        # Every process's memory, fds, connections and threads, and the servers' connections, per
+        # part, with the verdict (bench/parts/soak/leaks.py); the time series in resources.jsonl.
+        "resources": used,
         "checks": {
             "order": order,
             "answers": answers,

@@ -89,5 +89,11 @@ def test_load_and_every_fault_lose_nothing_duplicate_nothing_and_keep_each_chat_
     # The bot restart went through the webhook's refusals while it stopped (Telegram retries those).
     bots = {f"bot{n}": True for n in range(replicas)}
     assert report["processes_alive_at_end"] == {"worker": True, "beat": True, **bots}
+    # Every part's resources and the servers' connections were sampled (reported, not judged: 45 s
+    # is no hour); the series is beside the logs.
+    used = report["resources"]
+    assert {"redis", "worker", "worker-child", "beat", *bots} <= set(used["processes"]), used["processes"]
+    assert used["servers"]["postgres_connections"]["max"] > 0 and used["servers"]["redis_clients"]["max"] > 0
+    assert len((tmp_path / "resources.jsonl").read_text().splitlines()) > len(used["processes"])
     assert report["throughput_msgs_per_s"] > 0 and report["p95_ms"] is not None
     assert report["replicas"] == replicas and report["date"] and report["machine"]["cpu_count"]
