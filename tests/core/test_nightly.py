@@ -102,6 +102,12 @@ async def test_a_night_trains_prescreens_registers_and_puts_its_candidate_on_tri
     assert again["message"] == f"canary {canary.id} is still on trial, so tonight trains nothing"
     assert len(await store.adapters.list_adapters()) == 1
 
+    # The first job, delivered again after it ended (Redis gave it back when the worker's connection
+    # dropped mid-run), answers with its run's result and trains nothing.
+    redelivered = await night(store, options, scorer, LENIENT, adapters, "beat:1")
+    assert redelivered == {**result, "message": run.message, "delivered_again": True}
+    assert len(await store.adapters.list_runs(5)) == 2 and len(await store.adapters.list_adapters()) == 1
+
 
 async def test_a_candidate_that_fails_the_prescreen_is_kept_as_failed_and_never_tried(
     store: SqliteStore, options: TrainingOptions, scorer: LoraScorer, tmp_path: Path

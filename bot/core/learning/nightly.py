@@ -39,6 +39,8 @@ from bot.core.models import JSONObject
 from bot.core.store import Store
 
 log = logging.getLogger(__name__)
+# How far back a job's earlier run is looked for: a job comes back within minutes, not nights.
+RECENT_RUNS = 20
 
 NIGHTLY_JOB = "kindred.training.nightly"
 # Hidden folders (a leading dot is never an adapter name): a run's adapter while it is written.
@@ -96,7 +98,14 @@ async def run_nightly(
 ) -> JSONObject:
     """Run one night. Returns a JSON result whose `status` is succeeded, skipped (not enough data,
     or a canary running) or busy (another run is running); a run that fails is recorded failed and
-    raises JobError with the error's text."""
+    raises JobError with the error's text. A job delivered again after its run ended (Redis
+    hands a job back when a worker's connection drops mid-run, and the worker that finished it
+    could not acknowledge it then) returns that run's result: a night never trains twice."""
+    ended = await ended_run(store, job_key)
+    if ended is not None:
+        log.warning("job %s was delivered again after its run %d ended %s: not run twice", job_key, ended.id,
+                    ended.status)  # fmt: skip
+        return {**ended.result, "status": ended.status, "message": ended.message, "delivered_again": True}
     run = await store.adapters.start_run(job_key, clock(), policy.stale_after)
     if run is None:
         return await busy_result(store)
@@ -116,6 +125,15 @@ async def busy_result(store: Store) -> JSONObject:
     running = await running_run(store)
     which = f" (run {running.id})" if running is not None else ""
     return {"status": "busy", "message": f"a training run is already running{which}"}
+
+
+async def ended_run(store: Store, job_key: str) -> TrainingRun | None:
+    """This job's run that ended well (succeeded or skipped), among the latest. Every job key is
+    unique to one request (a Celery id, `cli:…`, `admin:…`); a failed run's job runs again."""
+    runs = await store.adapters.list_runs(RECENT_RUNS)
+    return next(
+        (run for run in runs if run.job_key == job_key and run.status in ("succeeded", "skipped")), None
+    )
 
 
 async def running_run(store: Store) -> TrainingRun | None:
