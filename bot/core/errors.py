@@ -44,6 +44,16 @@ class InvalidInput(KindredError):
     """Input from a person or a file that cannot be used as it is. The message says why."""
 
 
+class MediaError(KindredError):
+    """A file a person sent that could not be heard, seen or read (its content, or the backend
+    that reads it). The message is one line a person may read; it names no secret."""
+
+
+class MediaUnsupported(MediaError):
+    """No backend is configured for this kind of file, or the extra that reads it is not
+    installed. The message says what an admin can do."""
+
+
 class JobError(KindredError):
     """A job could not be run, or ran and failed. The message carries the job's own error text."""
 

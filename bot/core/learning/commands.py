@@ -17,7 +17,8 @@ from bot.core.errors import JobError, QueueUnavailable
 from bot.core.jobs import JobPayload
 from bot.core.learning.canary import stop as stop_canary
 from bot.core.learning.models import TrainingRun
-from bot.core.learning.nightly import NIGHTLY_JOB, running_run
+from bot.core.learning.nightly import NIGHTLY_JOB
+from bot.core.learning.runs import running_run
 from bot.core.learning.serving import rollback
 from bot.core.learning.variant_report import STOPPED_BY_ADMIN, canary_state, stopped_text
 from bot.core.store import Store

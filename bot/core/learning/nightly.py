@@ -33,14 +33,13 @@ from bot.core.learning.gate import GatePolicy, GateReport, evaluate_candidate
 from bot.core.learning.models import GLOBAL_SCOPE, AdapterRecord, NewAdapter, RewardModelRecord, TrainingRun
 from bot.core.learning.ports import AdapterScorer, Trainer
 from bot.core.learning.reward import RewardWeights
+from bot.core.learning.runs import busy_result, ended_run
 from bot.core.learning.stale_adapter import retire_outdated
 from bot.core.learning.trial import RerankParts, TrialPolicy, put_on_trial, reward_model_step
 from bot.core.models import JSONObject
 from bot.core.store import Store
 
 log = logging.getLogger(__name__)
-# How far back a job's earlier run is looked for: a job comes back within minutes, not nights.
-RECENT_RUNS = 20
 
 NIGHTLY_JOB = "kindred.training.nightly"
 # Hidden folders (a leading dot is never an adapter name): a run's adapter while it is written.
@@ -119,26 +118,6 @@ async def run_nightly(
         if isinstance(exc, asyncio.CancelledError):
             raise  # the time limit: the runner turns it into JobTimeout
         raise JobError(f"training run {run.id} failed: {message}") from exc
-
-
-async def busy_result(store: Store) -> JSONObject:
-    running = await running_run(store)
-    which = f" (run {running.id})" if running is not None else ""
-    return {"status": "busy", "message": f"a training run is already running{which}"}
-
-
-async def ended_run(store: Store, job_key: str) -> TrainingRun | None:
-    """This job's run that ended well (succeeded or skipped), among the latest. Every job key is
-    unique to one request (a Celery id, `cli:…`, `admin:…`); a failed run's job runs again."""
-    runs = await store.adapters.list_runs(RECENT_RUNS)
-    return next(
-        (run for run in runs if run.job_key == job_key and run.status in ("succeeded", "skipped")), None
-    )
-
-
-async def running_run(store: Store) -> TrainingRun | None:
-    """The run that is running now, if any (the newest; the store allows one)."""
-    return next((run for run in await store.adapters.list_runs(5) if run.status == "running"), None)
 
 
 async def _finish_failed(store: Store, run: TrainingRun, message: str, clock: Clock) -> None:

@@ -104,9 +104,7 @@ class RewardModel:
     def score(self, context: VectorLike, reply: VectorLike) -> float:
         return self.score_many([context], [reply])[0]
 
-    def score_many(
-        self, contexts: Sequence[VectorLike], replies: Sequence[VectorLike]
-    ) -> list[float]:
+    def score_many(self, contexts: Sequence[VectorLike], replies: Sequence[VectorLike]) -> list[float]:
         c, r = self._matrix(contexts, "context"), self._matrix(replies, "reply")
         if len(c) != len(r):
             raise ValueError(f"{len(c)} contexts for {len(r)} replies")

@@ -109,6 +109,7 @@ async def reward_model_step(
     """Train, screen and register tonight's reward model. Returns it and whether it may serve."""
     data = await labelled(parts.embedder, examples)
     embedder = parts.embedder.model_name
+
     def fit() -> RewardModelReport:
         with parts.fitting():
             return train_reward_model(data, embedder, policy.reward_model)

@@ -1,0 +1,28 @@
+"""The media room's boundaries: a speech-to-text backend, and a reader of documents. Each raises
+`MediaError` (bot/core/errors.py) with a line a person may read, never a server's raw answer."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from bot.core.media.models import MediaFile, Passage, Transcript
+
+
+class SpeechToText(Protocol):
+    """Turns a voice note or an audio file into text (an OpenAI-compatible server, or a local model)."""
+
+    model_name: str
+
+    async def transcribe(self, audio: MediaFile) -> Transcript:
+        """What was said. Raises MediaError for audio that cannot be decoded or a backend that
+        failed; an empty `text` for silence."""
+        ...
+
+
+class DocumentReader(Protocol):
+    """Reads a document's text into passages (PDF, plain text, Markdown, .docx)."""
+
+    async def read(self, document: MediaFile) -> list[Passage]:
+        """The document's passages, in order. Raises MediaError for a file it cannot read (an
+        unknown or lying type, encrypted, malformed, or over the limits)."""
+        ...
