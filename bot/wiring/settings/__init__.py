@@ -22,6 +22,7 @@ from pydantic_settings import BaseSettings
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.core.errors import ConfigError
 from bot.wiring.settings.inference import InferenceSettings
+from bot.wiring.settings.media import MediaSettings
 from bot.wiring.settings.platforms import DiscordSettings, TelegramSettings
 from bot.wiring.settings.sections import (
     ChatSettings,
@@ -42,6 +43,7 @@ __all__ = [
     "DiscordSettings",
     "GeneralSettings",
     "InferenceSettings",
+    "MediaSettings",
     "MemorySettings",
     "Settings",
     "SharedStateSettings",
@@ -81,6 +83,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "web": WebSettings,
     "training": TrainingSettings,
     "shared": SharedStateSettings,
+    "media": MediaSettings,
 }
 
 
@@ -100,6 +103,7 @@ class Settings(BaseModel):
     web: WebSettings = Field(default_factory=WebSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
     shared: SharedStateSettings = Field(default_factory=SharedStateSettings)
+    media: MediaSettings = Field(default_factory=MediaSettings)
 
     @property
     def shared_state_url(self) -> str | None:
@@ -199,6 +203,7 @@ def secret_values(settings: Settings) -> list[str]:
             settings.web.admin_password,
             settings.inference.openai_api_key,
             settings.inference.embedding_api_key,
+            settings.media.speech_api_key,
         )
         if secret is not None
     ]
