@@ -102,7 +102,7 @@ def _echo(text: str) -> str:
 
 
 def _megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):.0f} MB"
+    return f"{size / (1024 * 1024):.0f} MB" if size >= 1024 * 1024 else f"{size / 1024:.0f} KB"
 
 
 def _minutes(seconds: float) -> str:
