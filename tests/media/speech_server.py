@@ -14,12 +14,15 @@ import asyncio
 import contextlib
 import io
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import av
 import numpy as np
 from aiohttp import web
+
+from bot.media.speech.openai import OpenAISpeech
 
 Failure = Literal["500", "401", "stall", "garbage", "no_text"]
 # What Whisper says over music or silence, which a no-speech segment must never store.
@@ -152,3 +155,17 @@ def _pitch(samples: np.ndarray, rate: int) -> int:
 
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "invalid_request_error"}}, status=status)
+
+
+@contextlib.asynccontextmanager
+async def listening(
+    phrases: dict[int, str], model: str = "whisper-1"
+) -> AsyncIterator[tuple[FakeSpeech, OpenAISpeech]]:
+    """A speech server that hears `phrases`, and the real backend pointed at it."""
+    server = await FakeSpeech(model=model, phrases=phrases).start()
+    backend = OpenAISpeech(server.base_url, model=model, timeout_s=5.0)
+    try:
+        yield server, backend
+    finally:
+        await backend.close()
+        await server.close()

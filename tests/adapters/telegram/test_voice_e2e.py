@@ -25,7 +25,7 @@ from bot.shared_state.redis_intake import RedisIntake
 from tests.adapters.telegram.conftest import ANN, GROUP, replies_done, running_bot
 from tests.jobs.workerproc import redis_url
 from tests.media import sounds
-from tests.media.speech_server import FakeSpeech
+from tests.media.speech_server import FakeSpeech, listening
 from tests.support.telegram_api import FakeTelegramBotApi
 
 SAID = "I finally finished the marathon"
@@ -34,11 +34,8 @@ PERSON = f"telegram:{ANN}"
 
 @pytest.fixture
 async def speech() -> AsyncIterator[tuple[FakeSpeech, OpenAISpeech]]:
-    server = await FakeSpeech(model="whisper-1", phrases={440: SAID}).start()
-    backend = OpenAISpeech(server.base_url, model="whisper-1", timeout_s=5.0)
-    yield server, backend
-    await backend.close()
-    await server.close()
+    async with listening({440: SAID}) as both:
+        yield both
 
 
 def hearing(
