@@ -98,7 +98,8 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
 
     `load_models`: what loads the embedder and the model instead (a benchmark's load fixtures)."""
     started = time.monotonic()
-    speech = load_speech(settings.media)  # first: a backend this release lacks stops it here
+    # First: a speech backend whose extra is missing stops the start before anything opens.
+    speech = load_speech(settings.media, device=settings.inference.device)
     models_load = asyncio.create_task((load_models or _load_models)(settings, started))
     store: Store | None = None
     try:

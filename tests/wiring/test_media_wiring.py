@@ -1,7 +1,7 @@
-"""Voice notes through the composition root: the settings pick the speech backend (or none, or
-refuse one this release lacks), and `kindred chat`'s `/file` runs end to end with everything
-remote and real over HTTP: replies and embeddings from the loopback OpenAI-compatible server,
-transcripts from the loopback speech server, on a SQLite store."""
+"""Voice notes through the composition root: the settings pick the speech backend (or none; the
+local one is tested in tests/media/test_local_speech.py), and `kindred chat`'s `/file` runs end to
+end with everything remote and real over HTTP: replies and embeddings from the loopback
+OpenAI-compatible server, transcripts from the loopback speech server, on a SQLite store."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.console import ConsoleIO
-from bot.core.errors import ConfigError
 from bot.media.speech.openai import OpenAISpeech
 from bot.wiring.kindred import Kindred, build
 from bot.wiring.media import load_speech
@@ -26,10 +25,8 @@ SPEECH_API_KEY = "sk-speech-wiring-secret-31"
 SAID = "My sister moved to Lisbon last spring"
 
 
-def test_no_backend_is_the_default_and_local_is_refused_by_name() -> None:
+def test_no_backend_is_the_default() -> None:
     assert load_speech(MediaSettings()) is None
-    with pytest.raises(ConfigError, match="KINDRED_SPEECH_BACKEND=local is not available in this release"):
-        load_speech(MediaSettings(speech_backend="local", speech_model="openai/whisper-tiny"))
 
 
 async def test_the_openai_backend_takes_its_settings() -> None:

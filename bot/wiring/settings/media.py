@@ -13,15 +13,16 @@ MEGABYTE = 1024 * 1024
 
 
 class MediaSettings(BaseSettings):
-    """Voice notes and audio files: transcribed by an OpenAI-compatible server (`openai`), by a
-    local model (`local`: not in this release), or not at all (`none`: the bot says so)."""
+    """Voice notes and audio files: transcribed by an OpenAI-compatible server (`openai`), by
+    Whisper in this process (`local`, the [local] extra), or not at all (`none`: the bot says so)."""
 
     model_config = section_config()
 
     speech_backend: Literal["none", "openai", "local"] = "none"
     # openai: the API's base, ending in /v1 (http://localhost:8000/v1 for vLLM or speaches).
     speech_url: str | None = Field(default=None, validate_default=True)
-    # openai: the served model's name (whisper-1, Systran/faster-whisper-small, …).
+    # openai: the served model's name (whisper-1, Systran/faster-whisper-small, …); local: a
+    # Whisper's Hugging Face id or folder (openai/whisper-small).
     speech_model: str | None = Field(default=None, validate_default=True)
     speech_api_key: SecretStr | None = None
     speech_timeout_s: float = Field(default=60.0, gt=0)
