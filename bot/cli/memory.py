@@ -1,4 +1,5 @@
-"""`kindred memory …`: import, search, list, forget, export. The formats here are contracts."""
+"""`kindred memory …`: import, add-file (bot/cli/add_file.py), search, list, forget, export. The
+formats here are contracts."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
+from bot.cli.add_file import add_file
 from bot.core.errors import InvalidInput, KindredError
 from bot.core.learning.reward import reply_reward
 from bot.core.memory import operations as memory_ops
@@ -327,6 +329,7 @@ def _export_too_big(user: str, limit: int) -> str:
 
 HANDLERS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "import": import_file,
+    "add-file": add_file,
     "search": search,
     "list": list_memories,
     "forget": forget,

@@ -45,7 +45,7 @@ async def test_a_pdf_is_searchable_at_once_with_its_file_and_page(
 ) -> None:
     kept = await keep(any_store, minilm, pdf_bytes(PLAN), "plan.pdf")
     assert (kept.passages, kept.pages, len(kept.memory_ids), kept.already) == (3, (1, 2, 3), 3, False)
-    assert "I keep plan.pdf: 3 passages from pages 1–3" in kept.summary()
+    assert kept.summary().startswith("I keep plan.pdf: 3 passages from pages 1–3, 237 characters.")
 
     question = "which stove am I bringing on the walk?"
     [vector] = await minilm.embed([question])

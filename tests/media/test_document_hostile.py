@@ -39,7 +39,7 @@ def test_an_image_or_audio_named_as_a_document_is_named_for_what_it_is() -> None
     ogg = b"OggS\x00\x02" + bytes(64)
     image, audio = refusal(png, "plan.pdf"), refusal(ogg, "notes.txt")
     assert isinstance(image, MediaUnsupported) and "is an image" in str(image)
-    assert isinstance(audio, MediaUnsupported) and "is audio" in str(audio)
+    assert isinstance(audio, MediaUnsupported) and "is audio" in str(audio) and "yet" in str(audio)
 
 
 def test_a_zip_that_is_no_word_file() -> None:

@@ -44,18 +44,24 @@ class KeptDocument:
     memory_ids: tuple[int, ...] = ()
     already: bool = False
 
+    @property
+    def contents(self) -> str:
+        """ "12 passages from pages 1–3, 4,210 characters"."""
+        pages = ""
+        if self.pages:
+            first, last = self.pages[0], self.pages[-1]
+            pages = f" from page {first}" if first == last else f" from pages {first}–{last}"
+        passages = "1 passage" if self.passages == 1 else f"{self.passages:,} passages"
+        return f"{passages}{pages}, {self.characters:,} characters"
+
     def summary(self) -> str:
         """One line for the person: what was kept of their file."""
         name = self.name or "your file"
         if self.already:
             return f"I already keep {name} ({self.passages:,} passages); I didn't store it twice."
-        pages = ""
-        if self.pages:
-            first, last = self.pages[0], self.pages[-1]
-            pages = f" from page {first}" if first == last else f" from pages {first}–{last}"
         return (
-            f"I keep {name}: {self.passages:,} passages{pages}, {self.characters:,} characters. "
-            "Ask me about it any time; /memories lists them and /forget file NAME forgets them."
+            f"I keep {name}: {self.contents}. Ask me about it any time; /memories lists its "
+            f"passages and /forget file {name} forgets them."
         )
 
 
