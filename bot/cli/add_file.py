@@ -22,14 +22,19 @@ SHOWN_CHARS = 100
 
 async def add_file(settings: Settings, args: argparse.Namespace) -> int:
     from bot.wiring.backends import load_embedder, open_store
-    from bot.wiring.documents import keep_file
+    from bot.wiring.documents import is_long, keep_file, keep_file_by_job
 
     document = MediaFile("document", _read(args.file, settings.documents.max_bytes), args.file.name)
+    kept: KeptDocument | None = None
+    if is_long(settings.documents, document):
+        # A worker keeps it when REDIS_URL is set (threads here otherwise); waited for either way.
+        print(f"kindred: {args.file.name} is long: a job keeps it; waiting for it", file=sys.stderr)
+        kept = await keep_file_by_job(settings, args.user, document)
     store = await open_store(settings)
     try:
-        kept = await keep_file(
-            store.memories, load_embedder(settings), settings.documents, args.user, document
-        )
+        if kept is None:
+            embedder = load_embedder(settings)
+            kept = await keep_file(store.memories, embedder, settings.documents, args.user, document)
         stored = await _stored(store, args.user, kept)
     finally:
         await store.close()

@@ -106,5 +106,23 @@ def test_a_file_over_the_limit_is_refused_before_it_is_read(
     assert code == 1 and "cannot read" in err
 
 
+def test_a_long_file_is_kept_by_a_job_and_waited_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over KINDRED_DOCUMENT_JOB_PAGES the job keeps it (on threads here: no REDIS_URL); the
+    command still returns only once it is searchable, and the spooled copy is gone."""
+    monkeypatch.setenv("KINDRED_DOCUMENT_JOB_PAGES", "1")
+    path = tmp_path / "allotment.pdf"
+    path.write_bytes(pdf_bytes(PAGES))
+    code, out, err = run(capsys, "memory", "add-file", "--user", "ann", "--json", str(path))
+    assert code == 0 and "allotment.pdf is long: a job keeps it" in err, err
+    stored = json.loads(out)
+    assert stored["passages"] == 2 and [m["meta"]["page"] for m in stored["memories"]] == [1, 2]
+    code, out, _ = run(capsys, "memory", "search", "--user", "ann", "--k", "1", "--json", "who has the key?")
+    assert json.loads(out)["text"] == PAGES[0]
+    spool = tmp_path / "data" / "media" / "spool"
+    assert spool.is_dir() and list(spool.iterdir()) == []
+
+
 def test_the_settings_limits_are_the_cores_by_default() -> None:
     assert DocumentSettings().limits() == DocumentLimits()

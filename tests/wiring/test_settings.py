@@ -165,6 +165,8 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_DOCUMENT_PASSAGE_CHARS", "300", lambda s: s.documents.passage_chars, 300),
     ("KINDRED_DOCUMENT_MAX_PASSAGES_PER_PERSON", "90", lambda s: s.documents.max_passages_per_person, 90),
     ("KINDRED_DOCUMENT_MAX_SECONDS", "5", lambda s: s.documents.max_seconds, 5.0),
+    ("KINDRED_DOCUMENT_JOB_BYTES", "4096", lambda s: s.documents.job_bytes, 4096),
+    ("KINDRED_DOCUMENT_JOB_PAGES", "9", lambda s: s.documents.job_pages, 9),
 ]
 # Names that take effect only with others, each tested on its own below.
 SET_WITH_OTHERS = {"KINDRED_EMBEDDING_BACKEND"}

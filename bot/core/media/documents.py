@@ -44,6 +44,21 @@ class KeptDocument:
     memory_ids: tuple[int, ...] = ()
     already: bool = False
 
+    def as_payload(self) -> JSONObject:
+        """As a job's result (JSON); `from_payload` reads it back."""
+        return {
+            "name": self.name, "digest": self.digest, "passages": self.passages, "pages": list(self.pages),
+            "characters": self.characters, "memory_ids": list(self.memory_ids), "already": self.already,
+        }  # fmt: skip
+
+    @classmethod
+    def from_payload(cls, payload: JSONObject) -> KeptDocument:
+        return cls(
+            name=str(payload["name"]), digest=str(payload["digest"]), passages=int(payload["passages"]),
+            pages=tuple(int(page) for page in payload["pages"]), characters=int(payload["characters"]),
+            memory_ids=tuple(int(one) for one in payload["memory_ids"]), already=bool(payload["already"]),
+        )  # fmt: skip
+
     @property
     def contents(self) -> str:
         """ "12 passages from pages 1–3, 4,210 characters"."""

@@ -66,3 +66,7 @@ class DocumentLimits:
     max_passages_per_person: int = 5000
     # Reading one file, all pages together; checked between pages.
     max_seconds: float = 120.0
+    # A file over either is kept by a job (a Celery worker with REDIS_URL), with its progress,
+    # rather than in the process that received it.
+    job_bytes: int = 2 * 2**20
+    job_pages: int = 50

@@ -32,6 +32,19 @@ def pdf_pages(data: bytes, name: str, limits: DocumentLimits, deadline: float) -
         yield index + 1, _page_text(reader, index, name)
 
 
+def declared_pages(data: bytes) -> int | None:
+    """The page count a PDF declares (its page tree's /Count), read without reading any page;
+    None when it declares none or cannot be opened (reading it will say why)."""
+    try:
+        from pypdf import PdfReader
+
+        reader: Any = PdfReader(io.BytesIO(data), strict=False)
+        declared = _declared_count(reader)
+    except Exception:  # any broken file: reading it later refuses it with the reason
+        return None
+    return declared if isinstance(declared, int) and declared >= 0 else None
+
+
 def _opened(data: bytes, name: str) -> Any:
     try:
         from pypdf import PdfReader
@@ -62,7 +75,7 @@ def _page_count(reader: Any, name: str, limits: DocumentLimits) -> int:
     # /Count is what the file declares: read first, so an honest long file costs nothing to refuse.
     # The page tree is then walked for the real count, which a lying /Count cannot hide.
     try:
-        declared = reader.trailer["/Root"]["/Pages"].get("/Count")
+        declared = _declared_count(reader)
         if isinstance(declared, int) and declared > limits.max_pages:
             raise _too_long(name, declared, limits)
         count = len(reader.pages)
@@ -75,6 +88,10 @@ def _page_count(reader: Any, name: str, limits: DocumentLimits) -> int:
     if count == 0:
         raise MediaError(f"{name} has no pages.")
     return count
+
+
+def _declared_count(reader: Any) -> object:
+    return reader.trailer["/Root"]["/Pages"].get("/Count")
 
 
 def _page_text(reader: Any, index: int, name: str) -> str:

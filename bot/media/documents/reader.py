@@ -10,8 +10,8 @@ import time
 from bot.core.errors import MediaError
 from bot.core.media.models import DocumentLimits, MediaFile, Passage
 from bot.media.documents.passages import passages
-from bot.media.documents.pdf import pdf_pages
-from bot.media.documents.sniff import Format, decode_text, sniff
+from bot.media.documents.pdf import declared_pages, pdf_pages
+from bot.media.documents.sniff import PDF_HEADER_WITHIN, Format, decode_text, sniff
 from bot.media.documents.word import docx_text
 
 UNNAMED = "your file"
@@ -22,6 +22,16 @@ class DocumentFileReader:
 
     def __init__(self, limits: DocumentLimits | None = None) -> None:
         self.limits = limits or DocumentLimits()
+
+    def is_long(self, document: MediaFile) -> bool:
+        """Whether `document` is over `limits.job_bytes`, or a PDF of more than `limits.job_pages`
+        pages (as it declares them): a file to keep in a job. Reads no page."""
+        if document.size > self.limits.job_bytes:
+            return True
+        if b"%PDF-" not in document.data[: PDF_HEADER_WITHIN + 5]:
+            return False
+        pages = declared_pages(document.data)
+        return pages is not None and pages > self.limits.job_pages
 
     async def read(self, document: MediaFile) -> list[Passage]:
         return await asyncio.to_thread(self.read_now, document)

@@ -24,6 +24,9 @@ class DocumentSettings(BaseSettings):
     passage_chars: int = Field(default=_LIMITS.passage_chars, ge=100, le=MAX_MEMORY_CHARS)
     max_passages_per_person: int = Field(default=_LIMITS.max_passages_per_person, ge=1)
     max_seconds: float = Field(default=_LIMITS.max_seconds, gt=0)
+    # Files over either are kept by a job (Celery workers with REDIS_URL, else threads here).
+    job_bytes: int = Field(default=_LIMITS.job_bytes, ge=0)
+    job_pages: int = Field(default=_LIMITS.job_pages, ge=0)
 
     def limits(self) -> DocumentLimits:
         # The fields are DocumentLimits' own, by name: the core owns the defaults.
