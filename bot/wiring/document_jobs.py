@@ -2,7 +2,7 @@
 progress, rather than in the process that received it.
 
 Payload: {user_id, spooled, name, chat_id}, ids and text only. The file's bytes wait in the data
-dir's spool (`media/spool/<sha256>`, shared with the workers: docker-compose gives every Kindred
+dir's spool (`media/spool/<name>`, shared with the workers: docker-compose gives every Kindred
 service the same `kindred-data` volume), written whole before the job is queued. The job reads it,
 keeps it (core/media/documents.py), reports each step (`report_progress`: the Celery task's
 PROGRESS state, which Flower shows) and deletes it, kept or refused; only a failure a retry can fix
@@ -12,9 +12,10 @@ error: retrying would refuse it the same way, and the person should read why.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
+import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,19 +33,34 @@ KEEP_JOB = "kindred.media.keep_document"
 SPOOL = Path("media") / "spool"
 # Reading, embedding and one transaction, on a busy worker: far more than a 500-page PDF needs.
 KEEP_EXTRA_S = 600.0
-_SPOOLED = re.compile(r"[0-9a-f]{64}")
+_SPOOLED = re.compile(r"[0-9a-f]{32}")
+# Longer than any job waits with its retries: what is older was left behind.
+SPOOL_KEPT_S = 2 * 86_400.0
 
 
 def spool(data_dir: Path, document: MediaFile) -> str:
     """Write the file's bytes to the spool whole (a temporary name, then renamed) and return its
-    spool name, the content's sha256: the same file spooled twice is one file."""
-    name = hashlib.sha256(document.data).hexdigest()
+    spool name: a name of its own each time, so that two people sending the same file wait apart
+    and neither job deletes the other's. Files left behind (a job that failed on its last retry)
+    are swept when they are older than SPOOL_KEPT_S."""
+    name = uuid.uuid4().hex
     folder = data_dir / SPOOL
     folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f".{name}.{os.getpid()}.partial"
+    _sweep(folder)
+    partial = folder / f".{name}.partial"
     partial.write_bytes(document.data)
     os.replace(partial, folder / name)
     return name
+
+
+def _sweep(folder: Path) -> None:
+    stale = time.time() - SPOOL_KEPT_S
+    for left in folder.iterdir():
+        try:
+            if left.stat().st_mtime < stale:
+                left.unlink(missing_ok=True)
+        except OSError:  # another process swept it first
+            continue
 
 
 def unspool(data_dir: Path, spooled: str) -> None:
@@ -69,7 +85,7 @@ def add_document_jobs(
         if not (isinstance(user_id, str) and isinstance(name, str) and isinstance(spooled, str)):
             raise JobError(f"{KEEP_JOB} needs user_id, spooled and name (text)")
         if not _SPOOLED.fullmatch(spooled) or not (chat_id is None or isinstance(chat_id, str)):
-            raise JobError(f"{KEEP_JOB}: spooled must be a sha256 in hex, chat_id text or null")
+            raise JobError(f"{KEEP_JOB}: spooled must be a spool name (32 hex digits), chat_id text or null")
         path = data_dir / SPOOL / spooled
         try:
             data = path.read_bytes()

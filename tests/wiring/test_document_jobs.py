@@ -4,6 +4,8 @@ its spooled file deleted, kept or refused, and a second delivery stores nothing 
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from bot.core.media.models import MediaFile
 from bot.core.memory.ports import Embedder
 from bot.core.store import Store
 from bot.store.sqlite.store import SqliteStore
-from bot.wiring.document_jobs import KEEP_JOB, SPOOL, add_document_jobs, spool
+from bot.wiring.document_jobs import KEEP_JOB, SPOOL, SPOOL_KEPT_S, add_document_jobs, spool
 from bot.wiring.documents import is_long
 from bot.wiring.job_store import per_job
 from bot.wiring.settings import DocumentSettings
@@ -81,10 +83,20 @@ async def test_a_refused_file_is_a_result_with_its_reason_and_its_file_goes(
     assert not (tmp_path / SPOOL / spooled).exists() and await stored.memories.memory_count(ANN) == 0
 
 
-@pytest.mark.parametrize("spooled", ["../../kindred.db", "a" * 63, "A" * 64])
-async def test_a_spool_name_that_is_no_digest_is_refused(tmp_path: Path, spooled: str) -> None:
-    with pytest.raises(JobError, match="sha256"):
+@pytest.mark.parametrize("spooled", ["../../kindred.db", "a" * 31, "A" * 32, "../" + "a" * 29])
+async def test_a_spool_name_that_is_not_one_is_refused(tmp_path: Path, spooled: str) -> None:
+    with pytest.raises(JobError, match="spool name"):
         await run(tmp_path, {"user_id": ANN, "spooled": spooled, "name": "x.pdf", "chat_id": None})
+
+
+def test_the_same_file_spooled_twice_waits_twice_and_what_was_left_behind_is_swept(tmp_path: Path) -> None:
+    document = MediaFile("document", pdf_bytes(PAGES), "rules.pdf")
+    first, second = spool(tmp_path, document), spool(tmp_path, document)
+    assert first != second and (tmp_path / SPOOL / first).read_bytes() == document.data
+    old = time.time() - SPOOL_KEPT_S - 60
+    os.utime(tmp_path / SPOOL / first, (old, old))
+    third = spool(tmp_path, document)
+    assert sorted(path.name for path in (tmp_path / SPOOL).iterdir()) == sorted([second, third])
 
 
 def test_long_files_are_those_over_the_bytes_or_the_pages() -> None:

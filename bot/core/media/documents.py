@@ -61,7 +61,7 @@ class KeptDocument:
 
     @property
     def contents(self) -> str:
-        """ "12 passages from pages 1–3, 4,210 characters"."""
+        """What was kept, as in "12 passages from pages 1–3, 4,210 characters"."""
         pages = ""
         if self.pages:
             first, last = self.pages[0], self.pages[-1]

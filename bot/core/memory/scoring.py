@@ -52,7 +52,7 @@ DEFAULT_HALF_LIVES: Mapping[str, float] = MappingProxyType({
     "summary": TURN_HALF_LIFE_DAYS,
     # A shared file is mostly about its moment (a trip's plan, a term's timetable): it fades
     # faster than chat, and its many passages make room for what is said later.
-    "document": DOCUMENT_HALF_LIFE_DAYS,
+    DOCUMENT: DOCUMENT_HALF_LIFE_DAYS,
 })
 
 
