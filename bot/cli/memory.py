@@ -29,7 +29,8 @@ from bot.core.memory.jsonl_format import (
     size_words,
 )
 from bot.core.memory.kinds import UNLISTED
-from bot.core.memory.recall import Recalled
+from bot.core.memory.recall import Recalled, document_source
+from bot.core.models import DOCUMENT
 from bot.importers import telegram_export
 from bot.wiring.settings import Settings
 
@@ -254,7 +255,8 @@ async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
                 _print_json(listing_record(memory))
             else:
                 when = f"{memory.created_at:%Y-%m-%d %H:%M}"
-                print(f"#{memory.id} {when} {memory.speaker or '-'}: {memory.text}")
+                who = document_source(memory, "the") if memory.kind == DOCUMENT else memory.speaker or "-"
+                print(f"#{memory.id} {when} {who}: {memory.text}")
     finally:
         await store.close()
     return 0

@@ -73,6 +73,8 @@ def test_the_plain_output_says_what_was_stored(tmp_path: Path, capsys: pytest.Ca
     lines = out.splitlines()
     assert code == 0 and lines[0] == "stored notes.pdf for bob: 1 passage, 32 characters"
     assert lines[1].endswith(": Boiler: The boiler code is 4471.") and lines[1].startswith("  #")
+    code, out, _ = run(capsys, "memory", "list", "--user", "bob")
+    assert code == 0 and out.rstrip().endswith(" from the file notes.pdf: Boiler: The boiler code is 4471.")
 
 
 @pytest.mark.parametrize(
