@@ -14,6 +14,8 @@ from bot.core.errors import MediaError
 from bot.core.media.documents import KeptDocument, file_label, keep_document
 from bot.core.media.models import DocumentLimits, MediaFile
 from bot.core.memory.controls import Controls
+from bot.core.memory.jsonl_format import parse_lines
+from bot.core.memory.operations import import_items
 from bot.core.memory.recall import hybrid_search, memory_line
 from bot.core.models import DOCUMENT
 from bot.core.store import Store
@@ -128,6 +130,14 @@ async def test_a_files_passages_are_listed_exported_and_forgotten_by_its_name(
     assert [(e["kind"], e["meta"]["file"], e["meta"]["page"]) for e in exported] == [
         (DOCUMENT, "plan.pdf", 1), (DOCUMENT, "plan.pdf", 2), (DOCUMENT, "plan.pdf", 3),
     ]  # fmt: skip
+
+    # An export imports back as documents, for someone else, with their source.
+    parsed = parse_lines((await controls.export_jsonl(ANN)).splitlines())
+    await import_items(any_store.memories, minilm, "bob", parsed.items)
+    imported = await any_store.memories.list_memories("bob", 10)
+    assert [(m.kind, m.meta["file"], m.meta["page"]) for m in imported] == [
+        (e["kind"], e["meta"]["file"], e["meta"]["page"]) for e in exported
+    ]
 
     assert "I keep no file called notes.pdf" in await controls.forget_one(ANN, "file notes.pdf")
     answer = await controls.forget_one(ANN, "file PLAN.pdf")
