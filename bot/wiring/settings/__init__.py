@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings
 
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.core.errors import ConfigError
+from bot.wiring.settings.documents import DocumentSettings
 from bot.wiring.settings.inference import InferenceSettings
 from bot.wiring.settings.platforms import DiscordSettings, TelegramSettings
 from bot.wiring.settings.sections import (
@@ -40,6 +41,7 @@ __all__ = [
     "SECTIONS",
     "ChatSettings",
     "DiscordSettings",
+    "DocumentSettings",
     "GeneralSettings",
     "InferenceSettings",
     "MemorySettings",
@@ -81,6 +83,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "web": WebSettings,
     "training": TrainingSettings,
     "shared": SharedStateSettings,
+    "documents": DocumentSettings,
 }
 
 
@@ -100,6 +103,7 @@ class Settings(BaseModel):
     web: WebSettings = Field(default_factory=WebSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
     shared: SharedStateSettings = Field(default_factory=SharedStateSettings)
+    documents: DocumentSettings = Field(default_factory=DocumentSettings)
 
     @property
     def shared_state_url(self) -> str | None:
