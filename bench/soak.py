@@ -36,7 +36,7 @@ from bench.parts.common import fresh_database, log, machine, now_iso, postgres_s
 from bench.parts.soak import checks, leaks, resources, unknown
 from bench.parts.soak.faults import SCHEDULE, Fault, Faults, run_faults
 from bench.parts.soak.kinds import RING, kind_of
-from bench.parts.soak.long_faults import BESIDE, LONG_FAULTS, LongFaults
+from bench.parts.soak.long_faults import BESIDE, LONG_FAULTS, LONG_ONLY, MORE_FAULTS, LongFaults
 from bench.parts.soak.people import Person, bot_kinds, live
 from bench.parts.soak.procs import System
 from tests.support.pg import as_url
@@ -186,7 +186,9 @@ async def under_load(
     return result
 
 
-MOMENTS = {**SCHEDULE, **LONG_FAULTS}
+# What every soak runs (CI's short one too), and with --long a night's training killed mid-way.
+FAULTS = dict(sorted({**SCHEDULE, **MORE_FAULTS}.items(), key=lambda item: item[1]))
+MOMENTS = {**FAULTS, **LONG_ONLY}
 
 
 def fault_actions(faults: Faults, names: Sequence[str]) -> dict[str, Fault]:
@@ -337,7 +339,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--replicas", type=int, default=1)
     parser.add_argument(
-        "--faults", default=",".join(SCHEDULE), help=f"comma-separated, of {', '.join(MOMENTS)}"
+        "--faults", default=",".join(FAULTS), help=f"comma-separated, of {', '.join(MOMENTS)}"
     )
     parser.add_argument("--database-url", help="a PostgreSQL server (with pgvector) to make a database on")
     parser.add_argument("--seed", type=int, default=7)

@@ -8,6 +8,7 @@
 #   docker-compose tests/workers/test_compose.py validates docker-compose.yml with 1.29, offline,
 #                  with no Docker engine.
 #   redis-server   every test session starts a Redis of its own (tests/support/redis_server.py).
+#   faketime       tests/bench/test_soak.py runs one bot replica with its clock skewed (libfaketime).
 set -euo pipefail
 
 # package, then the programs any one of which means it is there
@@ -16,6 +17,7 @@ wanted=(
     "nginx-light nginx /usr/sbin/nginx"
     "docker-compose docker-compose"
     "redis-server redis-server"
+    "faketime faketime"
 )
 
 present() {

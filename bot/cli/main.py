@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     stats = commands.add_parser("stats", help="counts of users, turns, memories and feedback")
     stats.add_argument("--json", action="store_true", help="one JSON object")
 
-    memory = commands.add_parser("memory", help="import, search, list, forget and export memories")
+    memory = commands.add_parser("memory", help="import, add files, search, list, forget and export memories")
     verbs = memory.add_subparsers(dest="verb", required=True)
     imp = verbs.add_parser(
         "import", help="import a JSONL file (text, speaker, timestamp, meta) or a Telegram Desktop export"
@@ -79,6 +79,14 @@ def _parser() -> argparse.ArgumentParser:
         help="refuse a JSONL file larger than this, before anything is stored",
     )  # fmt: skip
     imp.add_argument("file", type=Path)
+    add = verbs.add_parser(
+        "add-file",
+        help="keep a document (PDF, .docx, plain text, Markdown) as if this person had sent it; "
+        "returns once it is searchable",
+    )
+    add.add_argument("--user", required=True, type=user_name)
+    add.add_argument("--json", action="store_true", help="what was stored, as one JSON object")
+    add.add_argument("file", type=Path)
     find = verbs.add_parser("search", help="search one user's memories")
     find.add_argument("--user", required=True, type=user_name)
     find.add_argument("--k", type=int, default=10)

@@ -1,4 +1,5 @@
-"""`kindred memory …`: import, search, list, forget, export. The formats here are contracts."""
+"""`kindred memory …`: import, add-file (bot/cli/add_file.py), search, list, forget, export. The
+formats here are contracts."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
+from bot.cli.add_file import add_file
 from bot.core.errors import InvalidInput, KindredError
 from bot.core.learning.reward import reply_reward
 from bot.core.memory import operations as memory_ops
@@ -27,7 +29,8 @@ from bot.core.memory.jsonl_format import (
     size_words,
 )
 from bot.core.memory.kinds import UNLISTED
-from bot.core.memory.recall import Recalled
+from bot.core.memory.recall import Recalled, document_source
+from bot.core.models import DOCUMENT
 from bot.importers import telegram_export
 from bot.wiring.settings import Settings
 
@@ -252,7 +255,8 @@ async def list_memories(settings: Settings, args: argparse.Namespace) -> int:
                 _print_json(listing_record(memory))
             else:
                 when = f"{memory.created_at:%Y-%m-%d %H:%M}"
-                print(f"#{memory.id} {when} {memory.speaker or '-'}: {memory.text}")
+                who = document_source(memory, "the") if memory.kind == DOCUMENT else memory.speaker or "-"
+                print(f"#{memory.id} {when} {who}: {memory.text}")
     finally:
         await store.close()
     return 0
@@ -327,6 +331,7 @@ def _export_too_big(user: str, limit: int) -> str:
 
 HANDLERS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "import": import_file,
+    "add-file": add_file,
     "search": search,
     "list": list_memories,
     "forget": forget,

@@ -11,6 +11,7 @@ import signal
 import sys
 from typing import Any
 
+from bot.core.errors import SharedStateUnavailable
 from bot.wiring.platforms import beat_lock
 from bot.wiring.settings import Settings
 
@@ -25,6 +26,9 @@ BEAT_HELD = (
     "Its lock expires within {ttl} s after it stops."
 )
 LOST_LOCK = "kindred: beat lost its lock to another beat; stopping"
+UNREACHABLE_LOCK = "kindred: beat cannot renew its lock (Redis unreachable); stopping until it is back"
+# How long celery beat has to stop on SIGTERM before it is killed.
+BEAT_STOP_S = 10.0
 
 
 def add_commands(commands: Any) -> None:
@@ -111,6 +115,9 @@ async def run_beat(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _beat_while_locked(settings: Settings, lock: Any) -> int:
+    """Celery beat as a child, for as long as this process holds the lock. Whatever ends this
+    process (the lock lost or unreachable, a signal, an error), the child goes with it: a beat
+    left behind would send every entry twice once another beat starts."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     schedule = settings.data_dir / "celerybeat-schedule"
     child = await asyncio.create_subprocess_exec(
@@ -120,13 +127,37 @@ async def _beat_while_locked(settings: Settings, lock: Any) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, _forward, child, signal.SIGTERM)
     renew_every = lock.ttl_s / 3
-    while True:
-        try:
-            return await asyncio.wait_for(child.wait(), renew_every)
-        except TimeoutError:
-            if not await asyncio.to_thread(lock.renew):
-                print(LOST_LOCK, file=sys.stderr)
-                _forward(child, signal.SIGTERM)
+    try:
+        while True:
+            try:
+                return await asyncio.wait_for(child.wait(), renew_every)
+            except TimeoutError:
+                held = await asyncio.to_thread(_renewed, lock)
+                if held is not True:
+                    print(LOST_LOCK if held is False else UNREACHABLE_LOCK, file=sys.stderr)
+                    _forward(child, signal.SIGTERM)
+                    code = await _stopped(child)
+                    return code if held is False else 1
+    finally:
+        await _stopped(child)
+
+
+def _renewed(lock: Any) -> bool | None:
+    """True: still ours; False: another beat's; None: Redis cannot say (unreachable)."""
+    try:
+        return bool(lock.renew())
+    except SharedStateUnavailable:
+        return None
+
+
+async def _stopped(child: asyncio.subprocess.Process) -> int:
+    """The child's exit code, once it has exited: SIGTERM, then SIGKILL after a grace."""
+    _forward(child, signal.SIGTERM)
+    try:
+        return await asyncio.wait_for(child.wait(), BEAT_STOP_S)
+    except TimeoutError:
+        _forward(child, signal.SIGKILL)
+        return await child.wait()
 
 
 def _forward(child: asyncio.subprocess.Process, sig: int) -> None:

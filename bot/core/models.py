@@ -20,6 +20,9 @@ JSONObject = Mapping[str, Any]
 REPLY = "reply"
 # A message that only asks: every sentence of it is a question.
 QUESTION = "question"
+# A passage of a file the person shared (core/media/documents.py): searched, but weighed below
+# what the person said themselves (core/memory/scoring.py), and shown with its file and page.
+DOCUMENT = "document"
 # Memory kinds kept, listed and exported, never searched: they say nothing about the person
 # (core/memory/kinds.py says why).
 NOT_EVIDENCE: frozenset[str] = frozenset({REPLY, QUESTION})

@@ -13,11 +13,12 @@ import uuid
 
 import redis
 
+from bot.core.errors import SharedStateUnavailable
+
 BEAT_LOCK_KEY = "kindred:beat"
 # Compare-and-act in one step: only the holder may renew or release the lock.
 _RENEW = (
-    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end "
-    "return 0"
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end return 0"
 )
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 
@@ -34,8 +35,12 @@ class BeatLock:
         return bool(self._client.set(self.key, self.token, nx=True, ex=self.ttl_s))
 
     def renew(self) -> bool:
-        """False when the lock is no longer ours (it expired and another beat took it)."""
-        return bool(self._client.eval(_RENEW, 1, self.key, self.token, str(self.ttl_s)))
+        """False when the lock is no longer ours (it expired and another beat took it). Raises
+        SharedStateUnavailable when Redis cannot be asked: the lock may expire meanwhile."""
+        try:
+            return bool(self._client.eval(_RENEW, 1, self.key, self.token, str(self.ttl_s)))
+        except redis.RedisError as exc:
+            raise SharedStateUnavailable(f"Redis unreachable ({type(exc).__name__})") from exc
 
     def release(self) -> None:
         self._client.eval(_RELEASE, 1, self.key, self.token)

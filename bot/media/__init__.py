@@ -1,2 +1,3 @@
-"""The media room's implementations: audio read with PyAV (`audio.py`), and the speech backends
-(`speech/`). The ports they implement are in `bot/core/media/ports.py`."""
+"""The media room's implementations (bot/core/media/ports.py): what reads documents (`documents/`),
+and what hears audio (`audio.py`, PyAV; `speech/`, the speech-to-text backends), each importing
+only the core and itself."""

@@ -11,6 +11,7 @@ from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
 from bot.core.loading import LoadOnce
 from bot.core.models import Turn
 from bot.wiring.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
+from bot.wiring.document_jobs import add_document_jobs
 from bot.wiring.job_store import StoreAccess, per_job
 from bot.wiring.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
 from bot.wiring.miniapp_jobs import add_app_jobs, build_policy
@@ -28,9 +29,10 @@ def job_registry(
     settings: Settings, models: Models | None = None, *, stores: StoreAccess | None = None
 ) -> JobRegistry:
     """Every job: store upkeep, memory extraction and upkeep, nightly training, mini-app builds,
-    the proactive beat, inference on GPU workers. `models`: the embedder and model this process already
-    loaded (in-process jobs), else loaded on first use. `stores`: how a job gets its store (a worker
-    process's one store, bot/wiring/job_store.py); by default each job opens its own."""
+    the proactive beat, long documents kept, inference on GPU workers. `models`: the embedder and
+    model this process already loaded (in-process jobs), else loaded on first use. `stores`: how a
+    job gets its store (a worker process's one store, bot/wiring/job_store.py); by default each job
+    opens its own."""
     registry = JobRegistry()
     models = models or Models(
         LoadOnce(lambda: load_embedder(settings), what="embedder"),
@@ -53,6 +55,7 @@ def job_registry(
     wants_model = app_policy.spec_pass or app_policy.free_form
     add_app_jobs(registry, stores, app_policy, models.inference if wants_model else None)
     add_proactive_jobs(registry, settings, stores, models)
+    add_document_jobs(registry, stores, models.embedder, settings.documents, settings.data_dir)
     registry.add(generate_job(settings))
     return registry
 

@@ -168,6 +168,7 @@ def policy(settings: Settings) -> ConversationPolicy:
             half_life_days=half_lives,
             default_half_life_days=half_lives.get("turn", TURN_HALF_LIFE_DAYS),
             assistant_weight=memory.assistant_weight,
+            document_weight=memory.document_weight,
             mix=memory.weight_mix,
             favoured_reward=memory.favoured_reward,
         ),

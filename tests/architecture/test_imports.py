@@ -1,7 +1,8 @@
 """Every import rule in ARCHITECTURE.md, checked on the source so that a violation fails CI.
 
 The floors, from the ground up: 1 `bot/core`; 2 the implementations (`bot/store`, `bot/inference`,
-`bot/training`, `bot/jobs`, `bot/adapters`, `bot/web`, `bot/shared_state`, `bot/media`); 3 `bot/wiring`, the
+`bot/training`, `bot/jobs`, `bot/adapters`, `bot/web`, `bot/shared_state`, `bot/importers`,
+`bot/media`); 3 `bot/wiring`, the
 composition root; 4 the entry points (`bot/cli`, `workers`). A file imports from its own floor or
 the floors below, with the narrower rules each test below names.
 """

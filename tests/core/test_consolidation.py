@@ -11,7 +11,7 @@ from typing import Literal
 
 from bot.core.memory.consolidation import ConsolidationPolicy, consolidate, sessions, summary_text
 from bot.core.memory.kinds import classify
-from bot.core.models import Feedback, Memory, NewTurn, Revision, Turn
+from bot.core.models import DOCUMENT, Feedback, Memory, NewMemory, NewTurn, Revision, Turn
 from bot.core.store import Store
 from bot.core.text import query_terms
 from tests.support.fakes import HashEmbedder
@@ -232,6 +232,22 @@ async def test_a_later_run_over_budget_archives_turns_an_earlier_run_covered(any
     assert (again.summaries, again.archived) == (0, 6), "the person's 6 covered turns"
     for name in ("brief", "recent", "statement"):
         assert all(m.status == "active" for m in await history.memories(name))
+
+
+async def test_passages_of_shared_files_do_not_count_towards_the_budget(any_store: Store) -> None:
+    """Files have a limit of their own: a long PDF must not push what the person said out of recall."""
+    await old_history(any_store)
+    await consolidate(any_store, EMB, USER, NOW, POLICY)
+    said = sum(1 for m in await any_store.memories.list_memories(USER, 1000) if m.recallable)
+    passages = [f"Page {n} of the tenancy agreement: the deposit is held by the scheme." for n in range(40)]
+    await any_store.memories.add_memories([
+        NewMemory(USER, text, None, NOW, EMB.vector(text), EMB.model_name, DOCUMENT, {"file": "lease.pdf"})
+        for text in passages
+    ])  # fmt: skip
+    within = ConsolidationPolicy(older_than=POLICY.older_than, budget=said)
+    assert (await consolidate(any_store, EMB, USER, NOW + timedelta(days=1), within)).archived == 0
+    over = ConsolidationPolicy(older_than=POLICY.older_than, budget=said - 1)
+    assert (await consolidate(any_store, EMB, USER, NOW + timedelta(days=1), over)).archived == 1
 
 
 def memory(memory_id: int, text: str, minutes: int, *, chat: str = "c1", speaker: str = "user") -> Memory:

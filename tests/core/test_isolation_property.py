@@ -236,6 +236,9 @@ class Recipients:
     async def private_chat(self, user_id: str) -> str:
         return user_id
 
+    def reaction_chat(self, chat_id: str) -> str:
+        return chat_id
+
     async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
         self.sent.setdefault(chat_id, []).append(text)
         return str(sum(map(len, self.sent.values())))

@@ -42,11 +42,13 @@ def test_every_job_is_named_by_topic_and_its_visibility_margin_holds() -> None:
         "kindred.miniapps.build",
         "kindred.apps.build",
         "kindred.proactive.beat",
+        "kindred.media.keep_document",
         "kindred.inference.generate",
     ]
     assert registry.get("kindred.inference.generate").spec.queue == "gpu"
     assert registry.get("kindred.proactive.beat").spec.queue == "default"
     assert registry.get("kindred.learning.canary").spec.queue == "default"
+    assert registry.get("kindred.media.keep_document").spec.queue == "default"
     assert registry.get("kindred.miniapps.build").spec.queue == "build"
     # A build queued by a Kindred from before "miniapp" runs the same job on the same queue.
     older = registry.get("kindred.apps.build")

@@ -413,7 +413,7 @@ async def test_a_forgotten_turn_leaves_the_chat_history_too(store: Store) -> Non
     assert [t.text for t in await store.turns.recent_turns("ann", "c1", 10)] == ["what a day"]
 
 
-async def test_listing_and_counting_can_leave_kinds_out(store: Store) -> None:
+async def test_listing_and_counting_can_leave_kinds_out_or_count_only_some(store: Store) -> None:
     said = await store.turns.add_turn(turn("ann", "I adopted a dog called Biscuit"))
     reply = await store.turns.add_turn(turn("ann", "Your cat Bella is lovely", role="assistant"))
     await store.curation.revise_memory("ann", reply.memory_id, Revision(kind="reply"))
@@ -433,6 +433,10 @@ async def test_listing_and_counting_can_leave_kinds_out(store: Store) -> None:
     assert await store.memories.memory_count("ann", without_kinds=("reply", "imported")) == 2
     assert await store.memories.memory_count("ann") == 4
     assert await store.memories.memory_count("nobody", without_kinds=("reply",)) == 0
+    assert await store.memories.memory_count("ann", only_kinds=("imported",)) == 1
+    both = await store.memories.memory_count("ann", only_kinds=("imported", "reply"), without_kinds=["reply"])
+    assert both == 1
+    assert await store.memories.memory_count("nobody", only_kinds=("imported",)) == 0
 
 
 async def test_search_leaves_the_bots_replies_and_the_persons_questions_out(store: Store) -> None:

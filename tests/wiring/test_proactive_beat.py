@@ -89,8 +89,10 @@ async def test_a_long_session_gets_one_break_suggestion_with_why_and_footer(
     )  # fmt: skip
     [turn] = [t for t in await store.turns.recent_turns(key(ANN), key(ANN), 3) if t.role == "assistant"]
     assert turn.id == row.turn_id and turn.text == shown.text
-    link = await store.turns.find_message("telegram", key(ANN), str(shown.data["message_id"]))
-    assert link is not None and link.turn_id == turn.id  # a reaction to it reaches the turn
+    # Linked under the chat as a Telegram reaction names it (feedback.py: the bare id), so that a
+    # reaction to it reaches the turn; under the chat key it was not found.
+    link = await store.turns.find_message("telegram", str(ANN), str(shown.data["message_id"]))
+    assert link is not None and link.turn_id == turn.id
 
 
 async def test_a_second_beat_a_retry_and_two_beats_at_once_send_one_message(

@@ -158,6 +158,15 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_SHARED_LEASE_S", "12", lambda s: s.shared.lease_s, 12.0),
     ("KINDRED_RUN_PLATFORMS", "telegram", lambda s: s.general.run_platforms, "telegram"),
     ("KINDRED_TELEGRAM_WEBHOOK_ANSWER_S", "3", lambda s: s.telegram.webhook_answer_s, 3.0),
+    # [media]: documents.
+    ("KINDRED_MEMORY_DOCUMENT_WEIGHT", "0.9", lambda s: s.memory.document_weight, 0.9),
+    ("KINDRED_DOCUMENT_MAX_BYTES", "1000", lambda s: s.documents.max_bytes, 1000),
+    ("KINDRED_DOCUMENT_MAX_PAGES", "40", lambda s: s.documents.max_pages, 40),
+    ("KINDRED_DOCUMENT_PASSAGE_CHARS", "300", lambda s: s.documents.passage_chars, 300),
+    ("KINDRED_DOCUMENT_MAX_PASSAGES_PER_PERSON", "90", lambda s: s.documents.max_passages_per_person, 90),
+    ("KINDRED_DOCUMENT_MAX_SECONDS", "5", lambda s: s.documents.max_seconds, 5.0),
+    ("KINDRED_DOCUMENT_JOB_BYTES", "4096", lambda s: s.documents.job_bytes, 4096),
+    ("KINDRED_DOCUMENT_JOB_PAGES", "9", lambda s: s.documents.job_pages, 9),
     # [media]: voice notes and audio.
     ("KINDRED_SPEECH_API_KEY", "sk-s", lambda s: secret(s.media.speech_api_key), "sk-s"),
     ("KINDRED_SPEECH_TIMEOUT_S", "9", lambda s: s.media.speech_timeout_s, 9.0),

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 import redis
 
@@ -19,7 +20,7 @@ from bot.jobs.beat_lock import BEAT_LOCK_KEY, BeatLock
 from bot.wiring.schedule import schedule_entries
 from bot.wiring.settings import WorkerSettings
 from bot.wiring.settings.training import TrainingSettings
-from tests.jobs.workerproc import ROOT, TEST_REDIS_DB, flush, redis_url
+from tests.jobs.workerproc import ROOT, TEST_REDIS_DB, RedisServer, flush, redis_url
 from workers.schedule import beat_schedule as celery_schedule
 
 pytestmark = pytest.mark.procs
@@ -92,9 +93,10 @@ def test_the_lock_is_held_by_one_and_only_its_holder_renews_or_frees_it(beat_red
         client.close()
 
 
-def start_beat(url: str, data_dir: Path, log: Path) -> subprocess.Popen[str]:
+def start_beat(url: str, data_dir: Path, log: Path, **more: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KINDRED_")}
     env.update(
+        **more,
         REDIS_URL=url,
         KINDRED_DATA_DIR=str(data_dir),
         DATABASE_URL=f"sqlite:///{data_dir / 'kindred.db'}",
@@ -134,6 +136,35 @@ def test_a_second_beat_refuses_to_start_while_the_first_runs(beat_redis: str, tm
             first.kill()
             first.wait()
         client.close()
+
+
+def wait_for_start(log: Path, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 30
+    while "beat: Starting" not in log.read_text() and process.poll() is None:
+        assert time.monotonic() < deadline, "beat did not start"
+        time.sleep(0.1)
+    assert process.poll() is None, log.read_text()
+
+
+def test_a_beat_that_cannot_renew_its_lock_stops_and_takes_celery_beat_with_it(tmp_path: Path) -> None:
+    """Redis gone at a renewal: `kindred beat` used to die of the error and leave its celery beat
+    running, orphaned; once a new `kindred beat` started, every entry was sent twice (bench/soak.py
+    saw two a minute). Now it stops its child and exits, for its supervisor to start it again."""
+    server = RedisServer(tmp_path / "redis").start()
+    log = tmp_path / "beat.log"
+    beat = start_beat(server.url, tmp_path, log, KINDRED_BEAT_LOCK_TTL_S="6")
+    try:
+        wait_for_start(log, beat)
+        [celery_beat] = psutil.Process(beat.pid).children()
+        server.stop()
+        assert beat.wait(timeout=30) == 1, log.read_text()
+        assert "cannot renew its lock (Redis unreachable)" in log.read_text()
+        assert not celery_beat.is_running() or celery_beat.status() == psutil.STATUS_ZOMBIE
+    finally:
+        if beat.poll() is None:
+            beat.kill()
+            beat.wait()
+        server.stop()
 
 
 def test_the_schedule_runs_the_proactive_beat_every_few_minutes() -> None:

@@ -1,5 +1,5 @@
-"""The faults only the long soak (`bench/soak.py --long`) brings, each followed by its canary as in
-bench/parts/soak/faults.py:
+"""The soak's faults beyond bench/parts/soak/faults.py, each followed by its canary as there; the
+first only in the long soak (`bench/soak.py --long`), which runs a train worker:
 
 - `training_oom`: a night's training job is sent (as beat sends it) to the `train` worker, and
   once it has logged a step, its process is SIGKILLed, as the kernel's OOM killer kills the
@@ -10,8 +10,9 @@ bench/parts/soak/faults.py:
 - `redis_failover`: the soak's own redis-server is killed and started again with an empty
   dataset, as when a replica with nothing on it takes over: queued jobs, results, the webhook
   intake's dedupe and order, the token buckets are gone.
-- `clock_skew`: one bot replica is restarted with its wall clock 90 s ahead (libfaketime;
-  monotonic clocks untouched, as real skew leaves them); it stays so until the end.
+- `clock_skew`: the last bot replica is restarted with its wall clock 90 s ahead (libfaketime;
+  monotonic clocks untouched, as real skew leaves them); it stays so until the end: skew between
+  replicas, and between a replica and the workers, beat and the database.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ from bot.store.postgres.store import PostgresStore
 from bot.wiring.jobs import job_registry
 from bot.wiring.settings import Settings
 
-LONG_FAULTS = {"training_oom": 0.2, "redis_failover": 0.6, "clock_skew": 0.72}
+# This module's faults that every soak runs (CI's short one too), and the one only --long runs.
+MORE_FAULTS = {"redis_failover": 0.6, "clock_skew": 0.72}
+LONG_ONLY = {"training_oom": 0.2}
+LONG_FAULTS = {**MORE_FAULTS, **LONG_ONLY}
 # Faults that run beside the others instead of in turn: a night takes minutes.
 BESIDE = {"training_oom"}
 SKEW = "+90s"

@@ -70,6 +70,9 @@ class DiscordMessenger:
             self._client = client
         return self._client
 
+    def reaction_chat(self, chat_id: str) -> str:
+        return chat_id  # the key, as feedback.py and reply.py's LinkTo name it
+
     async def private_chat(self, user_id: str) -> str:
         client = await self._logged_in()
         try:

@@ -50,6 +50,9 @@ class TelegramMessenger:
     async def private_chat(self, user_id: str) -> str:
         return chat_key(_number(user_id))
 
+    def reaction_chat(self, chat_id: str) -> str:
+        return str(_number(chat_id))  # as feedback.py and chat.py's LinkTo name it
+
     async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
         number = _number(chat_id)
         markup = None

@@ -85,6 +85,12 @@ class Messenger(Protocol):
         """The chat key of the person's private chat with the bot. Raises RecipientGone."""
         ...
 
+    def reaction_chat(self, chat_id: str) -> str:
+        """The chat as this platform's replies and reactions name it when they link a message to
+        its turn or record a reply of unknown delivery (Telegram: the bare id; Discord: the key),
+        so that a reaction to a message sent here finds its turn."""
+        ...
+
     async def send(self, chat_id: str, text: str, *, never_again: bool = False) -> str:
         """Send plain text, with a "don't suggest this again" button when `never_again`; returns
         the platform message id. Raises RecipientGone when the person blocked the bot,

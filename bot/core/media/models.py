@@ -69,3 +69,25 @@ class ListeningPolicy:
     max_bytes: int = 20 * 1024 * 1024
     max_duration_s: float = 600.0
     echo: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentLimits:
+    """What one document may be, and how much of them one person keeps (KINDRED_DOCUMENT_*).
+    Past a limit a file is refused whole, with a line that says which: nothing of it is kept."""
+
+    # Telegram's cloud Bot API hands a bot files up to 20 MB.
+    max_bytes: int = 20 * 2**20
+    # A PDF's pages are counted before any is read, so a longer one costs nothing to refuse.
+    max_pages: int = 500
+    # A passage fits one line of the prompt's memory block (recall.MAX_MEMORY_CHARS), so what is
+    # recalled is shown whole; MiniLM reads about 1,000 characters, so it is embedded whole too.
+    passage_chars: int = 400
+    # Every document passage a person keeps, all files together.
+    max_passages_per_person: int = 5000
+    # Reading one file, all pages together; checked between pages.
+    max_seconds: float = 120.0
+    # A file over either is kept by a job (a Celery worker with REDIS_URL), with its progress,
+    # rather than in the process that received it.
+    job_bytes: int = 2 * 2**20
+    job_pages: int = 50

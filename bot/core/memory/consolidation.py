@@ -11,7 +11,9 @@ A periodic job (`kindred.memory.upkeep`) runs `consolidate` for every person:
   whole summary (a one-exchange session). The person's other covered turns stay recallable, at
   `covered_weight`, beside the summary.
 - Over `budget` recallable memories, covered raw turns are archived, oldest first, until the
-  person is within budget: kept and exported, never recalled.
+  person is within budget: kept and exported, never recalled. Passages of shared files have a
+  limit of their own (core/media/documents.py) and do not count here: a long PDF never pushes
+  what the person said out of recall.
 - Never touched: statements (preferences, facts, events) and pinned memories ("remember that …").
   Raw turns that earned positive reward are covered like the rest but never archived.
 
@@ -30,7 +32,7 @@ from bot.core.learning.ports import RewardLog
 from bot.core.memory import operations
 from bot.core.memory.extraction import sentences
 from bot.core.memory.ports import Embedder, MemoryCuration, MemoryIndex
-from bot.core.models import Memory, NewMemory, Revision
+from bot.core.models import DOCUMENT, Memory, NewMemory, Revision
 from bot.core.text import EMBED_CHARS, query_terms
 
 RAW_KINDS = frozenset({"turn", "imported"})
@@ -101,7 +103,7 @@ async def consolidate(
         summaries += 1
         covered.update(m.id for m in session)
     archived = await _archive(store, user_id, said_in_full, len(said_in_full), now)
-    recallable = sum(1 for m in everything if m.recallable) + summaries - archived
+    recallable = sum(1 for m in everything if m.recallable and m.kind != DOCUMENT) + summaries - archived
     gone = {m.id for m in said_in_full}
     archivable = [
         m for m in everything

@@ -17,7 +17,8 @@ from bot.core.memory import curation, operations
 from bot.core.memory.jsonl_format import listing_record, size_words
 from bot.core.memory.kinds import UNLISTED
 from bot.core.memory.ports import Embedder
-from bot.core.models import Memory, Revision
+from bot.core.memory.recall import document_source
+from bot.core.models import DOCUMENT, Memory, Revision
 from bot.core.store import Store
 from bot.core.text import clean_message
 
@@ -84,7 +85,7 @@ COMMANDS = (
     CommandInfo("start", "say hello"),
     CommandInfo("help", "what I can do"),
     CommandInfo("memories", "what I remember about you"),
-    CommandInfo("forget", "forget one memory (/forget ID) or all of them"),
+    CommandInfo("forget", "forget one memory (/forget ID), a file (/forget file NAME) or all of them"),
     CommandInfo("confirm", "confirm a memory is right (/confirm ID)"),
     CommandInfo("correct", "correct a memory (/correct ID what is true now)"),
     CommandInfo("export", "everything I keep about you, as a file"),
@@ -123,7 +124,8 @@ def memory_line(memory: Memory, now: datetime) -> str:
     text = " ".join(memory.text.split())
     if len(text) > LINE_CHARS:
         text = text[: LINE_CHARS - 1] + "…"
-    return f"#{memory.id} · {memory.kind} · {age(memory.created_at, now)} · {standing(memory)}{text}"
+    source = f"{document_source(memory, 'your')}: " if memory.kind == DOCUMENT else ""
+    return f"#{memory.id} · {memory.kind} · {age(memory.created_at, now)} · {standing(memory)}{source}{text}"
 
 
 def standing(memory: Memory) -> str:
@@ -230,6 +232,10 @@ class Controls:
         return MemoryPage(tuple(reversed(found)), page, start > 0, self._clock())
 
     async def forget_one(self, user_id: str, argument: str, *, chat_id: str | None = None) -> str:
+        """/forget ID, or /forget file NAME: every passage of one file the person shared."""
+        verb, _, name = argument.strip().partition(" ")
+        if verb.lower() == "file":
+            return await self.forget_file(user_id, name.strip(), chat_id=chat_id)
         memory_id = whole_number(argument.strip().lstrip("#"))
         if memory_id is None:
             return "Tell me which memory: /forget ID (the number from /memories), or /forget all."
@@ -237,6 +243,23 @@ class Controls:
             await self._used("forget", user_id, chat_id)
             return f"Forgotten: memory #{memory_id}. It will not come up again."
         return f"I have no memory #{memory_id} of yours. /memories lists them."
+
+    async def forget_file(self, user_id: str, name: str, *, chat_id: str | None = None) -> str:
+        """Forget every passage kept of the file called `name` (as /memories shows it; any case)."""
+        if not name:
+            return "Tell me which file: /forget file NAME, with the name /memories shows."
+        wanted = name.casefold()
+        passages = [
+            memory.id
+            async for memory in operations.all_memories(self.store.memories, user_id)
+            if memory.kind == DOCUMENT and str(memory.meta.get("file", "")).casefold() == wanted
+        ]
+        if not passages:
+            return f"I keep no file called {name}. /memories lists what I keep."
+        for memory_id in passages:
+            await self.store.memories.forget(user_id, memory_id)
+        await self._used("forget", user_id, chat_id)
+        return f"Forgotten: {name}, all {len(passages)} passages of it. None will come up again."
 
     async def confirm(self, user_id: str, argument: str, *, chat_id: str | None = None) -> str:
         """The person says a memory is right: it counts as verified (v = 1) from now on."""

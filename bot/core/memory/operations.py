@@ -14,7 +14,7 @@ from bot.core.memory.kinds import MAX_STATEMENT_CHARS, QUESTION, REPLY, is_quest
 from bot.core.memory.ports import Embedder, MemoryIndex, RecallIndex
 from bot.core.memory.recall import Recalled, hybrid_search
 from bot.core.memory.scoring import SHIPPED, Scoring
-from bot.core.models import Memory, NewMemory, Vector
+from bot.core.models import DOCUMENT, Memory, NewMemory, Vector
 from bot.core.text import EMBED_CHARS
 
 IMPORT_BATCH = 256
@@ -94,7 +94,7 @@ def _imported(
 
 
 # What an import stores (imported_kind): a line without a time is matched against these alone.
-IMPORTED_KINDS = frozenset({"imported", QUESTION, REPLY})
+IMPORTED_KINDS = frozenset({"imported", QUESTION, REPLY, DOCUMENT})
 
 
 def _import_key(text: str, speaker: str | None, at: datetime | None) -> tuple[str, str | None, float | None]:
@@ -126,6 +126,8 @@ async def not_yet_imported(index: MemoryIndex, user_id: str, items: Sequence[Imp
 def imported_kind(item: ImportItem) -> str:
     if item.speaker == ASSISTANT:
         return REPLY
+    if item.meta.get("source") == DOCUMENT:  # an exported passage of a file comes back as one
+        return DOCUMENT
     return QUESTION if len(item.text) <= MAX_STATEMENT_CHARS and is_question(item.text) else "imported"
 
 

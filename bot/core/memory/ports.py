@@ -42,9 +42,11 @@ class MemoryIndex(Protocol):
         counts only the memories listed)."""
         ...
 
-    async def memory_count(self, user_id: str, *, without_kinds: Sequence[str] = ()) -> int:
-        """How many memories this person has, leaving out those of `without_kinds` (0 for
-        someone unknown)."""
+    async def memory_count(
+        self, user_id: str, *, without_kinds: Sequence[str] = (), only_kinds: Sequence[str] = ()
+    ) -> int:
+        """How many memories this person has, leaving out those of `without_kinds` and, when
+        `only_kinds` names any, counting only those (0 for someone unknown)."""
         ...
 
     async def forget(self, user_id: str, memory_id: int) -> bool:

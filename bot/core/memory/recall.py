@@ -14,7 +14,7 @@ from bot.core.learning.ports import RewardLog
 from bot.core.memory.lifts import Lift, lift_for
 from bot.core.memory.ports import MemoryIndex, RecallIndex
 from bot.core.memory.scoring import SHIPPED, Scoring, Why, explain, score
-from bot.core.models import Memory, MemoryHit, Vector
+from bot.core.models import DOCUMENT, Memory, MemoryHit, Vector
 from bot.core.text import query_terms
 
 # Reciprocal-rank fusion constant (Cormack et al.). RRF is kept for comparison (`fusion="rrf"`):
@@ -212,10 +212,21 @@ async def _nothing() -> list[MemoryHit]:
 def memory_line(memory: Memory) -> str:
     text = memory.text if len(memory.text) <= MAX_MEMORY_CHARS else memory.text[:MAX_MEMORY_CHARS] + "…"
     who = {"user": "they said", "assistant": "you said"}.get(memory.speaker or "", "noted")
+    if memory.kind == DOCUMENT:
+        # The file's name is the sender's to choose: quoted like the text, it cannot end the line.
+        who = document_source(memory, "their", lambda name: quote(name, MEMORY_DELIMITERS))
     if memory.status == "past":
         who += " (this has passed)"
     # Quoted: a memory's newline, quote mark or marker cannot start a line or leave the block.
     return f"- {memory.created_at:%Y-%m-%d}, {who}: {quote(text, MEMORY_DELIMITERS)}"
+
+
+def document_source(memory: Memory, whose: str, shown: Callable[[str], str] = str) -> str:
+    """Where a document passage comes from, as `from their file "plan.pdf", page 3`: `whose` file,
+    its name as `shown` writes it, and the page where the file has pages."""
+    name, page = memory.meta.get("file"), memory.meta.get("page")
+    source = f"from {whose} file {shown(name)}" if isinstance(name, str) and name else f"from {whose} file"
+    return source + (f", page {page}" if isinstance(page, int) and not isinstance(page, bool) else "")
 
 
 def distinct(recalled: Sequence[Recalled]) -> list[Recalled]:

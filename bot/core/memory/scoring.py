@@ -13,7 +13,9 @@
 - c(m): consolidation's weight, 1 unless a summary covers this raw turn (core/memory/consolidation.py).
 - speaker: the assistant's own words count less than the person's. The bot's replies are not
   searched at all (kind `reply`, core/memory/kinds.py), so this weighs only other memories an assistant
-  spoke, should a store hold any.
+  spoke, should a store hold any. A passage of a file the person shared (kind `document`) counts
+  between the two: the person chose to share it, but its words are not theirs (an old plan, a
+  forwarded letter), so what they said in chat comes first, and the model's words come after it.
 
 The factor is bounded (at most ±mix/2 for unverified memories), so relevance stays first: reward and
 age reorder memories of about equal relevance, and cannot lift an unrelated one over a related one.
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 
-from bot.core.models import Memory
+from bot.core.models import DOCUMENT, Memory
 
 # r(m) = REWARD_SCALE maps to r̂ ≈ 0.88: a full ❤️ on a reply that used only m, or five ❤️ on
 # replies where m had a fifth of the context.
@@ -37,6 +39,7 @@ REWARD_SCALE = 1.0
 NEUTRAL = 0.5
 SECONDS_PER_DAY = 86_400.0
 TURN_HALF_LIFE_DAYS = 120.0
+DOCUMENT_HALF_LIFE_DAYS = 60.0
 DEFAULT_HALF_LIVES: Mapping[str, float] = MappingProxyType({
     # Stable: who the person is and what they like does not fade with time, only by contradiction.
     "preference": 0.0,
@@ -47,6 +50,9 @@ DEFAULT_HALF_LIVES: Mapping[str, float] = MappingProxyType({
     "turn": TURN_HALF_LIFE_DAYS,
     "imported": TURN_HALF_LIFE_DAYS,
     "summary": TURN_HALF_LIFE_DAYS,
+    # A shared file is mostly about its moment (a trip's plan, a term's timetable): it fades
+    # faster than chat, and its many passages make room for what is said later.
+    DOCUMENT: DOCUMENT_HALF_LIFE_DAYS,
 })
 
 
@@ -59,6 +65,8 @@ class Scoring:
     default_half_life_days: float = TURN_HALF_LIFE_DAYS
     # Replies (kind "reply") are never searched; see core/memory/kinds.py and bench/recall_evidence.py.
     assistant_weight: float = 0.85
+    # A document's passages: below the person's own words (1), above the assistant's.
+    document_weight: float = 0.92
     mix: float = 0.2
     favoured_reward: float = 0.7
 
@@ -105,13 +113,20 @@ def verification(memory: Memory) -> float:
     return min(max(memory.verification, -1.0), 1.0)
 
 
+def speaker_weight(memory: Memory, scoring: Scoring) -> float:
+    """Whose words a memory holds: the person's (1), a file they shared, or the assistant's."""
+    if memory.kind == DOCUMENT:
+        return scoring.document_weight
+    return scoring.assistant_weight if memory.speaker == "assistant" else 1.0
+
+
 def explain(memory: Memory, relevance: float, reward: float, now: datetime, scoring: Scoring) -> Why:
     reward_norm = normalised_reward(reward)
     fade = decay(memory, now, scoring)
     verified = verification(memory)
     return Why(
         relevance=relevance,
-        speaker=scoring.assistant_weight if memory.speaker == "assistant" else 1.0,
+        speaker=speaker_weight(memory, scoring),
         reward=reward,
         reward_norm=reward_norm,
         decay=fade,

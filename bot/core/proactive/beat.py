@@ -192,9 +192,10 @@ class ProactiveBeat:
             await pro.settle(occasion.key, Delivery("failed", now))
             report.failed += 1
             return True
-        turn_id = await self._store_turn(occasion, messenger.platform, chat_id, message_id, text, now)
+        turn_id = await self._store_turn(occasion, messenger, chat_id, message_id, text, now)
         if message_id is None:
-            doubt = DeliveryDoubt(messenger.platform, chat_id.partition(":")[2], turn_id, occasion.user_id)
+            where = messenger.reaction_chat(chat_id)
+            doubt = DeliveryDoubt(messenger.platform, where, turn_id, occasion.user_id)
             await self.store.deliveries.record(doubt)
         await pro.settle(occasion.key, Delivery("sent", now, chat_id, turn_id, message_id))
         report.sent += 1
@@ -203,7 +204,7 @@ class ProactiveBeat:
     async def _store_turn(
         self,
         occasion: Occasion,
-        platform: str,
+        messenger: Messenger,
         chat_id: str,
         message_id: str | None,
         text: str,
@@ -220,9 +221,9 @@ class ProactiveBeat:
         )  # fmt: skip
         stored = await self.store.turns.add_turn(turn)
         if message_id is not None:
-            await self.store.turns.link_message(
-                MessageLink(platform, chat_id, message_id, stored.id, occasion.user_id)
-            )
+            linked = MessageLink(messenger.platform, messenger.reaction_chat(chat_id), message_id, stored.id,
+                                 occasion.user_id)  # fmt: skip
+            await self.store.turns.link_message(linked)
         return stored.id
 
 

@@ -35,7 +35,8 @@ SELECT {select_list(MEMORY_COLUMNS, "m")} FROM memories m
 WHERE m.user_id = %s AND m.kind <> ALL(%s::text[]) ORDER BY m.id LIMIT %s OFFSET %s
 """
 _COUNT_KINDS_SQL = """
-SELECT count(*) AS memory_count FROM memories WHERE user_id = %s AND kind <> ALL(%s::text[])
+SELECT count(*) AS memory_count FROM memories
+WHERE user_id = %s AND kind <> ALL(%s::text[]) AND (cardinality(%s::text[]) = 0 OR kind = ANY(%s::text[]))
 """
 # Forgetting a turn's memory also forgets what was derived from that turn (extracted statements,
 # the memory a twin was merged into, summaries covering it): its words must not stay behind.
@@ -156,10 +157,13 @@ class PostgresMemories:
             cursor = await conn.execute(_LIST_MEMORIES_SQL, params)
             return [memory_from_row(row, POSTGRES) for row in await cursor.fetchall()]
 
-    async def memory_count(self, user_id: str, *, without_kinds: Sequence[str] = ()) -> int:
+    async def memory_count(
+        self, user_id: str, *, without_kinds: Sequence[str] = (), only_kinds: Sequence[str] = ()
+    ) -> int:
         async with self._pool.connection() as conn:
-            if without_kinds:
-                cursor = await conn.execute(_COUNT_KINDS_SQL, (user_id, list(without_kinds)))
+            if without_kinds or only_kinds:
+                only = list(only_kinds)
+                cursor = await conn.execute(_COUNT_KINDS_SQL, (user_id, list(without_kinds), only, only))
             else:  # the count the store keeps, with no scan
                 cursor = await conn.execute(_MEMORY_COUNT_SQL, (user_id,))
             row = await cursor.fetchone()

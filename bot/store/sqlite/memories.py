@@ -188,11 +188,15 @@ class SqliteMemories:
         )
         return [memory_from_row(row, SQLITE) for row in rows]
 
-    async def memory_count(self, user_id: str, *, without_kinds: Sequence[str] = ()) -> int:
-        if without_kinds:
-            where = f"m.user_id = ?{_kinds_left_out(without_kinds)}"
+    async def memory_count(
+        self, user_id: str, *, without_kinds: Sequence[str] = (), only_kinds: Sequence[str] = ()
+    ) -> int:
+        if without_kinds or only_kinds:
+            only = f" AND m.kind IN ({','.join('?' for _ in only_kinds)})" if only_kinds else ""
+            where = f"m.user_id = ?{_kinds_left_out(without_kinds)}{only}"
             rows = await self._db.read(
-                f"SELECT count(*) AS memory_count FROM memories m WHERE {where}", (user_id, *without_kinds)
+                f"SELECT count(*) AS memory_count FROM memories m WHERE {where}",
+                (user_id, *without_kinds, *only_kinds),
             )
         else:  # the count the store keeps, with no scan
             rows = await self._db.read(statements.MEMORY_COUNT, (user_id,))

@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings
 
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.core.errors import ConfigError
+from bot.wiring.settings.documents import DocumentSettings
 from bot.wiring.settings.inference import InferenceSettings
 from bot.wiring.settings.media import MediaSettings
 from bot.wiring.settings.platforms import DiscordSettings, TelegramSettings
@@ -41,6 +42,7 @@ __all__ = [
     "SECTIONS",
     "ChatSettings",
     "DiscordSettings",
+    "DocumentSettings",
     "GeneralSettings",
     "InferenceSettings",
     "MediaSettings",
@@ -83,6 +85,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "web": WebSettings,
     "training": TrainingSettings,
     "shared": SharedStateSettings,
+    "documents": DocumentSettings,
     "media": MediaSettings,
 }
 
@@ -103,6 +106,7 @@ class Settings(BaseModel):
     web: WebSettings = Field(default_factory=WebSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
     shared: SharedStateSettings = Field(default_factory=SharedStateSettings)
+    documents: DocumentSettings = Field(default_factory=DocumentSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
 
     @property

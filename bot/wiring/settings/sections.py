@@ -123,6 +123,8 @@ class MemorySettings(BaseSettings):
     half_life_days: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_HALF_LIVES))
     # How much the assistant's own words count beside the person's (1: alike, 0: never recalled first).
     assistant_weight: float = Field(default=_SCORING.assistant_weight, ge=0, le=1)
+    # How much a passage of a file the person shared counts beside their own words (1: alike).
+    document_weight: float = Field(default=_SCORING.document_weight, ge=0, le=1)
     # How far reward, age and verification move a memory: relevance × (1 + mix·(w − ½)).
     weight_mix: float = Field(default=_SCORING.mix, ge=0, le=2)
     # A memory whose normalised reward is above this is kept in context first.

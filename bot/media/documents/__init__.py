@@ -1,0 +1,5 @@
+"""Documents people share (PDF, .docx, plain text, Markdown), read into passages."""
+
+from bot.media.documents.reader import DocumentFileReader
+
+__all__ = ["DocumentFileReader"]
