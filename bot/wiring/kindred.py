@@ -99,7 +99,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     `load_models`: what loads the embedder and the model instead (a benchmark's load fixtures)."""
     started = time.monotonic()
     # First: a speech backend whose extra is missing stops the start before anything opens.
-    speech = load_speech(settings.media, device=settings.inference.device)
+    speech = load_speech(settings.speech, device=settings.inference.device)
     models_load = asyncio.create_task((load_models or _load_models)(settings, started))
     store: Store | None = None
     try:
@@ -211,7 +211,7 @@ def services(kindred: Kindred) -> Services:
 
 def voice_notes(kindred: Kindred) -> VoiceNotes:
     """Voice notes, heard by the configured backend (or answered that none is)."""
-    return VoiceNotes(kindred.conversation, kindred.speech, listening(kindred.settings.media))
+    return VoiceNotes(kindred.conversation, kindred.speech, listening(kindred.settings.speech))
 
 
 def app_link(settings: Settings) -> Callable[[str], str]:

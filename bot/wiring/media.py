@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from bot.core.errors import ConfigError
 from bot.core.media.models import ListeningPolicy
 from bot.core.media.ports import SpeechToText
-from bot.wiring.settings import MediaSettings
+from bot.wiring.settings import SpeechSettings
 
 if TYPE_CHECKING:
     from bot.media.audio import AudioLimits
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def load_speech(media: MediaSettings, *, device: str = "auto") -> SpeechToText | None:
+def load_speech(media: SpeechSettings, *, device: str = "auto") -> SpeechToText | None:
     """The configured speech-to-text backend; None for `none` (voice notes get a plain answer).
     `device` is where a local model runs (KINDRED_DEVICE)."""
     if media.speech_backend == "none":
@@ -62,5 +62,5 @@ def _local_speech(model: str, limits: AudioLimits, device: str) -> SpeechToText:
     return LocalSpeech(WhisperModel(model, device=device), limits)
 
 
-def listening(media: MediaSettings) -> ListeningPolicy:
+def listening(media: SpeechSettings) -> ListeningPolicy:
     return ListeningPolicy(media.audio_max_bytes, media.audio_max_seconds, echo=media.speech_echo)

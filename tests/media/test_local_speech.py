@@ -21,7 +21,7 @@ from bot.media.audio import AudioLimits, prepare
 from bot.media.speech.local import MODEL_FAILED, LocalSpeech
 from bot.store.sqlite.store import SqliteStore
 from bot.wiring.media import load_speech
-from bot.wiring.settings import MediaSettings
+from bot.wiring.settings import SpeechSettings
 from tests.media import sounds
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.tiny_whisper import shared_tiny_whisper
@@ -90,7 +90,7 @@ async def test_a_model_that_cannot_load_is_one_line_and_nothing_stored(
 
 
 def test_the_settings_pick_the_local_backend(whisper_dir: Path) -> None:
-    media = MediaSettings(speech_backend="local", speech_model=str(whisper_dir), audio_max_seconds=30)
+    media = SpeechSettings(speech_backend="local", speech_model=str(whisper_dir), audio_max_seconds=30)
     speech = load_speech(media, device="cpu")
     assert isinstance(speech, LocalSpeech) and isinstance(speech.model, WhisperModel)
     assert (speech.model_name, speech.model.device, speech.limits.max_duration_s) == (

@@ -16,7 +16,7 @@ from bot.media.speech.openai import OpenAISpeech
 from bot.wiring.kindred import Kindred, build
 from bot.wiring.media import load_speech
 from bot.wiring.platforms import console_chat
-from bot.wiring.settings import MediaSettings, Settings, load_settings
+from bot.wiring.settings import Settings, SpeechSettings, load_settings
 from tests.inference.openai_server import FakeOpenAI
 from tests.media import sounds
 from tests.media.speech_server import FakeSpeech
@@ -26,11 +26,11 @@ SAID = "My sister moved to Lisbon last spring"
 
 
 def test_no_backend_is_the_default() -> None:
-    assert load_speech(MediaSettings()) is None
+    assert load_speech(SpeechSettings()) is None
 
 
 async def test_the_openai_backend_takes_its_settings() -> None:
-    media = MediaSettings(
+    media = SpeechSettings(
         speech_backend="openai", speech_url="http://127.0.0.1:1/v1", speech_model="whisper-1",
         audio_max_mb=5, audio_max_seconds=30, speech_format="json", speech_timeout_s=7,
     )  # fmt: skip

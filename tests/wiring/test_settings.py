@@ -168,12 +168,12 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_DOCUMENT_JOB_BYTES", "4096", lambda s: s.documents.job_bytes, 4096),
     ("KINDRED_DOCUMENT_JOB_PAGES", "9", lambda s: s.documents.job_pages, 9),
     # [media]: voice notes and audio.
-    ("KINDRED_SPEECH_API_KEY", "sk-s", lambda s: secret(s.media.speech_api_key), "sk-s"),
-    ("KINDRED_SPEECH_TIMEOUT_S", "9", lambda s: s.media.speech_timeout_s, 9.0),
-    ("KINDRED_SPEECH_FORMAT", "json", lambda s: s.media.speech_format, "json"),
-    ("KINDRED_SPEECH_ECHO", "on", lambda s: s.media.speech_echo, True),
-    ("KINDRED_AUDIO_MAX_MB", "50", lambda s: s.media.audio_max_bytes, 50 * 1024 * 1024),
-    ("KINDRED_AUDIO_MAX_SECONDS", "120", lambda s: s.media.audio_max_seconds, 120.0),
+    ("KINDRED_SPEECH_API_KEY", "sk-s", lambda s: secret(s.speech.speech_api_key), "sk-s"),
+    ("KINDRED_SPEECH_TIMEOUT_S", "9", lambda s: s.speech.speech_timeout_s, 9.0),
+    ("KINDRED_SPEECH_FORMAT", "json", lambda s: s.speech.speech_format, "json"),
+    ("KINDRED_SPEECH_ECHO", "on", lambda s: s.speech.speech_echo, True),
+    ("KINDRED_AUDIO_MAX_MB", "50", lambda s: s.speech.audio_max_bytes, 50 * 1024 * 1024),
+    ("KINDRED_AUDIO_MAX_SECONDS", "120", lambda s: s.speech.audio_max_seconds, 120.0),
 ]
 # Names that take effect only with others, each tested on its own below.
 SET_WITH_OTHERS = {
@@ -287,7 +287,7 @@ def test_the_openai_embedding_backend_is_chosen_with_its_url_and_model(
 
 
 def test_the_openai_speech_backend_is_chosen_with_its_url_and_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert load_settings(env_file=None).media.speech_backend == "none"  # off unless an admin turns it on
+    assert load_settings(env_file=None).speech.speech_backend == "none"  # off unless an admin turns it on
     monkeypatch.setenv("KINDRED_SPEECH_BACKEND", "openai")
     with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_SPEECH_URL: is required"):
         load_settings(env_file=None)
@@ -297,7 +297,7 @@ def test_the_openai_speech_backend_is_chosen_with_its_url_and_model(monkeypatch:
     monkeypatch.setenv("KINDRED_SPEECH_MODEL", "whisper-1")
     monkeypatch.setenv("KINDRED_SPEECH_API_KEY", "sk-speech-xyz")
     settings = load_settings(env_file=None)
-    assert (settings.media.speech_url, settings.media.speech_model) == (
+    assert (settings.speech.speech_url, settings.speech.speech_model) == (
         "http://localhost:8000/v1",
         "whisper-1",
     )

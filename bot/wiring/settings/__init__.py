@@ -23,7 +23,6 @@ from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.core.errors import ConfigError
 from bot.wiring.settings.documents import DocumentSettings
 from bot.wiring.settings.inference import InferenceSettings
-from bot.wiring.settings.media import MediaSettings
 from bot.wiring.settings.platforms import DiscordSettings, TelegramSettings
 from bot.wiring.settings.sections import (
     ChatSettings,
@@ -34,6 +33,7 @@ from bot.wiring.settings.sections import (
     WebSettings,
     WorkerSettings,
 )
+from bot.wiring.settings.speech import SpeechSettings
 from bot.wiring.settings.training import TrainingSettings
 
 __all__ = [
@@ -45,10 +45,10 @@ __all__ = [
     "DocumentSettings",
     "GeneralSettings",
     "InferenceSettings",
-    "MediaSettings",
     "MemorySettings",
     "Settings",
     "SharedStateSettings",
+    "SpeechSettings",
     "StoreSettings",
     "TelegramSettings",
     "TrainingSettings",
@@ -86,7 +86,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "training": TrainingSettings,
     "shared": SharedStateSettings,
     "documents": DocumentSettings,
-    "media": MediaSettings,
+    "speech": SpeechSettings,
 }
 
 
@@ -107,7 +107,7 @@ class Settings(BaseModel):
     training: TrainingSettings = Field(default_factory=TrainingSettings)
     shared: SharedStateSettings = Field(default_factory=SharedStateSettings)
     documents: DocumentSettings = Field(default_factory=DocumentSettings)
-    media: MediaSettings = Field(default_factory=MediaSettings)
+    speech: SpeechSettings = Field(default_factory=SpeechSettings)
 
     @property
     def shared_state_url(self) -> str | None:
@@ -207,7 +207,7 @@ def secret_values(settings: Settings) -> list[str]:
             settings.web.admin_password,
             settings.inference.openai_api_key,
             settings.inference.embedding_api_key,
-            settings.media.speech_api_key,
+            settings.speech.speech_api_key,
         )
         if secret is not None
     ]

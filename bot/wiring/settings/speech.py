@@ -1,4 +1,4 @@
-"""The media section: who listens to voice notes and audio, and the limits on what is listened to."""
+"""The speech section: who listens to voice notes and audio, and the limits on what is listened to."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from bot.wiring.settings.common import http_url, section_config
 MEGABYTE = 1024 * 1024
 
 
-class MediaSettings(BaseSettings):
+class SpeechSettings(BaseSettings):
     """Voice notes and audio files: transcribed by an OpenAI-compatible server (`openai`), by
     Whisper in this process (`local`, the [local] extra), or not at all (`none`: the bot says so)."""
 
