@@ -9,6 +9,7 @@ from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation
 from bot.core.chat.ports import Intake
 from bot.core.chat.ratelimit import RateLimiter
+from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
@@ -32,6 +33,8 @@ class Services:
     apps: AppCommands | None = None
     # /proactive and /reminders; None where check-ins are not wired.
     proactive: ProactiveCommands | None = None
+    # Voice notes and audio files; None where they are not wired (a voice note is then ignored).
+    voice: VoiceNotes | None = None
 
 
 class PlatformAdapter(Protocol):

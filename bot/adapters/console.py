@@ -6,15 +6,19 @@ import asyncio
 import contextlib
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TextIO
 
-from bot.adapters.delivery import Layout, NotShown, deliver
+from bot.adapters.console_surface import TERMINAL, ConsoleSurface
+from bot.adapters.delivery import deliver
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.voice import VoiceNotes
 from bot.core.errors import StoreUnavailable
-from bot.core.events import Reaction, UserMessage
+from bot.core.events import Reaction, ReplyEvent, UserMessage, VoiceNote
+from bot.core.media.models import MediaFile
 from bot.core.memory.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.miniapps.commands import AppCommands
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
@@ -30,6 +34,7 @@ HELP = (
     "/app WHAT — build a small web app for you; /app retry — the last one that did not build\n"
     "/apps — your apps (restore, revoke)\n"
     "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
+    "/file PATH — send me a voice note or an audio file from your disk\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
 CHAT_ID = "console"
@@ -38,6 +43,7 @@ FORGET_ALL_PROMPT = FORGET_ALL_ASK + " Type yes to forget everything; anything e
 KEPT = "Kept. Nothing was forgotten."
 NO_CONTROLS = "Memory commands aren't available in this chat."
 NO_APPS = "Apps aren't available in this chat."
+NO_FILES = "Files aren't available in this chat."
 # The terminal has no buttons: a build that may work when asked again says how to ask.
 RETRY_HINT = "Type /app retry to try the same request again."
 STORE_DOWN = "I can't reach my memory right now, so nothing changed. Try again in a moment."
@@ -48,10 +54,6 @@ LOADING = (
 STILL_LOADING = "(still loading: I'll answer once the model is ready)"
 # What needs no model, so it is answered while the model is still loading.
 NEEDS_NOTHING = ("/help", "/quit")
-# A terminal has no message size and no edit rate: every chunk shows as it comes, as written, up to
-# the last whole sentence; the words after it wait for the end, which drops them if the budget cut
-# the reply (a terminal cannot take back what it printed).
-TERMINAL = Layout(limit=sys.maxsize, interval_s=0.0, verbatim=True, hold_tail=True)
 
 
 @dataclass
@@ -130,49 +132,11 @@ def _read_in_thread(read_line: Callable[[], str]) -> asyncio.Future[str]:
     return future
 
 
-class ConsoleSurface:
-    """A reply as one growing block of text. What is printed cannot be taken back, so an edit
-    prints only what the new text adds; the finished reply ends the line."""
-
-    def __init__(self, out: TextIO, prefix: str) -> None:
-        self.out = out
-        self.prefix = prefix
-        self._printed: list[str] = []
-
-    async def send(self, text: str) -> str:
-        self._write(("\n" if self._printed else self.prefix) + text)
-        self._printed.append(text)
-        return str(len(self._printed))
-
-    async def edit(self, message_id: str, text: str) -> None:
-        index = int(message_id) - 1
-        self._write(_added(self._printed[index], text))
-        self._printed[index] = text
-
-    async def delete(self, message_id: str) -> None:
-        # Never asked: a terminal's reply is one block that holds back its tail (TERMINAL).
-        raise NotShown("a terminal cannot take back what it printed")
-
-    async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
-        self._write("\n")
-
-    def _write(self, text: str) -> None:
-        try:
-            self.out.write(text)
-            self.out.flush()
-        except OSError as exc:  # a closed pipe: the reply is still stored
-            raise NotShown(f"cannot write to the terminal: {exc}") from None
-
-
-def _added(printed: str, text: str) -> str:
-    """What `text` adds to `printed`. The finished reply comes trimmed of the outer whitespace that
-    the stream printed as written, so that whitespace adds nothing and takes nothing away."""
-    if text.startswith(printed):
-        return text[len(printed) :]
-    kept = printed.strip()
-    if text.startswith(kept):
-        return text[len(kept) :]
-    return "\n" + text  # not a continuation (never, from the delivery): print it whole
+def _read_within(argument: str, max_bytes: int) -> tuple[int, bytes]:
+    """A file's size, and its bytes unless it is larger than `max_bytes` (then none are read)."""
+    path = Path(argument).expanduser()
+    size = path.stat().st_size
+    return size, path.read_bytes() if size <= max_bytes else b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +148,7 @@ class ChatParts:
     controls: Controls | None = None
     apps: AppCommands | None = None
     proactive: ProactiveCommands | None = None
+    voice: VoiceNotes | None = None
 
 
 class ConsoleChat:
@@ -200,11 +165,12 @@ class ConsoleChat:
         controls: Controls | None = None,
         apps: AppCommands | None = None,
         proactive: ProactiveCommands | None = None,
+        voice: VoiceNotes | None = None,
     ) -> None:
         self._parts: ChatParts | None = None
         self._loading: asyncio.Future[ChatParts] | None = None
         if isinstance(conversation, Conversation):
-            self._parts = ChatParts(conversation, controls, apps, proactive)
+            self._parts = ChatParts(conversation, controls, apps, proactive, voice)
         else:
             self._loading = asyncio.ensure_future(conversation)
         self.user_id = user_id
@@ -260,6 +226,8 @@ class ConsoleChat:
             await self._controlled(self._app_command(command, rest))
         elif command in ("/proactive", "/reminders"):
             await self._controlled(self._proactive_command(command, rest))
+        elif command == "/file":
+            await self._file(rest)
         else:
             await self._chat(text)
 
@@ -321,10 +289,36 @@ class ConsoleChat:
             self._say(KEPT)
 
     async def _chat(self, text: str) -> None:
-        message = UserMessage(self.user_id, CHAT_ID, text, datetime.now(UTC))
+        await self._reply(
+            self.conversation.handle_message(UserMessage(self.user_id, CHAT_ID, text, datetime.now(UTC)))
+        )
+
+    async def _file(self, argument: str) -> None:
+        """A file from disk, sent as if the person had recorded it: heard, then answered."""
+        voice = self._ready_parts().voice
+        if voice is None:
+            self._say(NO_FILES)
+            return
+        if not argument:
+            self._say("Usage: /file PATH, for example /file ~/voice-note.ogg")
+            return
+        try:
+            size, data = await asyncio.to_thread(_read_within, argument, voice.policy.max_bytes)
+        except OSError as exc:
+            self._say(f"I can't read {argument}: {exc.strerror or type(exc).__name__}.")
+            return
+        refused = voice.refusal(size, None)
+        if refused is not None:
+            self._say(refused.text)
+            return
+        name = Path(argument).name
+        note = VoiceNote(self.user_id, CHAT_ID, MediaFile("audio", data, name), datetime.now(UTC))
+        await self._reply(voice.handle(note))
+
+    async def _reply(self, events: AsyncIterator[ReplyEvent]) -> None:
         surface = ConsoleSurface(self.io.out, "kindred › " if self.io.interactive else "")
         layout = replace(TERMINAL, notices=self._say_err)
-        delivered = await deliver(self.conversation.handle_message(message), surface, layout)
+        delivered = await deliver(events, surface, layout)
         if delivered.done is not None:
             self.last_reply_turn = delivered.done.turn_id
 

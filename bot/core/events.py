@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from bot.core.media.models import MediaFile, Transcript
+
 
 @dataclass(frozen=True, slots=True)
 class UserMessage:
@@ -18,6 +20,23 @@ class UserMessage:
     # False in a group or server channel: others read the reply, so only memories from this
     # same chat may be recalled into it.
     private: bool = True
+    # A voice note's transcript: `text` is what was heard (the person's own words), and this is
+    # kept with the turn (source, duration, language, confidence).
+    heard: Transcript | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceNote:
+    """A voice note, an audio file or a video note, before it is heard. Answered like a
+    `UserMessage` whose text is its transcript (with the caption, if any, before it)."""
+
+    user_id: str
+    chat_id: str
+    audio: MediaFile
+    sent_at: datetime
+    idempotency_key: str | None = None
+    private: bool = True
+    caption: str = ""
 
 
 @dataclass(frozen=True, slots=True)

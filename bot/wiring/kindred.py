@@ -17,9 +17,11 @@ from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ports import Inference
 from bot.core.chat.ratelimit import RateLimiter
+from bot.core.chat.voice import VoiceNotes
 from bot.core.jobs import Jobs
 from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
+from bot.core.media.ports import SpeechToText
 from bot.core.memory.controls import Controls
 from bot.core.memory.ports import Embedder
 from bot.core.memory.scoring import TURN_HALF_LIFE_DAYS, Scoring
@@ -29,6 +31,7 @@ from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
 from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
+from bot.wiring.media import listening, load_speech
 from bot.wiring.memory_jobs import Models, reward_weights
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
@@ -49,6 +52,8 @@ class Kindred:
     jobs: Jobs
     # What replicas share (Redis), or this process's own.
     shared: SharedState = field(default_factory=SharedState.local)
+    # Who hears voice notes; None: nobody (the bot says so).
+    speech: SpeechToText | None = None
 
     async def close(self) -> list[Path]:
         """Write what waits, finish the jobs, close every part. Returns the files holding the words
@@ -64,7 +69,7 @@ class Kindred:
         try:
             await self.jobs.close()
         finally:
-            await close_models(self.embedder, self.conversation.inference)
+            await close_models(self.embedder, self.conversation.inference, self.speech)
             await self.store.close()
             await self.shared.close()
         return spilled
@@ -93,6 +98,8 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
 
     `load_models`: what loads the embedder and the model instead (a benchmark's load fixtures)."""
     started = time.monotonic()
+    # First: a speech backend whose extra is missing stops the start before anything opens.
+    speech = load_speech(settings.speech, device=settings.inference.device)
     models_load = asyncio.create_task((load_models or _load_models)(settings, started))
     store: Store | None = None
     try:
@@ -103,6 +110,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         await check_embedder(store, embedder)
     except BaseException:
         await _close_loaded(store, models_load)
+        await close_models(speech)
         raise
     # In-process jobs share this process's models; Celery workers load their own.
     in_process = not settings.workers.redis_url
@@ -116,7 +124,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         after_turn=extraction_submitter(jobs),
         proactive=ProactiveReplies(store, reachable=reachable(settings)),
     )
-    return Kindred(settings, store, embedder, conversation, jobs, open_shared_state(settings))
+    return Kindred(settings, store, embedder, conversation, jobs, open_shared_state(settings), speech)
 
 
 async def _load_models(settings: Settings, started: float) -> tuple[Embedder, Inference]:
@@ -197,7 +205,13 @@ def services(kindred: Kindred) -> Services:
         ),
         proactive=ProactiveCommands(kindred.store.proactive, reachable=reachable(kindred.settings)),
         intake=kindred.shared.intake,
+        voice=voice_notes(kindred),
     )
+
+
+def voice_notes(kindred: Kindred) -> VoiceNotes:
+    """Voice notes, heard by the configured backend (or answered that none is)."""
+    return VoiceNotes(kindred.conversation, kindred.speech, listening(kindred.settings.speech))
 
 
 def app_link(settings: Settings) -> Callable[[str], str]:

@@ -243,7 +243,7 @@ def test_every_path_in_the_architecture_exists() -> None:
     assert drawn and not missing, missing
 
 
-ROOMS = ("chat", "memory", "learning", "miniapps", "proactive", "jobs")
+ROOMS = ("chat", "memory", "learning", "miniapps", "proactive", "jobs", "media")
 # What a room shows the others: its Protocols, its value types, and what its __init__ exports.
 ROOM_SURFACE = ("ports", "models")
 
@@ -274,7 +274,7 @@ def room_internals_imported(source: str, mine: str | None) -> list[str]:
 
 @pytest.mark.parametrize("path", [p for p in python_files("bot/core") if room_of(p)], ids=str)
 def test_a_room_uses_another_only_through_its_public_surface(path: Path) -> None:
-    """bot/core's rooms (chat, memory, learning, miniapps, proactive, jobs) import one another
+    """bot/core's rooms (chat, memory, learning, miniapps, proactive, jobs, media) import one another
     only from a room's ports, models and __init__ exports, never its internal modules."""
     bad = room_internals_imported(path.read_text(encoding="utf-8"), room_of(path))
     assert not bad, f"{path.relative_to(ROOT)} imports another room's internals: {bad}"

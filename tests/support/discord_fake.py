@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import yarl
@@ -31,10 +32,14 @@ class FakeDiscord:
         self.url = f"http://127.0.0.1:{port}" if port else ""
         self.gateway.base_url = f"ws://127.0.0.1:{port}" if port else ""
         self._runner: web.AppRunner | None = None
+        # What people attached, by its CDN path, and each path fetched, in order.
+        self.attachments: dict[str, bytes] = {}
+        self.downloads: list[str] = []
 
     async def start(self) -> None:
         app = web.Application(middlewares=[self.rest.middleware])
         app.add_routes([*self.gateway.routes(), *self.rest.routes()])
+        app.router.add_get("/attachments/{channel}/{attachment}/{name}", self._cdn)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -58,6 +63,57 @@ class FakeDiscord:
         message = p.message(p.snowflake(), channel_id, person, text)
         await self.gateway.dispatch("MESSAGE_CREATE", message)
         return message
+
+    async def voice_dm(self, person: p.Payload, data: bytes, **attached: Any) -> p.Payload:
+        """A voice message (or, with `voice_message=False`, an audio file) in the bot's DM."""
+        channel_id = dm_channel_id(person)
+        message = p.message(p.snowflake(), channel_id, person, str(attached.pop("text", "")))
+        message["attachments"] = [self._attach(channel_id, data, **attached)]
+        await self.gateway.dispatch("MESSAGE_CREATE", message)
+        return message
+
+    async def voice_in_server(self, person: p.Payload, data: bytes, *, mention: bool = False) -> p.Payload:
+        message = p.message(
+            p.snowflake(), p.GUILD_CHANNEL_ID, person, f"<@{p.BOT_ID}>" if mention else "",
+            guild_id=p.GUILD_ID, mentions=[p.BOT_USER] if mention else [],
+        )  # fmt: skip
+        message["attachments"] = [self._attach(p.GUILD_CHANNEL_ID, data)]
+        await self.gateway.dispatch("MESSAGE_CREATE", message)
+        return message
+
+    def _attach(
+        self,
+        channel_id: int,
+        data: bytes,
+        *,
+        voice_message: bool = True,
+        filename: str = "voice-message.ogg",
+        content_type: str = "audio/ogg",
+        duration: float = 2.0,
+        size: int | None = None,
+        deleted: bool = False,
+    ) -> p.Payload:
+        """An attachment as Discord describes it; a voice message has a duration and a waveform.
+        `deleted`: gone from the CDN before anyone fetches it (404)."""
+        attachment_id = p.snowflake()
+        path = f"{channel_id}/{attachment_id}/{filename}"
+        if not deleted:
+            self.attachments[path] = data
+        url = f"{self.url}/attachments/{path}"
+        found: p.Payload = {
+            "id": str(attachment_id), "filename": filename, "size": len(data) if size is None else size,
+            "url": url, "proxy_url": url, "content_type": content_type,
+        }  # fmt: skip
+        if voice_message:
+            found |= {"duration_secs": duration, "waveform": "AAAAAAAAAAAA", "flags": 8192}
+        return found
+
+    async def _cdn(self, request: web.Request) -> web.Response:
+        path = "/".join(request.match_info[key] for key in ("channel", "attachment", "name"))
+        if path not in self.attachments:
+            return web.Response(status=404, text="Not Found")
+        self.downloads.append(path)
+        return web.Response(body=self.attachments[path], content_type="application/octet-stream")
 
     async def say_in_server(
         self, person: p.Payload, text: str, *, mention: bool = False, replying_to: p.Payload | None = None

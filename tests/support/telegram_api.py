@@ -26,6 +26,7 @@ from aiohttp import web
 
 from tests.support import telegram_updates as tu
 from tests.support.started import Started
+from tests.support.telegram_files import MAX_DOWNLOAD
 from tests.support.telegram_updates import JSON
 
 FailureKind = Literal[
@@ -202,6 +203,7 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
         self._closing = False
         app = web.Application(client_max_size=50 * 1024 * 1024)  # Telegram's upload limit
         app.router.add_route("*", "/bot{token}/{method}", self._serve)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._serve_file)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         # On the port it was given (a test that starts it late), or on any free one.
@@ -245,6 +247,14 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
             if request.transport is not None:
                 request.transport.abort()
             return web.Response()  # never reaches the client: the socket is already gone
+
+    async def _serve_file(self, request: web.Request) -> web.StreamResponse:
+        """A file's bytes, at the path getFile named (Telegram's file server answers 404 otherwise)."""
+        stored = self.files.by_path(request.match_info["path"])
+        if request.match_info["token"] != self.token or stored is None:
+            return web.Response(status=404, text="Not Found")
+        self.files.downloads.append(stored.path)
+        return web.Response(body=stored.data, content_type="application/octet-stream")
 
     async def _injected_failure(self, call: Call) -> FailureKind | None:
         """Fails the call now, or returns the fault due after the method has acted."""
@@ -516,6 +526,17 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
             message["caption"] = sent.caption
         chat.store(message)
         return message
+
+    async def _m_getFile(self, p: JSON) -> JSON:
+        stored = self.files.files.get(str(p.get("file_id")))
+        if stored is None:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        if len(stored.data) > MAX_DOWNLOAD:
+            raise ApiError(400, "Bad Request: file is too big")
+        return {
+            "file_id": stored.file_id, "file_unique_id": stored.file_unique_id,
+            "file_size": len(stored.data), "file_path": stored.path,
+        }  # fmt: skip
 
     async def _m_close(self, p: JSON) -> bool:
         return True

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.support.telegram_files import FileStore, NoteKind, attachment_json
+
 JSON = dict[str, Any]
 
 BOT_USERNAME = "kindred_test_bot"
@@ -238,6 +240,8 @@ class ChatWorld:
         self.updates: list[JSON] = []
         self.open_queries: set[str] = set()
         self._users: dict[int, JSON] = {}
+        # What people sent as files: getFile and the download route serve them.
+        self.files = FileStore()
         # Telegram never sends a bot the same update id twice, across restarts too: each fake starts
         # somewhere else, so that a bot whose shared state outlives a fake (webhook intake in
         # Redis) never takes a new fake's updates for retries of an old one's.
@@ -324,6 +328,43 @@ class ChatWorld:
             reply_to_message=self._quote(chat, reply_to_bot_message_id),
         )
         return self._incoming(update)
+
+    def voice_message(
+        self,
+        chat_id: int,
+        user_id: int,
+        data: bytes,
+        *,
+        kind: NoteKind = "voice",
+        duration: int = 2,
+        size: int | None = -1,
+        caption: str | None = None,
+        mention: bool = False,
+        reply_to: int | None = None,
+        first_name: str = "Ann",
+    ) -> JSON:
+        """A voice note, audio file or video note from `user_id` in `chat_id` (their own id: the
+        private chat). `size` -1: the file's real size; None: left out, as Telegram may."""
+        chat = (
+            self.chat(chat_id)
+            if chat_id > 0
+            else self.chats.setdefault(chat_id, FakeChat(group_chat_json(chat_id)))
+        )
+        stored = self.files.add(data, kind)
+        user = user_json(user_id, first_name)
+        message = message_json(
+            chat.claim_id(), chat.data, user, None, reply_to_message=self._quote(chat, reply_to)
+        )
+        message[kind] = attachment_json(
+            stored, kind, duration=duration, size=len(data) if size == -1 else size
+        )
+        if mention:
+            handle = f"@{self.bot_user['username']}"
+            caption = f"{handle} {caption or ''}".strip()
+            message["caption_entities"] = [{"type": "mention", "offset": 0, "length": utf16_len(handle)}]
+        if caption is not None:
+            message["caption"] = caption
+        return self._incoming({"update_id": next(self._update_ids), "message": message})
 
     def reaction(
         self, chat_id: int, message_id: int, user_id: int, *, old: list[str], new: list[str]

@@ -167,9 +167,18 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_DOCUMENT_MAX_SECONDS", "5", lambda s: s.documents.max_seconds, 5.0),
     ("KINDRED_DOCUMENT_JOB_BYTES", "4096", lambda s: s.documents.job_bytes, 4096),
     ("KINDRED_DOCUMENT_JOB_PAGES", "9", lambda s: s.documents.job_pages, 9),
+    # [media]: voice notes and audio.
+    ("KINDRED_SPEECH_API_KEY", "sk-s", lambda s: secret(s.speech.speech_api_key), "sk-s"),
+    ("KINDRED_SPEECH_TIMEOUT_S", "9", lambda s: s.speech.speech_timeout_s, 9.0),
+    ("KINDRED_SPEECH_FORMAT", "json", lambda s: s.speech.speech_format, "json"),
+    ("KINDRED_SPEECH_ECHO", "on", lambda s: s.speech.speech_echo, True),
+    ("KINDRED_AUDIO_MAX_MB", "50", lambda s: s.speech.audio_max_bytes, 50 * 1024 * 1024),
+    ("KINDRED_AUDIO_MAX_SECONDS", "120", lambda s: s.speech.audio_max_seconds, 120.0),
 ]
 # Names that take effect only with others, each tested on its own below.
-SET_WITH_OTHERS = {"KINDRED_EMBEDDING_BACKEND"}
+SET_WITH_OTHERS = {
+    "KINDRED_EMBEDDING_BACKEND", "KINDRED_SPEECH_BACKEND", "KINDRED_SPEECH_URL", "KINDRED_SPEECH_MODEL",
+}  # fmt: skip
 # Spellings that the sections' prefixes would make up for a field that names its own variable.
 NOT_NAMES = [
     "KINDRED_BACKEND",
@@ -275,6 +284,29 @@ def test_the_openai_embedding_backend_is_chosen_with_its_url_and_model(
     settings = load_settings(env_file=None)
     assert settings.inference.embedding_backend == "openai"
     assert "sk-embed-xyz" in secret_values(settings)  # redacted from every log line
+
+
+def test_the_openai_speech_backend_is_chosen_with_its_url_and_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings(env_file=None).speech.speech_backend == "none"  # off unless an admin turns it on
+    monkeypatch.setenv("KINDRED_SPEECH_BACKEND", "openai")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_SPEECH_URL: is required"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_SPEECH_URL", "http://localhost:8000/v1")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_SPEECH_MODEL: is required"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_SPEECH_MODEL", "whisper-1")
+    monkeypatch.setenv("KINDRED_SPEECH_API_KEY", "sk-speech-xyz")
+    settings = load_settings(env_file=None)
+    assert (settings.speech.speech_url, settings.speech.speech_model) == (
+        "http://localhost:8000/v1",
+        "whisper-1",
+    )
+    assert "sk-speech-xyz" in secret_values(settings)  # redacted from every log line
+    monkeypatch.setenv("KINDRED_SPEECH_URL", "localhost:8000")
+    with pytest.raises(
+        ConfigError, match=r"^invalid configuration: KINDRED_SPEECH_URL: must start with http"
+    ):
+        load_settings(env_file=None)
 
 
 def test_an_invalid_value_is_named_by_the_variable_that_holds_it(monkeypatch: pytest.MonkeyPatch) -> None:

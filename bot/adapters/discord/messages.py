@@ -7,9 +7,10 @@ import discord
 from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.failures import nonce_for
 from bot.adapters.discord.policy import PLATFORM, chat_key, is_addressed, places, user_key, without_mention
-from bot.adapters.discord.reply import deliver
+from bot.adapters.discord.reply import Reply, deliver_events
 from bot.adapters.discord.resend import tell_doubt
 from bot.adapters.discord.surfaces import ChannelSurface, shown
+from bot.adapters.discord.voice import audio_attachment, heard
 from bot.core.chat.access import NOT_ALLOWED
 from bot.core.chat.ratelimit import slow_down
 from bot.core.events import UserMessage
@@ -50,11 +51,17 @@ class ChannelMessages:
             idempotency_key=key,
             private=message.guild is None,
         )
+        attachment = audio_attachment(message) if services.voice is not None else None
+        if attachment is not None and services.voice is not None:
+            events = heard(services.voice, attachment, user_message)
+        else:
+            events = services.conversation.handle_message(user_message)
         async with self.kindred.in_flight.track():
-            await deliver(
+            await deliver_events(
                 services.conversation,
-                user_message,
+                events,
                 surface,
+                Reply(key, chat_id, user_id),
                 interval_s=self.kindred.options.edit_interval_s,
                 first_delay_s=self.kindred.options.first_show_delay_s,
                 unlinked=self.kindred.unlinked,

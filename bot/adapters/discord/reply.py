@@ -5,7 +5,8 @@ Shared by channel messages and /chat, so both stream, split, link and store alik
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 
 import discord
 
@@ -17,7 +18,7 @@ from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import PLATFORM
 from bot.adapters.discord.surfaces import ReplySurface
 from bot.core.chat.conversation import Conversation
-from bot.core.events import UserMessage
+from bot.core.events import ReplyEvent, UserMessage
 
 
 class DiscordReply:
@@ -83,11 +84,45 @@ async def deliver(
     reactions that arrived while it was being written.
     """
     key = message.idempotency_key or f"{message.chat_id}@{message.sent_at.isoformat()}"
-    reply = DiscordReply(surface, unlinked, buttons, key=key)
-    link = LinkTo(conversation, PLATFORM, message.chat_id, message.user_id)
+    return await deliver_events(
+        conversation,
+        conversation.handle_message(message),
+        surface,
+        Reply(key, message.chat_id, message.user_id),
+        interval_s=interval_s,
+        unlinked=unlinked,
+        buttons=buttons,
+        first_delay_s=first_delay_s,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Whose reply it is: its idempotency key (each create's nonce), the chat and the person."""
+
+    key: str
+    chat_id: str
+    user_id: str
+
+
+async def deliver_events(
+    conversation: Conversation,
+    events: AsyncIterator[ReplyEvent],
+    surface: ReplySurface,
+    reply_of: Reply,
+    *,
+    interval_s: float,
+    unlinked: Unlinked,
+    buttons: discord.ui.View | None = None,
+    first_delay_s: float = 0.0,
+) -> list[str]:
+    """Stream the core's `events` (a text's reply, or a voice note's) onto `surface`, linked as
+    `deliver` links them; returns the ids of the messages that show the reply."""
+    reply = DiscordReply(surface, unlinked, buttons, key=reply_of.key)
+    link = LinkTo(conversation, PLATFORM, reply_of.chat_id, reply_of.user_id)
     try:
         delivered = await deliver_reply(
-            conversation.handle_message(message),
+            events,
             reply,
             Layout(limit=MESSAGE_LIMIT, interval_s=interval_s, first_delay_s=first_delay_s),
             link=link,

@@ -37,6 +37,7 @@ from bot.adapters.telegram.resend import RESEND_PATTERN, Resend
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.adapters.telegram.transport import AiohttpRequest
 from bot.adapters.telegram.unreadable import UNREADABLE
+from bot.adapters.telegram.voice import NOTES, VoiceHandler
 from bot.core.errors import ConfigError, KindredError, PlatformUnreachable, SharedStateUnavailable
 
 log = logging.getLogger(__name__)
@@ -157,6 +158,8 @@ class TelegramAdapter:
         feedback = Feedback(self.services)
         application.add_handlers(command_handlers(self.services))
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, chat))
+        if self.services.voice is not None:
+            application.add_handler(MessageHandler(NOTES, VoiceHandler(chat, self.services.voice)))
         application.add_handler(MessageReactionHandler(feedback.on_reaction))
         application.add_handler(
             CallbackQueryHandler(feedback.on_button, pattern=f"^({FEEDBACK_UP}|{FEEDBACK_DOWN})$")

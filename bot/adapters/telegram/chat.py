@@ -65,8 +65,14 @@ def is_addressed(message: Message, bot_id: int, bot_username: str, mode: GroupMo
 
 
 def _mentions(message: Message, bot_id: int, bot_username: str) -> bool:
+    """An @mention (or a text mention) of the bot in the text, or in a file's caption."""
+    kinds: list[str | None] = [MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION]
     try:
-        found = message.parse_entities([MessageEntityType.MENTION, MessageEntityType.TEXT_MENTION])
+        found = (
+            message.parse_entities(kinds)
+            if message.text is not None
+            else message.parse_caption_entities(kinds)
+        )
     except UnicodeError:  # an entity ending inside a surrogate pair, or a lone surrogate in the
         return False  # text (JSON's "\ud800"): no client sends either
     for entity, text in found.items():
@@ -135,19 +141,24 @@ class ChatHandler:
         bot = context.bot
         event = incoming(update, bot.id, bot.username, self.policy.group_mode)
         message = update.effective_message
-        if event is None or message is None:
+        if event is None or message is None or not await self.admitted(message, event.user_id):
             return
+        await self.answer(message, event.user_id, self.services.conversation.handle_message(event))
+
+    async def admitted(self, message: Message, user_id: str) -> bool:
+        """Whether this person may talk here now; if not, they are told why."""
         access = self.services.access
-        if not access.may_talk(event.user_id, place_key(message.chat.id)):
+        if not access.may_talk(user_id, place_key(message.chat.id)):
             await message.reply_text(NOT_ALLOWED)
-            return
-        wait = 0.0 if access.is_admin(event.user_id) else await self.services.limiter.take(event.user_id)
+            return False
+        wait = 0.0 if access.is_admin(user_id) else await self.services.limiter.take(user_id)
         if wait > 0:
             await message.reply_text(slow_down(wait))
-            return
-        await self._answer(update, message, event)
+            return False
+        return True
 
-    async def _answer(self, update: Update, message: Message, event: UserMessage) -> None:
+    async def answer(self, message: Message, user_id: str, events: AsyncIterator[ReplyEvent]) -> None:
+        """Deliver the core's reply to `message` in its chat (a text's, or a voice note's)."""
         chat, bot = message.chat, message.get_bot()
         thread_id = message.message_thread_id if message.is_topic_message else None
         conversation = self.services.conversation
@@ -170,12 +181,11 @@ class ChatHandler:
             first_delay_s=self.policy.first_show_delay_s,
             draft=surface.draft if use_draft else None,
         )
-        link = LinkTo(conversation, PLATFORM, str(chat.id), event.user_id)
+        link = LinkTo(conversation, PLATFORM, str(chat.id), user_id)
         # "typing…" only when the first words are slow to come: a quick reply needs no extra call.
         typing = asyncio.create_task(_typing_after(chat, self.policy.typing_delay_s))
         try:
-            events = _watched(conversation.handle_message(event), typing, surface)
-            delivered = await deliver(events, surface, layout, link=link)
+            delivered = await deliver(_watched(events, typing, surface), surface, layout, link=link)
         finally:
             typing.cancel()
             await asyncio.wait([typing])
@@ -185,7 +195,7 @@ class ChatHandler:
             blocked = typing.result() or blocked
         if blocked is not None:
             # Only now: storing the person's own turn marks them active, so this must come after.
-            await self._unreachable(event.user_id, blocked)
+            await self._unreachable(user_id, blocked)
 
     async def _unreachable(self, user_id: str, exc: Exception) -> None:
         log.info("telegram: %s cannot be reached (%s); marked inactive", user_id, exc)

@@ -111,8 +111,9 @@ class Conversation:
             embedding_model=self.embedder.model_name,
             created_at=message.sent_at,
             idempotency_key=key,
-            # Which chat a memory came from: a shared chat may recall only its own.
-            meta={"chat_id": message.chat_id},
+            # Which chat a memory came from: a shared chat may recall only its own. A voice note's
+            # words are the person's own, kept with what was heard (source, duration, language).
+            meta={"chat_id": message.chat_id, **(message.heard.meta() if message.heard else {})},
             memory_kind=classify(text),
         )
         stored, recent = await self._save_and_load_history(user_turn)

@@ -5,7 +5,7 @@ image description or `Passage`s."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 # What the person meant to send, as the platform says it: a voice note or an audio file, a photo,
 # or a document. The content decides how it is read (a "document" may be an image or audio).
@@ -39,6 +39,16 @@ class Transcript:
     language: str | None = None
     confidence: float | None = None
 
+    def meta(self) -> dict[str, Any]:
+        """What is kept with the person's turn: it was spoken, how long, in which language, and how
+        sure the transcription was (each where known)."""
+        meta: dict[str, Any] = {"source": "voice", "duration_s": round(self.duration_s, 2)}
+        if self.language:
+            meta["language"] = self.language
+        if self.confidence is not None:
+            meta["confidence"] = round(self.confidence, 3)
+        return meta
+
 
 @dataclass(frozen=True, slots=True)
 class Passage:
@@ -48,6 +58,17 @@ class Passage:
     text: str
     source: str
     page: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListeningPolicy:
+    """What the chat listens to: the largest file (bytes) and the longest recording (seconds), as
+    the platform reports them before anything is downloaded (the backend checks the content
+    again), and whether a reply begins with what was heard."""
+
+    max_bytes: int = 20 * 1024 * 1024
+    max_duration_s: float = 600.0
+    echo: bool = False
 
 
 @dataclass(frozen=True, slots=True)

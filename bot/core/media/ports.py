@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from bot.core.media.models import MediaFile, Passage, Transcript
 
 
@@ -16,6 +19,18 @@ class SpeechToText(Protocol):
     async def transcribe(self, audio: MediaFile) -> Transcript:
         """What was said. Raises MediaError for audio that cannot be decoded or a backend that
         failed; an empty `text` for silence."""
+        ...
+
+
+class SpeechModel(Protocol):
+    """A speech model in this process (Whisper): 16 kHz mono samples in, text out. Blocking, and
+    CPU- or GPU-bound: the caller runs it on a thread."""
+
+    model_name: str
+
+    def recognize(self, samples: npt.NDArray[np.float32]) -> Transcript:
+        """What was said in `samples` (floats in [-1, 1)). Raises InferenceError when the model
+        cannot be loaded or fails."""
         ...
 
 

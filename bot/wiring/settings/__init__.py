@@ -33,6 +33,7 @@ from bot.wiring.settings.sections import (
     WebSettings,
     WorkerSettings,
 )
+from bot.wiring.settings.speech import SpeechSettings
 from bot.wiring.settings.training import TrainingSettings
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "MemorySettings",
     "Settings",
     "SharedStateSettings",
+    "SpeechSettings",
     "StoreSettings",
     "TelegramSettings",
     "TrainingSettings",
@@ -84,6 +86,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "training": TrainingSettings,
     "shared": SharedStateSettings,
     "documents": DocumentSettings,
+    "speech": SpeechSettings,
 }
 
 
@@ -104,6 +107,7 @@ class Settings(BaseModel):
     training: TrainingSettings = Field(default_factory=TrainingSettings)
     shared: SharedStateSettings = Field(default_factory=SharedStateSettings)
     documents: DocumentSettings = Field(default_factory=DocumentSettings)
+    speech: SpeechSettings = Field(default_factory=SpeechSettings)
 
     @property
     def shared_state_url(self) -> str | None:
@@ -203,6 +207,7 @@ def secret_values(settings: Settings) -> list[str]:
             settings.web.admin_password,
             settings.inference.openai_api_key,
             settings.inference.embedding_api_key,
+            settings.speech.speech_api_key,
         )
         if secret is not None
     ]

@@ -19,6 +19,7 @@ from bot.adapters.discord.options import DiscordOptions
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ratelimit import RateLimiter
+from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
@@ -69,6 +70,7 @@ def services(
     max_message_chars: int = 100_000,
     training: TrainingCommands | None = None,
     apps: AppCommands | None = None,
+    voice: Callable[[Conversation], VoiceNotes] | None = None,
 ) -> Services:
     policy = ConversationPolicy(
         persona=PERSONA,
@@ -88,6 +90,7 @@ def services(
         training=training,
         apps=apps,
         proactive=replies.commands,
+        voice=voice(conversation) if voice is not None else None,
     )
 
 

@@ -17,6 +17,7 @@ from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ports import Inference, Intake
 from bot.core.chat.ratelimit import RateLimiter
+from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
@@ -88,6 +89,8 @@ async def running_bot(
     max_new_tokens: int = 2000,
     # Where the store lives (tests/support/places.py); None: a SQLite file in tmp_path.
     place: str | None = None,
+    # Voice notes, heard through the conversation; None: not wired (a note is ignored).
+    voice: Callable[[Conversation], VoiceNotes] | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
@@ -108,6 +111,7 @@ async def running_bot(
         apps=apps(store) if apps is not None else None,
         proactive=ProactiveCommands(store.proactive),
         intake=intake or LocalIntake(),
+        voice=voice(conversation) if voice is not None else None,
     )
     config = TelegramConfig(
         token=token or api.token,

@@ -1,0 +1,66 @@
+"""Which speech backend hears voice notes, and what the chat listens to: from the media section.
+
+The backend is imported inside the function, so that a companion without one loads nothing of it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from typing import TYPE_CHECKING
+
+from bot.core.errors import ConfigError
+from bot.core.media.models import ListeningPolicy
+from bot.core.media.ports import SpeechToText
+from bot.wiring.settings import SpeechSettings
+
+if TYPE_CHECKING:
+    from bot.media.audio import AudioLimits
+
+log = logging.getLogger(__name__)
+
+
+def load_speech(media: SpeechSettings, *, device: str = "auto") -> SpeechToText | None:
+    """The configured speech-to-text backend; None for `none` (voice notes get a plain answer).
+    `device` is where a local model runs (KINDRED_DEVICE)."""
+    if media.speech_backend == "none":
+        return None
+    if importlib.util.find_spec("av") is None:
+        # Not fatal: each voice note is answered with the same advice (bot/media/audio.py).
+        log.warning("voice notes: the [media] extra is missing; pip install 'kindred[media]' to hear them")
+    from bot.media.audio import AudioLimits
+
+    limits = AudioLimits(media.audio_max_bytes, media.audio_max_seconds)
+    assert media.speech_model is not None  # the settings checked
+    if media.speech_backend == "local":
+        return _local_speech(media.speech_model, limits, device)
+    from bot.media.speech.openai import OpenAISpeech
+
+    assert media.speech_url is not None  # the settings checked
+    key = media.speech_api_key.get_secret_value() if media.speech_api_key else None
+    return OpenAISpeech(
+        media.speech_url,
+        model=media.speech_model,
+        api_key=key,
+        limits=limits,
+        timeout_s=media.speech_timeout_s,
+        response_format=media.speech_format,
+    )
+
+
+def _local_speech(model: str, limits: AudioLimits, device: str) -> SpeechToText:
+    """Whisper in this process; loaded by the first voice note, not at start."""
+    if not all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers")):
+        raise ConfigError(
+            "KINDRED_SPEECH_BACKEND=local runs Whisper in this process, which needs the [local] extra "
+            "(pip install 'kindred[local]'); or use an OpenAI-compatible speech server: "
+            "KINDRED_SPEECH_BACKEND=openai (docs/media.md)"
+        )
+    from bot.inference.whisper import WhisperModel
+    from bot.media.speech.local import LocalSpeech
+
+    return LocalSpeech(WhisperModel(model, device=device), limits)
+
+
+def listening(media: SpeechSettings) -> ListeningPolicy:
+    return ListeningPolicy(media.audio_max_bytes, media.audio_max_seconds, echo=media.speech_echo)

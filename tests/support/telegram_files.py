@@ -1,0 +1,70 @@
+"""The files people send a bot, as the loopback Bot API holds them: each has a file_id, a
+file_unique_id and a path under `/file/bot<token>/`, as `getFile` names it. The attachment JSON
+of a voice note, an audio file and a video note follows https://core.telegram.org/bots/api."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+JSON = dict[str, Any]
+
+# What getFile hands a bot on Telegram's cloud Bot API; a larger file is "too big".
+MAX_DOWNLOAD = 20 * 1024 * 1024
+NoteKind = Literal["voice", "audio", "video_note"]
+# Where Telegram keeps each kind, and the suffix its path has (a voice note's is .oga).
+FOLDERS: dict[NoteKind, tuple[str, str]] = {
+    "voice": ("voice", ".oga"),
+    "audio": ("music", ".mp3"),
+    "video_note": ("video_notes", ".mp4"),
+}
+
+
+@dataclass
+class StoredFile:
+    file_id: str
+    file_unique_id: str
+    path: str
+    data: bytes
+
+
+@dataclass
+class FileStore:
+    files: dict[str, StoredFile] = field(default_factory=dict)
+    # The path of every download, in order: a test sees how often a file was fetched.
+    downloads: list[str] = field(default_factory=list)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def add(self, data: bytes, kind: NoteKind) -> StoredFile:
+        n = next(self._ids)
+        folder, suffix = FOLDERS[kind]
+        stored = StoredFile(f"AwACAgIAAxkBAAI{n:08d}", f"AgAD{n:06d}", f"{folder}/file_{n}{suffix}", data)
+        self.files[stored.file_id] = stored
+        return stored
+
+    def by_path(self, path: str) -> StoredFile | None:
+        return next((stored for stored in self.files.values() if stored.path == path), None)
+
+
+def attachment_json(
+    stored: StoredFile,
+    kind: NoteKind,
+    *,
+    duration: int,
+    size: int | None,
+    file_name: str = "song.mp3",
+    mime_type: str | None = None,
+) -> JSON:
+    """The `voice`, `audio` or `video_note` object of a Message. `size` None: Telegram left
+    file_size out (it may)."""
+    found: JSON = {"file_id": stored.file_id, "file_unique_id": stored.file_unique_id, "duration": duration}
+    if size is not None:
+        found["file_size"] = size
+    if kind == "voice":
+        found["mime_type"] = mime_type or "audio/ogg"
+    elif kind == "audio":
+        found |= {"file_name": file_name, "mime_type": mime_type or "audio/mpeg", "title": "A song"}
+    else:
+        found["length"] = 240
+    return found
