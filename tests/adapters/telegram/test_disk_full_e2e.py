@@ -5,8 +5,8 @@ filled to the last byte (tests/support/full_disk.py).
 
 The person's message is not lost: the webhook takes it (200, so Telegram does not post it again),
 the bot answers it once with a plain notice that its memory is unavailable and keeps the words, and
-once space returns it stores them, whole and once, with no restart and no second answer; a
-reaction on that answer then counts."""
+once space returns it stores them, whole and once, with no restart and no second answer. A
+reaction on that answer while the disk is still full is kept as well, and counts once it is stored."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.adapters.telegram.chat import FEEDBACK_DOWN
 from bot.core.chat.conversation import STORE_DOWN_NOTICE
 from bot.core.chat.outbox import keep_flushing
 from bot.store.sqlite.store import SqliteStore
@@ -64,7 +65,7 @@ def user_turns(path: Path) -> list[tuple[str, int]]:
 
 def feedback(path: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(path) as raw:
-        return raw.execute("SELECT source, emoji FROM feedback ORDER BY turn_id").fetchall()
+        return raw.execute("SELECT source, emoji FROM feedback ORDER BY turn_id, source").fetchall()
 
 
 async def test_a_message_while_the_disk_is_full_is_answered_once_kept_and_stored_once_space_returns(
@@ -106,6 +107,9 @@ async def during_and_after(
     # Nothing of it is stored yet, and nothing half: no turn without its memory.
     assert user_turns(path) == [("hello before", 1)]
     assert len(outbox) >= 2  # the words and the reply, waiting
+    # The person reacts to that answer while the disk is still full: kept too, after the reply.
+    api.reaction(ANN, answer.data["message_id"], ANN, old=[], new=["👍"])
+    await api.wait_until(lambda: pusher.pending == 0, what="the reaction taken")
 
     await disk.free_store(store)
     # What `kindred run` does: the waiting words are tried again, with no new message to bring them.
@@ -118,9 +122,11 @@ async def during_and_after(
     assert user_turns(path) == [("hello before", 1), (DURING.strip(), 1)]
     turns = await bot.turns(f"telegram:{ANN}", f"telegram:{ANN}")
     assert [role for role, _ in turns] == ["user", "assistant"] * 2
-    # The reply's platform message was linked once stored: a reaction on it counts.
-    api.reaction(ANN, answer.data["message_id"], ANN, old=[], new=["👍"])
-    await api.wait_until(lambda: feedback(path) == [("reaction", "👍")], what="the reaction recorded")
+    assert feedback(path) == [("reaction", "👍")]
+    # The reply's platform message was linked once stored: a press on it counts as well.
+    api.callback(ANN, answer.data["message_id"], ANN, FEEDBACK_DOWN)
+    await api.wait_until(lambda: len(feedback(path)) == 2, what="the press recorded")
+    assert feedback(path) == [("button", "👎"), ("reaction", "👍")]
 
     api.private_message(ANN, "and after")
     await replies_done(api, ANN, 2)  # the first and this one carry buttons: stored at once
