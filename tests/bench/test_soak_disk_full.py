@@ -13,11 +13,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from subprocess import PIPE
 
 from tests.support.full_disk import unmount
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT_S = 200  # about 60 s here: 25 s of load, the people's last pauses, the drain
+# About 50 s on 2 idle cores: 25 s of load, the people's last pauses, the drain. The drain waits up
+# to 180 s for anything owed, so a run that lost something still reports before this.
+TIMEOUT_S = 300
+STOP_S = 90
 
 
 def test_a_full_sqlite_disk_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
@@ -39,9 +43,15 @@ def run(tmp_path: Path, unshare: list[str]) -> None:
         "--disk-full-s", "5", "--logs", str(tmp_path),
     ]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-    )
+    with subprocess.Popen(command, cwd=ROOT, env=env, stdout=PIPE, stderr=PIPE, text=True) as soak:
+        try:
+            stdout, stderr = soak.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            # SIGTERM, not run()'s SIGKILL: the soak then stops every process it started, and unmounts.
+            soak.terminate()
+            stdout, stderr = soak.communicate(timeout=STOP_S)
+            raise AssertionError(f"the soak ran past {TIMEOUT_S} s:\n{stderr[-4000:]}") from None
+    done = subprocess.CompletedProcess(command, soak.returncode, stdout, stderr)
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout)
     [fault] = report["faults"]
