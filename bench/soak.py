@@ -3,15 +3,17 @@ duplicated.
 
     python -m bench.soak [--quick | --seconds N] [--people N] [--replicas N] [--faults a,b,...]
     python -m bench.soak --long [--minutes 60 --rate 60]   # with a night's training and every fault
+    python -m bench.soak --store sqlite …   # one SQLite file on a tmpfs, and its disk full
 
 The system: the bot (bench/parts/soak/bot.py: `kindred run` in webhook mode with the load fixtures),
-a Celery worker (build and default queues) and beat on a redis-server of the soak's own, and
-PostgreSQL + pgvector (the embedded server). Hundreds of simulated people (bench/parts/soak/people.py)
-write through the loopback Bot API, which pushes their updates to the bot's webhook as Telegram
-does (tests/support/telegram_push.py), through a round-robin front on one address. Faults
-(bench/parts/soak/faults.py) hit it at set moments. Afterwards bench/parts/soak/checks.py compares what each
-person was owed with the fake API's log and the database. Progress goes to stderr; the last thing
-on stdout is one JSON object.
+a Celery worker (build and default queues) and beat on a redis-server of the soak's own, and the
+store (bench/parts/soak/store.py): PostgreSQL + pgvector (the embedded server), or one SQLite file
+on a tmpfs the soak mounts (root, or `unshare -rm`). Hundreds of simulated people
+(bench/parts/soak/people.py) write through the loopback Bot API, which pushes their updates to the
+bot's webhook as Telegram does (tests/support/telegram_push.py), through a round-robin front on one
+address. Faults (bench/parts/soak/faults.py, long_faults.py, disk.py) hit it at set moments.
+Afterwards bench/parts/soak/checks.py compares what each person was owed with the fake API's log and
+the store. Progress goes to stderr; the last thing on stdout is one JSON object.
 """
 
 from __future__ import annotations
@@ -32,14 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from bench.parts.common import fresh_database, log, machine, now_iso, postgres_server
+from bench.parts.common import log, machine, now_iso
 from bench.parts.soak import checks, leaks, resources, unknown
+from bench.parts.soak.disk import FULL_S, STORE_FAULTS, DiskFull
 from bench.parts.soak.faults import SCHEDULE, Fault, Faults, run_faults
 from bench.parts.soak.kinds import RING, kind_of
 from bench.parts.soak.long_faults import BESIDE, LONG_FAULTS, LONG_ONLY, MORE_FAULTS, LongFaults
 from bench.parts.soak.people import Person, bot_kinds, live
 from bench.parts.soak.procs import System
-from tests.support.pg import as_url
+from bench.parts.soak.store import STORES, Place, elsewhere, for_store, soak_store
 from tests.support.round_robin import RoundRobinFront
 from tests.support.telegram_api import AFTER_DELIVERY, FakeTelegramBotApi
 from tests.support.telegram_push import WebhookPusher
@@ -108,19 +111,12 @@ async def drain(api: FakeTelegramBotApi, pusher: WebhookPusher, people: Sequence
     return time.monotonic() - began
 
 
-async def migrate(dsn: str) -> None:
-    """Once, before the bot and the worker open the store at the same moment."""
-    from bot.store.postgres.store import PostgresStore
-
-    await (await PostgresStore.open(dsn, min_size=1, max_size=1)).close()
-
-
 async def soak(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
-    async with postgres_server(args.database_url) as server, fresh_database(server) as dsn:
-        await migrate(dsn)
+    async with soak_store(args.store, folder, database_url=args.database_url, disk_mb=args.disk_mb) as place:
+        log(f"store: {place.label}")
         async with FakeTelegramBotApi() as api:
             training = "training_oom" in args.faults
-            system = System(folder, as_url(dsn), api.token, api.base_url, args.replicas, training)
+            system = System(folder, place.url, api.token, api.base_url, args.replicas, training)
             front = RoundRobinFront(system.bot_ports)
             pusher = WebhookPusher(api, "http://pending")
             await front.start()
@@ -128,7 +124,7 @@ async def soak(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             await pusher.start()
             try:
                 await asyncio.to_thread(system.start)
-                return await under_load(args, api, pusher, system, dsn)
+                return await under_load(args, api, pusher, system, place)
             finally:
                 await asyncio.to_thread(system.stop)
                 await pusher.stop()
@@ -136,7 +132,7 @@ async def soak(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
 
 
 async def under_load(
-    args: argparse.Namespace, api: FakeTelegramBotApi, pusher: WebhookPusher, system: System, dsn: str
+    args: argparse.Namespace, api: FakeTelegramBotApi, pusher: WebhookPusher, system: System, place: Place
 ) -> dict[str, Any]:
     rng = random.Random(args.seed)
     people = [
@@ -144,14 +140,15 @@ async def under_load(
         for n in range(args.people)
     ]
     canaries: list[Person] = []
-    faults = Faults(api, system, dsn, canaries, outage_s=min(8.0, max(3.0, args.seconds * 0.05)))
+    faults = Faults(api, system, place.place, canaries, outage_s=min(8.0, max(3.0, args.seconds * 0.05)))
+    full_s = args.disk_full_s or min(FULL_S, max(3.0, args.seconds * 0.05))  # scaled as outage_s is
     started = time.monotonic()
     until = started + args.seconds
     think_s = args.people / args.rate
     every_s = SAMPLE_EVERY_LONG_S if args.long else SAMPLE_EVERY_S
     series = args.logs / "resources.jsonl" if args.logs is not None else None
     sampler = resources.Sampler(
-        lambda: resources.roots_of(system), started, every_s, dsn, system.redis.url, series
+        lambda: resources.roots_of(system), started, every_s, place.dsn, system.redis.url, series
     )
     sampling = asyncio.create_task(sampler.run())
     supervisor = asyncio.create_task(supervise(system))
@@ -160,7 +157,7 @@ async def under_load(
         f"faults {args.faults}"
     )
     fault_run = asyncio.create_task(
-        run_faults(fault_actions(faults, args.faults), MOMENTS, started, args.seconds, BESIDE)
+        run_faults(fault_actions(faults, args.faults, full_s), MOMENTS, started, args.seconds, BESIDE)
     )
     await asyncio.gather(
         *(live(api, p, until, think_s, reminds=n < args.reminders) for n, p in enumerate(people))
@@ -175,25 +172,28 @@ async def under_load(
     alive = {p.name: p.pid is not None for p in system.processes()}
     if args.logs is not None:
         dump_chats(api, everyone, started, args.logs / "chats.json")
-    stored, doubts = await checks.stored(api, dsn, everyone), await unknown.doubts(dsn)
+    stored, doubts = await checks.stored(api, place.place, everyone), await unknown.doubts(place.place)
     warm_up_s = WARM_UP_LONG_S if args.long else WARM_UP * load_s
     # Copies: a sample the cancelled sampler's thread was still taking may land meanwhile.
     used = leaks.summary(list(sampler.samples), list(sampler.counts), warm_up_s, load_s)
     result = report(args, api, pusher, everyone, fault_results, stored, doubts,
                     load_s, drained_s, used, alive, started)  # fmt: skip
+    result["settings"]["store"] = place.label
     # Parts that exited on their own and were started again, as the deployment's restart policy does.
     result["crashed_and_restarted"] = dict(system.crashes)
     return result
 
 
-# What every soak runs (CI's short one too), and with --long a night's training killed mid-way.
+# What every soak runs (CI's short one too), and with --long a night's training killed mid-way;
+# with --store sqlite its disk full, and no postgres_terminate (bench/parts/soak/store.py: ONLY_ON).
 FAULTS = dict(sorted({**SCHEDULE, **MORE_FAULTS}.items(), key=lambda item: item[1]))
-MOMENTS = {**FAULTS, **LONG_ONLY}
+MOMENTS = {**FAULTS, **LONG_ONLY, **STORE_FAULTS}
 
 
-def fault_actions(faults: Faults, names: Sequence[str]) -> dict[str, Fault]:
-    longer = LongFaults(faults)
-    return {name: getattr(longer if name in LONG_FAULTS else faults, name) for name in names}
+def fault_actions(faults: Faults, names: Sequence[str], full_s: float) -> dict[str, Fault]:
+    longer, disk = LongFaults(faults), DiskFull(faults, full_s)
+    owners: dict[str, object] = {**dict.fromkeys(LONG_FAULTS, longer), **dict.fromkeys(STORE_FAULTS, disk)}
+    return {name: getattr(owners.get(name, faults), name) for name in names}
 
 
 def dump_chats(api: FakeTelegramBotApi, people: Sequence[Person], started: float, path: Path) -> None:
@@ -309,7 +309,6 @@ def report(
             "generator": "load fixture: deterministic, instant (not a model)",
             "embedder": "load fixture: hash vectors (not a model)",
             "app_builds": "rules only (KINDRED_APP_MODEL_PASS=false)",
-            "store": "PostgreSQL + pgvector (embedded server, fsync on)",
             "redis": "redis-server of the soak's own: appendonly yes, appendfsync always",
             "visibility_timeout_s": 60,
             "throughput": "offered load (closed loop with think time), not a saturation figure",
@@ -339,9 +338,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--replicas", type=int, default=1)
     parser.add_argument(
-        "--faults", default=",".join(FAULTS), help=f"comma-separated, of {', '.join(MOMENTS)}"
+        "--faults",
+        help=f"comma-separated, of {', '.join(MOMENTS)} (default: all the store has but --long's)",
     )
+    parser.add_argument("--store", choices=STORES, default="postgres")
     parser.add_argument("--database-url", help="a PostgreSQL server (with pgvector) to make a database on")
+    parser.add_argument("--disk-mb", type=int, default=256, help="--store sqlite: the tmpfs's size")
+    parser.add_argument(
+        "--disk-full-s",
+        type=float,
+        help=f"sqlite_disk_full: how long (default {FULL_S:g} s, less in a short run)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--logs", type=Path, help="keep the processes' logs in this folder")
     args = parser.parse_args(argv)
@@ -351,10 +358,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         long_mode(parser, args, argv or sys.argv[1:])
     if args.minutes is not None:
         args.seconds = args.minutes * 60.0
+    if args.faults is None:
+        args.faults = ",".join(for_store([*FAULTS, *STORE_FAULTS], args.store))
     args.faults = [name for name in args.faults.split(",") if name]
     unknown = set(args.faults) - set(MOMENTS)
     if unknown:
         parser.error(f"unknown faults: {', '.join(sorted(unknown))}")
+    if wrong := elsewhere(args.faults, args.store):
+        parser.error(wrong)
     return args
 
 
@@ -367,7 +378,7 @@ def long_mode(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: S
         if f"--{name}" not in argv:
             setattr(args, name, value)
     if "--faults" not in argv:
-        args.faults = ",".join(MOMENTS)
+        args.faults = ",".join(for_store(MOMENTS, args.store))
     if args.quick:
         parser.error("--long and --quick exclude each other")
 

@@ -23,6 +23,10 @@ from bot.wiring.job_store import StoreAccess
 from bot.wiring.settings import WebSettings
 
 MEMORIES_READ = 100
+# A store away for a while (a full disk, a failover) is waited out for about a minute (2 + 4 + … +
+# 32 s), well within the chat's wait for the result; bench/soak.py's full disk failed a build that
+# one retry after 2 s could not save.
+BUILD_RETRIES = 5
 _FIELDS = ("key", "owner", "chat_id", "request")
 
 
@@ -44,12 +48,14 @@ def add_app_jobs(
     stores: StoreAccess,
     policy: BuildPolicy,
     inference: LoadOnce[Inference] | None,
+    *,
+    retries: int = BUILD_RETRIES,
 ) -> None:
     """Register the build job; `inference` None: the rules alone fill every spec, templates draw."""
     renderer = TemplateRenderer()
     soft_s = policy.model_timeout_s + (policy.free_form_timeout_s if policy.free_form else 0) + 30
 
-    @registry.job(BUILD_JOB, soft_s=soft_s, hard_s=soft_s + 30, retries=1, retry_delay_s=2)
+    @registry.job(BUILD_JOB, soft_s=soft_s, hard_s=soft_s + 30, retries=retries, retry_delay_s=2)
     async def build(payload: JobPayload) -> JobPayload:
         if not all(isinstance(payload.get(name), str) for name in _FIELDS):
             raise JobError(f"{BUILD_JOB} needs {', '.join(_FIELDS)} (text)")

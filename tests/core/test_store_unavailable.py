@@ -162,6 +162,30 @@ async def test_a_reaction_on_a_reply_written_while_the_store_was_down_is_recorde
     assert (await store.stats()).feedback_events == 1
 
 
+@pytest.mark.parametrize("taken_back", [False, True])
+async def test_a_reaction_while_the_store_is_still_down_waits_behind_its_reply(
+    store: SqliteStore, tmp_path: Path, taken_back: bool
+) -> None:
+    """The reply shows while the store is down and the person reacts at once (and perhaps takes it
+    back): the reaction waits in the outbox behind the reply and its link, and reaches the store
+    once they have (bench/soak.py's full disk lost one, answered "unknown")."""
+    conv = conversation(store)
+    with locked(tmp_path / "k.db"):
+        done = await say(conv, "during the lock")
+        await conv.link_reply("telegram", "telegram:1", ["77"], done, "ann")
+        event = MessageReaction("telegram", "telegram:1", "77", "ann", "👍", T0)
+        assert await conv.handle_message_reaction(event) == ReactionResult("recorded", 1.0)
+        if taken_back:
+            gone = MessageReaction("telegram", "telegram:1", "77", "ann", None, T0)
+            assert await conv.handle_message_reaction(gone) == ReactionResult("removed")
+        assert len(conv.outbox) == 4 + taken_back  # both turns, the link, the reaction(s)
+    assert await conv.flush() == 4 + taken_back
+    link = await store.turns.find_message("telegram", "telegram:1", "77")
+    reply = [t for t in await store.turns.recent_turns("ann", "c1", 10) if t.role == "assistant"]
+    assert link is not None and [t.id for t in reply] == [link.turn_id]
+    assert (await store.stats()).feedback_events == (0 if taken_back else 1)
+
+
 async def test_a_reply_the_outbox_wrote_before_its_link_is_linked_by_its_key(
     store: SqliteStore, tmp_path: Path
 ) -> None:

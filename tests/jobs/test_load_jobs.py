@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.core.miniapps.commands import RESULT_WAIT_S
 from bot.jobs.celery_runner import CeleryJobs
 from bot.jobs.inprocess import InProcessJobs
 from bot.wiring.jobs import job_registry, load_jobs
@@ -67,3 +68,12 @@ def test_a_celery_worker_takes_a_build_queued_under_its_older_name() -> None:
     app = build_app(settings(redis_url="redis://127.0.0.1:1/0"), job_registry(settings()))
     assert {"kindred.miniapps.build", "kindred.apps.build"} <= set(app.tasks)
     assert app.tasks["kindred.apps.build"].queue == app.tasks["kindred.miniapps.build"].queue == "build"
+
+
+def test_a_build_waits_out_a_store_away_for_a_minute_and_still_answers_in_time() -> None:
+    """A full disk under SQLite (30 s in the long soak) or a PostgreSQL failover: the build is tried
+    again for a minute at least, and its last try still ends before the chat stops waiting."""
+    spec = job_registry(settings()).get("kindred.miniapps.build").spec
+    retried_for = sum(spec.retry_delay(n) for n in range(spec.retries))
+    assert retried_for >= 60
+    assert retried_for + spec.hard_s < RESULT_WAIT_S

@@ -34,7 +34,9 @@ async def app_commands(
         return await SqliteStore.open(path)
 
     registry = JobRegistry()
-    add_app_jobs(registry, per_job(opener), BuildPolicy(), None)
+    # One retry, not the deployment's five (a minute of waits): a store down for two openings fails
+    # the build within seconds, for the tests of what a failed build shows.
+    add_app_jobs(registry, per_job(opener), BuildPolicy(), None, retries=1)
     jobs = InProcessJobs(registry, workers=2)
     try:
         yield lambda store: AppCommands(

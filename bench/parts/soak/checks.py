@@ -16,8 +16,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
-
 from bench.parts.soak.kinds import (
     APP,
     COMMAND_ANSWERS,
@@ -31,6 +29,7 @@ from bench.parts.soak.kinds import (
     reply_tag,
 )
 from bench.parts.soak.people import Person
+from bench.parts.soak.rows import fetch
 from bench.parts.soak.unknown import UNCONFIRMED, Doubts, failed_sends, never_shown, unlearned
 from tests.support.telegram_api import FakeTelegramBotApi
 from tests.support.telegram_push import WebhookPusher
@@ -157,23 +156,19 @@ def deliveries(pusher: WebhookPusher) -> dict[str, Any]:
     }
 
 
-async def stored(api: FakeTelegramBotApi, dsn: str, people: Sequence[Person]) -> dict[str, Any]:
-    """Feedback rows and the people's stored turns, read from PostgreSQL itself. A reaction or press
-    missing from them, on a message whose id the bot never learned, is `reactions_unlinked`, not
-    lost: with two replies of unknown delivery waiting in the chat it cannot be attributed."""
+async def stored(api: FakeTelegramBotApi, place: str, people: Sequence[Person]) -> dict[str, Any]:
+    """Feedback rows and the people's stored turns, read from the store itself (PostgreSQL, or the
+    SQLite file). A reaction or press missing from them, on a message whose id the bot never
+    learned, is `reactions_unlinked`, not lost: with two replies of unknown delivery waiting in the
+    chat it cannot be attributed."""
     never_learned = unlearned(api)
-    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        rows = await (
-            await conn.execute("SELECT user_id, source, count(*) FROM feedback GROUP BY user_id, source")
-        ).fetchall()
-        feedback = {(str(user), str(source)): int(n) for user, source, n in rows}
-        rows = await (
-            await conn.execute(
-                "SELECT user_id, count(*), count(DISTINCT text) FROM turns"
-                " WHERE role = 'user' GROUP BY user_id"
-            )
-        ).fetchall()
-        turns = {str(user): (int(n), int(distinct)) for user, n, distinct in rows}
+    rows = await fetch(place, "SELECT user_id, source, count(*) FROM feedback GROUP BY user_id, source")
+    feedback = {(str(user), str(source)): int(n) for user, source, n in rows}
+    rows = await fetch(
+        place,
+        "SELECT user_id, count(*), count(DISTINCT text) FROM turns WHERE role = 'user' GROUP BY user_id",
+    )
+    turns = {str(user): (int(n), int(distinct)) for user, n, distinct in rows}
     lost = duplicated = turns_missing = turns_twice = unlinked = 0
     for person in people:
         key = f"telegram:{person.user}"

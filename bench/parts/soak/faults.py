@@ -23,6 +23,7 @@ from bench.parts.common import log
 from bench.parts.soak.kinds import DOUBT, kind_of
 from bench.parts.soak.people import ANSWER_WAIT_S, POLL_S, Person, build, chat, say
 from bench.parts.soak.procs import System
+from bench.parts.soak.rows import fetch
 from bench.parts.soak.unknown import SENDS
 from tests.support.telegram_api import FailureKind, FakeTelegramBotApi
 
@@ -116,16 +117,15 @@ class Faults:
 
     async def _doubt_recorded(self, chat_id: int) -> bool:
         deadline = time.monotonic() + ANSWER_WAIT_S
-        async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as conn:
-            while time.monotonic() < deadline:
-                cursor = await conn.execute(
-                    "SELECT count(*) FROM delivery_doubts WHERE platform = %s AND chat_id = %s",
-                    ("telegram", str(chat_id)),
-                )
-                row = await cursor.fetchone()
-                if row and row[0]:
-                    return True
-                await asyncio.sleep(POLL_S)
+        while time.monotonic() < deadline:
+            rows = await fetch(  # `dsn`: PostgreSQL's, or the SQLite file's path (rows.py)
+                self.dsn,
+                "SELECT count(*) FROM delivery_doubts WHERE platform = %s AND chat_id = %s",
+                ("telegram", str(chat_id)),
+            )
+            if rows[0][0]:
+                return True
+            await asyncio.sleep(POLL_S)
         return False
 
     async def worker_kill(self) -> dict[str, Any]:

@@ -31,10 +31,10 @@ import psutil
 from bench.parts.soak.faults import Faults, _chat
 from bench.parts.soak.people import build
 from bench.parts.soak.procs import Process
+from bench.parts.soak.store import open_at
 from bot.core.errors import StoreError
 from bot.core.learning.nightly import NIGHTLY_JOB
 from bot.jobs.celery_runner import CeleryJobs
-from bot.store.postgres.store import PostgresStore
 from bot.wiring.jobs import job_registry
 from bot.wiring.settings import Settings
 
@@ -105,7 +105,7 @@ class LongFaults:
         raise TimeoutError("the night did not get there within the hour")
 
     async def _runs(self) -> list[dict[str, Any]]:
-        store = await PostgresStore.open(self.faults.dsn, min_size=1, max_size=1, migrate=False)
+        store = await open_at(self.faults.dsn)  # PostgreSQL's, or the SQLite file (--store)
         try:
             return [
                 {

@@ -23,9 +23,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-import psycopg
-
 from bench.parts.soak.kinds import kind_of, reply_tag
+from bench.parts.soak.rows import fetch
 from tests.support.telegram_api import AFTER_DELIVERY, Call, FakeTelegramBotApi
 
 UNCONFIRMED = frozenset({"unknown", "told"})
@@ -54,16 +53,14 @@ class Doubts:
         return sum(n for status, n in self.statuses.items() if status in UNCONFIRMED)
 
 
-async def doubts(dsn: str) -> Doubts:
-    """Read from PostgreSQL itself, as the checks read feedback and turns."""
-    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        rows = await (
-            await conn.execute(
-                "SELECT d.chat_id, d.status, t.text FROM delivery_doubts d JOIN turns t ON t.id = d.turn_id"
-                " WHERE d.platform = %s",
-                ("telegram",),
-            )
-        ).fetchall()
+async def doubts(place: str) -> Doubts:
+    """Read from the store itself (PostgreSQL, or the SQLite file), as the checks read feedback and turns."""
+    rows = await fetch(
+        place,
+        "SELECT d.chat_id, d.status, t.text FROM delivery_doubts d JOIN turns t ON t.id = d.turn_id"
+        " WHERE d.platform = %s",
+        ("telegram",),
+    )
     found = Doubts()
     for chat_id, status, text in rows:
         chat, status, text = int(chat_id), str(status), str(text or "")

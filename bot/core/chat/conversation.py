@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.core.chat.doubts import DeliveryDoubts
-from bot.core.chat.outbox import Outbox, Pending, PendingLink, RemoveFeedback
+from bot.core.chat.outbox import Outbox, Pending, PendingFeedback, PendingLink, RemoveFeedback
 from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
 from bot.core.chat.sentences import whole_sentences
@@ -237,6 +237,7 @@ class Conversation:
     async def handle_message_reaction(self, event: MessageReaction) -> ReactionResult:
         """A reaction on a platform message: find the reply it shows, then record or undo it."""
         await self.flush()  # the store is back: a link that waited is written first, then found
+        link: MessageLink | PendingLink | None
         try:
             link = await self.store.turns.find_message(event.platform, event.chat_id, event.message_id)
         except StoreUnavailable:
@@ -244,32 +245,40 @@ class Conversation:
         # A link the store still refuses waits in the outbox: a reaction on it is on a reply
         # Kindred did link (bench/soak.py lost one so).
         link = link or self._pending_link(event)
-        # A reaction confirms a reply of unknown delivery; one on an id Kindred never learned is
-        # on the chat's one such reply, when exactly one waits there.
-        link = await self.doubts.confirmed_by(event.platform, event.chat_id, event.message_id, link)
+        if not isinstance(link, PendingLink):
+            # A reaction confirms a reply of unknown delivery; one on an id Kindred never learned is
+            # on the chat's one such reply, when exactly one waits there.
+            link = await self.doubts.confirmed_by(event.platform, event.chat_id, event.message_id, link)
         if link is None:
             return ReactionResult("unknown")
         emoji = event.emoji
         if event.additive and self._value(emoji or event.removed_emoji or "") is None:
             # One more (or one fewer) emoji without meaning leaves the meaningful one in place.
             return ReactionResult("ignored")
-        if emoji is None or self._value(emoji) is None:
+        value = self._value(emoji) if emoji is not None else None
+        if isinstance(link, PendingLink):
+            # On a reply shown while the store was down, not stored yet: the reaction waits behind it
+            # (bench/soak.py's full disk lost one so).
+            kept = emoji if value is not None else None
+            await self._write(PendingFeedback(link.turn_key, event.user_id, event.source, kept, value or 0.0,
+                                              event.sent_at))  # fmt: skip
+        elif emoji is None or value is None:
             # Taken away, or (Telegram: the whole new set) replaced by nothing meaningful.
             await self._write(RemoveFeedback(link.turn_id, event.user_id, event.source))
+        else:
+            value = await self.handle_reaction(
+                Reaction(event.user_id, link.turn_id, emoji, event.sent_at, event.source)
+            )
+        if value is None:
             return ReactionResult("removed" if emoji is None else "ignored")
-        reaction = Reaction(event.user_id, link.turn_id, emoji, event.sent_at, event.source)
-        value = await self.handle_reaction(reaction)
-        return ReactionResult("recorded", value or 0.0)
+        return ReactionResult("recorded", value)
 
-    def _pending_link(self, event: MessageReaction) -> MessageLink | None:
-        for item in self.outbox.pending():
-            if isinstance(item, MessageLink) and (item.platform, item.chat_id, item.message_id) == (
-                event.platform,
-                event.chat_id,
-                event.message_id,
-            ):
-                return item
-        return None
+    def _pending_link(self, event: MessageReaction) -> MessageLink | PendingLink | None:
+        """The link of this platform message still waiting in the outbox: to a stored reply, or by
+        its key to one not stored yet."""
+        where = (event.platform, event.chat_id, event.message_id)
+        waiting = (i for i in self.outbox.pending() if isinstance(i, MessageLink | PendingLink))
+        return next((i for i in waiting if (i.platform, i.chat_id, i.message_id) == where), None)
 
     def _value(self, emoji: str) -> float | None:
         value = self.policy.reactions.get(emoji)

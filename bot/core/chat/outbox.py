@@ -10,6 +10,7 @@ import json
 import logging
 from collections import OrderedDict, deque
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from bot.core.chat.ports import TurnLog
@@ -42,7 +43,21 @@ class PendingLink:
     user_id: str
 
 
-Pending = NewTurn | Feedback | RemoveFeedback | MessageLink | PendingLink
+@dataclass(frozen=True, slots=True)
+class PendingFeedback:
+    """A reaction on a reply that was not stored yet, shown while the store was down: it names the
+    reply by its key, waits behind that reply's `PendingLink`, and becomes its feedback (or takes it
+    away: `emoji` None) once the outbox has written the reply."""
+
+    turn_key: str
+    user_id: str
+    source: str
+    emoji: str | None
+    value: float
+    created_at: datetime
+
+
+Pending = NewTurn | Feedback | RemoveFeedback | MessageLink | PendingLink | PendingFeedback
 
 
 class Outbox:
@@ -69,14 +84,21 @@ class Outbox:
                 self._stored[item.idempotency_key] = turn.id
                 while len(self._stored) > REMEMBERED_IDS:
                     self._stored.popitem(last=False)
-        elif isinstance(item, PendingLink):
+        elif isinstance(item, PendingLink | PendingFeedback):
             turn_id = self._stored.get(item.turn_key)
-            if turn_id is None:  # its reply was spilled or forgotten: no turn to link
-                log.warning("a message link names a reply that was never stored; dropped")
-                return
-            await store.link_message(
-                MessageLink(item.platform, item.chat_id, item.message_id, turn_id, item.user_id)
-            )
+            if turn_id is None:  # its reply was spilled or forgotten: no turn to link or credit
+                log.warning("a message link or reaction names a reply that was never stored; dropped")
+            elif isinstance(item, PendingLink):
+                await store.link_message(
+                    MessageLink(item.platform, item.chat_id, item.message_id, turn_id, item.user_id)
+                )
+            elif item.emoji is None:
+                await store.remove_feedback(turn_id, item.user_id, item.source)
+            else:
+                feedback = Feedback(
+                    turn_id, item.user_id, item.emoji, item.value, item.created_at, item.source
+                )
+                await store.record_feedback(feedback)
         elif isinstance(item, Feedback):
             await store.record_feedback(item)
         elif isinstance(item, MessageLink):
@@ -102,7 +124,8 @@ class Outbox:
         """Write what is still pending to files `kindred memory import` reads. Empties the box."""
         turns = [item for item in self._pending if isinstance(item, NewTurn)]
         reactions = [item for item in self._pending if isinstance(item, Feedback | RemoveFeedback)]
-        # Message links are not spilled: they only matter while the platform message is fresh.
+        # Message links are not spilled: they only matter while the platform message is fresh; nor
+        # are reactions on replies not stored yet, which a spilled reply, stored anew, cannot match.
         written: list[Path] = []
         folder.mkdir(parents=True, exist_ok=True)
         if turns:

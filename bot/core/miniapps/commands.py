@@ -44,6 +44,8 @@ RETRYABLE: frozenset[Outcome] = frozenset({"busy", "failed"})
 # Redis restarting (a crash, a deploy) is gone for seconds: a build waits that long for the queue
 # before it answers that it cannot start, rather than failing a request that would work soon.
 QUEUE_PATIENCE_S = 20.0
+# How long the chat waits for a build's result (the build job's retries fit in it).
+RESULT_WAIT_S = 180.0
 QUEUE_RETRY_S = (0.25, 2.0)  # the first pause between tries, and the longest
 
 
@@ -89,7 +91,7 @@ class AppCommands:
         link: Callable[[str], str],
         *,
         poll_s: float = 0.3,
-        timeout_s: float = 180.0,
+        timeout_s: float = RESULT_WAIT_S,
         deliveries: DeliveryLog | None = None,
         queue_patience_s: float = QUEUE_PATIENCE_S,
     ) -> None:

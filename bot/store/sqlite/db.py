@@ -4,8 +4,8 @@ Every role of the store (sqlite_turns, sqlite_memories, sqlite_curation, sqlite_
 `SqliteDatabase` and goes through its `read` and `write`. Rows come back as `sqlite3.Row`, read by
 column name.
 
-SQLite errors become Kindred's errors here and nowhere else: a file that is read-only, locked or
-cannot be opened is `StoreUnavailable`, anything else `StoreError`.
+SQLite errors become Kindred's errors here and nowhere else: a file that is read-only, locked,
+cannot be opened or sits on a full disk is `StoreUnavailable`, anything else `StoreError`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ _UNAVAILABLE_HINTS = ("locked", "readonly", "read-only", "unable to open", "disk
 
 def map_error(exc: sqlite3.Error, path: Path) -> StoreError:
     message = str(exc)
+    if _full(exc):
+        # A full disk empties again (logs rotated, space freed): callers keep the write and retry.
+        # The transaction was rolled back whole, so nothing of it is stored (tests/store).
+        return StoreUnavailable(f"SQLite database {path} cannot grow: the disk is full ({message})")
     if _read_only(path):
         return StoreUnavailable(f"SQLite database {path} is read-only ({message})")
     if isinstance(exc, sqlite3.OperationalError) and any(
@@ -36,6 +40,11 @@ def map_error(exc: sqlite3.Error, path: Path) -> StoreError:
     ):
         return StoreUnavailable(f"SQLite database {path} is unavailable: {message}")
     return StoreError(f"SQLite database {path}: {message}")
+
+
+def _full(exc: sqlite3.Error) -> bool:
+    """SQLITE_FULL: the disk is full (ENOSPC), or the file reached its max_page_count."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL
 
 
 def _read_only(path: Path) -> bool:
