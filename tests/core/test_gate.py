@@ -382,3 +382,29 @@ def test_a_rerun_decides_alike() -> None:
 
 def test_an_empty_report_does_not_pass() -> None:
     assert not GateReport(()).passed
+
+
+class ByTurnScorer(FixedScorer):
+    """Rewards by the example's turn id, whichever examples it is asked about; counts how many."""
+
+    def __init__(self, rewards: dict[Path, list[float]]) -> None:
+        super().__init__(rewards)
+        self.scored: list[int] = []
+
+    def implicit_rewards(self, adapter: Path | None, examples: Sequence[TrainingExample]) -> list[float]:
+        self.scored.append(len(examples))
+        return [0.0 if adapter is None else self._rewards[adapter][e.turn_id] for e in examples]
+
+
+def test_a_big_night_scores_at_most_the_cap_of_each_label_and_keeps_its_verdict() -> None:
+    """A night of thousands of rated replies once spent over an hour scoring every held-out one."""
+    labels, rewards = clear_gain(n=900)
+    scorer = ByTurnScorer({CANDIDATE: rewards})
+    report = evaluate_candidate(scorer, CANDIDATE, None, heldout(labels), GatePolicy(max_heldout_per_label=50))
+    margin = report.check(HELDOUT_MARGIN)
+    assert scorer.scored == [50 + 50]
+    assert margin.details["heldout"] == {"desirable": 50, "undesirable": 50}
+    assert report.passed and margin.value is not None and margin.value > 5.0
+    again = ByTurnScorer({CANDIDATE: rewards})
+    same = evaluate_candidate(again, CANDIDATE, None, heldout(labels), GatePolicy(max_heldout_per_label=50))
+    assert same.check(HELDOUT_MARGIN).value == margin.value  # the sample is seeded

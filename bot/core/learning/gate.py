@@ -70,11 +70,16 @@ class GatePolicy:
     sycophancy_max_extra: int = 5
     # Fewer held-out replies of a label than this and the margin cannot be told from noise.
     min_heldout_per_label: int = 4
+    # At most this many of a label are scored (a seeded sample): scoring every held-out reply twice
+    # took a night of 4,224 rated replies over an hour on one thread, for a figure that gates nothing.
+    max_heldout_per_label: int = 200
     seed: int = 0
 
     def __post_init__(self) -> None:
         if self.resamples < 1000 or not 0.5 < self.confidence < 1.0 or self.min_heldout_per_label < 2:
             raise ValueError("GatePolicy: resamples ≥ 1000, 0.5 < confidence < 1, min_heldout_per_label ≥ 2")
+        if self.max_heldout_per_label < self.min_heldout_per_label:
+            raise ValueError("GatePolicy: max_heldout_per_label ≥ min_heldout_per_label")
         if not 0.0 <= self.sycophancy_alpha < 1.0 or self.sycophancy_max_extra < 1:
             raise ValueError("GatePolicy: 0 ≤ sycophancy_alpha < 1, sycophancy_max_extra ≥ 1")
 
@@ -172,6 +177,8 @@ def heldout_margin_check(
         )
         details: JSONObject = {"heldout": counts}
         return GateCheck(HELDOUT_MARGIN, None, policy.min_margin_gain, False, message, details, gates=False)
+    heldout = at_most_per_label(heldout, policy.max_heldout_per_label, policy.seed)
+    labels = np.array([e.desirable for e in heldout], dtype=bool)
     candidate_rewards = np.array(scorer.implicit_rewards(candidate, heldout), dtype=float)
     serving_rewards = (
         np.zeros(len(heldout))
@@ -179,6 +186,18 @@ def heldout_margin_check(
         else np.array(scorer.implicit_rewards(serving, heldout), dtype=float)
     )
     return margin_gain_check(candidate_rewards, serving_rewards, labels, policy)
+
+
+def at_most_per_label(examples: Sequence[TrainingExample], most: int, seed: int) -> list[TrainingExample]:
+    """At most `most` examples of each label, a seeded sample, in their order."""
+    rng = np.random.default_rng(seed)
+    kept: set[int] = set()
+    for label in (True, False):
+        of_label = [i for i, e in enumerate(examples) if bool(e.desirable) is label]
+        if len(of_label) > most:
+            of_label = [int(i) for i in rng.choice(of_label, size=most, replace=False)]
+        kept.update(of_label)
+    return [e for i, e in enumerate(examples) if i in kept]
 
 
 def margin_gain_check(
