@@ -399,12 +399,12 @@ class ByTurnScorer(FixedScorer):
 def test_a_big_night_scores_at_most_the_cap_of_each_label_and_keeps_its_verdict() -> None:
     """A night of thousands of rated replies once spent over an hour scoring every held-out one."""
     labels, rewards = clear_gain(n=900)
-    scorer = ByTurnScorer({CANDIDATE: rewards})
-    report = evaluate_candidate(scorer, CANDIDATE, None, heldout(labels), GatePolicy(max_heldout_per_label=50))
+    scorer, capped = ByTurnScorer({CANDIDATE: rewards}), GatePolicy(max_heldout_per_label=50)
+    report = evaluate_candidate(scorer, CANDIDATE, None, heldout(labels), capped)
     margin = report.check(HELDOUT_MARGIN)
     assert scorer.scored == [50 + 50]
     assert margin.details["heldout"] == {"desirable": 50, "undesirable": 50}
     assert report.passed and margin.value is not None and margin.value > 5.0
     again = ByTurnScorer({CANDIDATE: rewards})
-    same = evaluate_candidate(again, CANDIDATE, None, heldout(labels), GatePolicy(max_heldout_per_label=50))
+    same = evaluate_candidate(again, CANDIDATE, None, heldout(labels), capped)
     assert same.check(HELDOUT_MARGIN).value == margin.value  # the sample is seeded
