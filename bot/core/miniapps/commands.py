@@ -19,7 +19,7 @@ from bot.core.jobs import JobId, JobPayload, Jobs
 from bot.core.memory import REPLY
 from bot.core.memory.ports import Embedder
 from bot.core.miniapps.build import BUILD_JOB, STEPS
-from bot.core.miniapps.models import AppRecord
+from bot.core.miniapps.models import AppRecord, BuildRecord
 from bot.core.miniapps.ports import AppStore
 from bot.core.models import NewTurn
 
@@ -46,6 +46,9 @@ RETRYABLE: frozenset[Outcome] = frozenset({"busy", "failed"})
 QUEUE_PATIENCE_S = 20.0
 # How long the chat waits for a build's result (the build job's retries fit in it).
 RESULT_WAIT_S = 180.0
+# A build the store says is done, whose job result has not come this long after: answered from the
+# store (the result went with Redis's data). Results come within milliseconds of the store's record.
+STORE_GRACE_S = 5.0
 QUEUE_RETRY_S = (0.25, 2.0)  # the first pause between tries, and the longest
 
 
@@ -146,15 +149,8 @@ class AppCommands:
             return AppAnswer("I can't start building right now. Try again in a minute.", outcome="failed")
         await show(STEPS["understanding"])
         waiting = asyncio.ensure_future(self._result(job_id))
-        shown = "understanding"
-        while not waiting.done():
-            await asyncio.wait({waiting}, timeout=self._poll_s)
-            step = await self._step(key)
-            if step in STEPS and step != shown and not waiting.done():
-                shown = step
-                await show(STEPS[step])
         try:
-            result = waiting.result()
+            result = await self._follow(key, owner, waiting, show)
         except JobTimeout:
             return AppAnswer(
                 "Building took too long, so I stopped. Try again, perhaps asking for less.", outcome="failed"
@@ -178,6 +174,42 @@ class AppCommands:
             text = f"“{title}” {made}: {url}"
         await self._delivered(owner, chat_id, text, key, int(result["app_id"]))
         return AppAnswer(text, url=url, title=title)
+
+    async def _follow(
+        self, key: str, owner: str, waiting: asyncio.Future[JobPayload], show: Show
+    ) -> JobPayload:
+        """The job's result, showing the build's steps meanwhile. A build the store records as
+        done whose result has not come `STORE_GRACE_S` later is answered from the store: the
+        result may have gone with Redis's data (a Redis back empty), the app did not."""
+        shown, done_at = "understanding", None
+        while not waiting.done():
+            await asyncio.wait({waiting}, timeout=self._poll_s)
+            record = await self._record(key)
+            if waiting.done() or record is None:
+                continue
+            if record.status == "succeeded" and record.app_id is not None:
+                done_at = done_at or time.monotonic()
+                stored = await self._stored(owner, record.app_id, since=done_at)
+                if stored is not None:
+                    waiting.cancel()
+                    log.warning("app build %s: no result %.0f s after it was stored; answered from the store",
+                                key[:12], STORE_GRACE_S)  # fmt: skip
+                    return stored
+            if record.step in STEPS and record.step != shown:
+                shown = record.step
+                await show(STEPS[record.step])
+        return waiting.result()
+
+    async def _stored(self, owner: str, app_id: int, *, since: float) -> JobPayload | None:
+        if time.monotonic() - since < STORE_GRACE_S:
+            return None
+        try:
+            app = await self._apps.get_app(owner, app_id)
+        except StoreUnavailable:
+            return None
+        if app is None:
+            return None
+        return {"ok": True, "app_id": app.id, "version": app.version, "token": app.token, "title": app.title}
 
     async def _submit(self, payload: JobPayload) -> JobId:
         async def submit() -> JobId:
@@ -203,12 +235,11 @@ class AppCommands:
         except StoreUnavailable as exc:  # the link still goes out; only its reward is lost
             log.warning("app delivery not stored: %s", exc)
 
-    async def _step(self, key: str) -> str:
+    async def _record(self, key: str) -> BuildRecord | None:
         try:
-            build = await self._apps.get_build(key)
+            return await self._apps.get_build(key)
         except StoreUnavailable:
-            return ""
-        return build.step if build is not None else ""
+            return None
 
     async def listing(self, owner: str) -> str:
         apps = await self._apps.list_apps(owner, LIST_LIMIT)
