@@ -10,7 +10,7 @@ from telegram.ext import CallbackQueryHandler, ContextTypes
 
 from bot.adapters.gates import proactive_of
 from bot.adapters.telegram.commands.feature import Feature, Handler, told_unless_private, words
-from bot.adapters.telegram.ids import PLATFORM, chat_key, user_key
+from bot.adapters.telegram.ids import PLATFORM, user_key
 from bot.adapters.telegram.messenger import NEVER_PREFIX
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 
@@ -54,7 +54,8 @@ class Proactive(Feature):
         if replies is None:
             await query.answer(PROACTIVE_NOT_WIRED, show_alert=True)
             return
-        chat, message_id = chat_key(shown.chat.id), str(shown.message_id)
+        # The chat as Telegram's links name it (feedback.py, messenger.reaction_chat): the bare id.
+        chat, message_id = str(shown.chat.id), str(shown.message_id)
         answer = await replies.never_again_on(PLATFORM, chat, message_id, user_key(query.from_user.id))
         await query.answer()
         await query.edit_message_reply_markup(None)
