@@ -1,6 +1,7 @@
 # Kindred's images, one Dockerfile, chosen by build arguments (docker-compose.yml builds three):
-#   kindred:latest        KINDRED_EXTRAS=local (the default): the bot, its replicas, beat and Flower.
-#                         The embedded model and the local embedder, CPU torch; no trainer ([train]).
+#   kindred:latest        KINDRED_EXTRAS=local,media (the default): the bot, its replicas, beat and
+#                         Flower. The embedded model and the local embedder, CPU torch, and what reads
+#                         voice notes and documents ([media]); no trainer ([train]).
 #   kindred-train:latest  KINDRED_EXTRAS=train: worker-cpu, which trains at night when there is no GPU.
 #   kindred-gpu:latest    KINDRED_EXTRAS=train with CUDA torch (TORCH_INDEX_URL=…/cu128): worker-gpu
 #                         and worker-train.
@@ -10,7 +11,7 @@ FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     KINDRED_DATA_DIR=/data HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-ARG KINDRED_EXTRAS=local
+ARG KINDRED_EXTRAS=local,media
 # The CPU build of torch by default; pass --build-arg TORCH_INDEX_URL=…/cu128 for a GPU image.
 ARG TORCH_VERSION=2.13.0
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
