@@ -12,16 +12,14 @@ latency, memory): a shared CI box moves them."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from bench.soak import FAULTS
+from tests.support.soak_run import run_soak
 
-ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 280  # 45 s of load, the reminders' ring (beat runs each minute), and slack
 
 
@@ -33,10 +31,7 @@ def test_load_and_every_fault_lose_nothing_duplicate_nothing_and_keep_each_chat_
         sys.executable, "-m", "bench.soak", "--seconds", "45", "--people", "40", "--rate", "10",
         "--reminders", "3", "--remind-in", "20 seconds", "--replicas", str(replicas), "--logs", str(tmp_path),
     ]  # fmt: skip
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-    )
+    done = run_soak(command, TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout)  # stdout holds the JSON and nothing else
     checks = report["checks"]

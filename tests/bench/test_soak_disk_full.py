@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
-from subprocess import PIPE
 
 from tests.support.full_disk import unmount
+from tests.support.soak_run import run_soak
 
-ROOT = Path(__file__).resolve().parents[2]
 # About 50 s on 2 idle cores: 25 s of load, the people's last pauses, the drain. The drain waits up
 # to 180 s for anything owed, so a run that lost something still reports before this.
 TIMEOUT_S = 300
-STOP_S = 90
 
 
 def test_a_full_sqlite_disk_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
@@ -42,16 +39,7 @@ def run(tmp_path: Path, unshare: list[str]) -> None:
         "--seconds", "25", "--people", "16", "--rate", "6", "--reminders", "0", "--disk-mb", "64",
         "--disk-full-s", "5", "--logs", str(tmp_path),
     ]  # fmt: skip
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    with subprocess.Popen(command, cwd=ROOT, env=env, stdout=PIPE, stderr=PIPE, text=True) as soak:
-        try:
-            stdout, stderr = soak.communicate(timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            # SIGTERM, not run()'s SIGKILL: the soak then stops every process it started, and unmounts.
-            soak.terminate()
-            stdout, stderr = soak.communicate(timeout=STOP_S)
-            raise AssertionError(f"the soak ran past {TIMEOUT_S} s:\n{stderr[-4000:]}") from None
-    done = subprocess.CompletedProcess(command, soak.returncode, stdout, stderr)
+    done = run_soak(command, TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout)
     [fault] = report["faults"]
