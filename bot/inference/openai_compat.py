@@ -34,13 +34,12 @@ from bot.core.chat.quoting import template_messages
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import ChatMessage, EndReason, Sampled, StreamEnd
 from bot.inference.engine.lora import find_adapter
-from bot.inference.openai_wire import DONE, Delta, error_detail, parse_choices, parse_sse_line
+from bot.inference.openai_wire import DONE, Delta, api_client, error_detail, parse_choices, parse_sse_line
 from bot.inference.together import all_of
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 2048
-CONNECT_TIMEOUT_S = 10.0
 # Without the model's tokenizer, count a token per 3 characters: English runs ~4 characters a
 # token, so this over-counts, and a prompt fitted to the budget never overflows the server's.
 CHARS_PER_TOKEN_ESTIMATE = 3
@@ -108,13 +107,12 @@ class OpenAICompatInference:
         self._lora_root = (lora_root or str(adapters_dir)).rstrip("/")
         self._lora_versions: dict[str, str] = {}
         self._lora_lock = asyncio.Lock()
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
+        self._client = api_client(
+            api_key,
+            timeout_s,
+            transport,
             base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s)),
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
-            transport=transport,
         )
 
     def count_tokens(self, text: str) -> int:

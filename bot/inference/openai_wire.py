@@ -18,7 +18,19 @@ from bot.core.models import EndReason, Sampled
 
 # How much of a server's error text goes into a message.
 DETAIL_CHARS = 200
+# A server that does not answer the connection within this is down; the whole request may take longer.
+CONNECT_TIMEOUT_S = 10.0
 DONE = object()
+
+
+def api_client(
+    api_key: str | None, timeout_s: float, transport: httpx.AsyncBaseTransport | None, **options: Any
+) -> httpx.AsyncClient:
+    """A client for one OpenAI-compatible server (chat, embeddings, speech): the key as a bearer
+    token when there is one, and the connection given at most CONNECT_TIMEOUT_S of `timeout_s`."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    timeout = httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s))
+    return httpx.AsyncClient(headers=headers, timeout=timeout, transport=transport, **options)
 
 
 @dataclass(frozen=True, slots=True)

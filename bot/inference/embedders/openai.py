@@ -19,11 +19,11 @@ import numpy as np
 
 from bot.core.errors import InferenceError, InferenceTimeout
 from bot.core.models import Vector
+from bot.inference.openai_wire import api_client
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 64
-CONNECT_TIMEOUT_S = 10.0
 # How much of a server's error text goes into a message.
 _DETAIL_CHARS = 200
 
@@ -55,12 +55,7 @@ class OpenAIEmbedder:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
         self._key = api_key or None
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            headers=headers,
-            timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s)),
-            transport=transport,
-        )
+        self._client = api_client(api_key, timeout_s, transport)
 
     @property
     def _where(self) -> str:
