@@ -65,6 +65,7 @@ def kindred_task(app: Celery, spec: JobSpec, policy: TaskPolicy) -> Callable[[Jo
             max_retries=spec.retries,
             acks_late=True,
             reject_on_worker_lost=True,
+            ignore_result=not spec.keep_result,
             typing=False,
         )
 

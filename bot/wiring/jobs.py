@@ -82,7 +82,10 @@ def generate_job(settings: Settings, *, pace_s: float = 0.0) -> Job:
             await client.aclose()
 
     soft_s = settings.inference.generation_timeout_s + MODEL_LOAD_ALLOWANCE_S
-    return Job(JobSpec("kindred.inference.generate", soft_s=soft_s, hard_s=soft_s + 60), generate)
+    # The reply reaches the chat side through its stream; a result kept per message for a day
+    # would grow Redis by tens of MB an hour at 50 messages/s.
+    spec = JobSpec("kindred.inference.generate", soft_s=soft_s, hard_s=soft_s + 60, keep_result=False)
+    return Job(spec, generate)
 
 
 def load_jobs(settings: Settings, registry: JobRegistry | None = None) -> Jobs:

@@ -76,6 +76,9 @@ class JobSpec:
     retries: int = 0
     # Before retry n (0-based) the runner waits retry_delay_s · 2ⁿ.
     retry_delay_s: float = 1.0
+    # False for a job whose outcome reaches its caller another way (a reply's stream): Celery
+    # would otherwise keep each run's record, arguments included, for a day (`result_expires`).
+    keep_result: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.soft_s <= self.hard_s:
