@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.jobs import queue_for
+from bot.jobs.result_backend import polled_backend_url
 
 # How long a job may stay unacknowledged before Redis hands it to another worker. Jobs are acked
 # late (after they finish, so a killed worker's job is redelivered), which means a job still
@@ -44,7 +45,8 @@ def celery_config(redis_url: str, visibility_timeout: float) -> dict[str, Any]:
     }
     return {
         "broker_url": redis_url,
-        "result_backend": redis_url,
+        # Results are polled, never awaited through pub/sub: bot/jobs/result_backend.py says why.
+        "result_backend": polled_backend_url(redis_url),
         "broker_transport_options": transport,
         "result_backend_transport_options": {"retry_policy": {"max_retries": 0}},
         "redis_socket_connect_timeout": CONNECT_TIMEOUT_S,
