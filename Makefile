@@ -63,12 +63,14 @@ bench-quick: $(STAMP)
 	$(BIN)/python -m bench.recall --quick
 	$(BIN)/python -m bench.telegram_load --quick
 	$(BIN)/python -m bench.inference --quick
+	$(BIN)/python -m bench.media --quick
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.memory
 	$(BIN)/python -m bench.recall
 	$(BIN)/python -m bench.telegram_load
 	$(BIN)/python -m bench.inference
+	$(BIN)/python -m bench.media
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

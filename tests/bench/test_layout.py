@@ -11,7 +11,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 PROMISED = {
     "apps", "canary_power", "consolidation_recall", "inference", "learning_plot", "learning_sim", "memory",
     "proactive_sim", "recall", "recall_evidence", "reply_budget", "reward_sim", "soak", "startup",
-    "sycophancy_refusals", "telegram_load", "training", "worker_overhead",
+    "sycophancy_refusals", "telegram_load", "training", "worker_overhead", "media",
 }  # fmt: skip
 
 
