@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from typing import Any
 
 import redis
 from celery import Celery
-from celery.states import FAILURE, READY_STATES, SUCCESS
+from celery.states import FAILURE, PENDING, READY_STATES, SUCCESS
 from kombu.exceptions import OperationalError
 
 from bot.core.errors import JobError, JobTimeout, QueueUnavailable
@@ -31,6 +32,10 @@ _UNREACHABLE = (OperationalError, redis.ConnectionError, redis.TimeoutError, Con
 # Polling a result: quick at first (most jobs are short), then at most 4 times a second.
 FIRST_POLL_S = 0.02
 LAST_POLL_S = 0.25
+# Set when a job (one that keeps its result) is sent: gone with the queue when Redis loses its
+# data. Outlives any wait for a result.
+QUEUED_MARK = "kindred:job:queued:{}"
+QUEUED_MARK_TTL_S = 6 * 3600
 # Kombu's Redis transport keeps a queue's prioritised messages under `queue\x06\x16N` keys.
 _PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
 
@@ -53,6 +58,7 @@ class CeleryJobs:
     def __init__(self, app: Celery, registry: JobRegistry) -> None:
         self._app = app
         self._registry = registry
+        self._marks_client: redis.Redis | None = None
 
     @classmethod
     def connect(cls, redis_url: str, registry: JobRegistry) -> CeleryJobs:
@@ -62,14 +68,39 @@ class CeleryJobs:
     def submit(self, name: str, payload: JobPayload) -> JobId:
         job = self._registry.get(name)
         checked = check_payload(payload)
+        job_id = str(uuid.uuid4())
         try:
-            sent = self._app.send_task(name, args=(checked,), queue=job.spec.queue, retry=False)
+            if job.spec.keep_result:
+                # Written first: a job queued is always marked, and the mark goes with the queue
+                # when Redis loses its data (`lost`).
+                self._marks().set(QUEUED_MARK.format(job_id), 1, ex=QUEUED_MARK_TTL_S)
+            self._app.send_task(name, args=(checked,), task_id=job_id, queue=job.spec.queue, retry=False)
         except Exception as exc:
             if not _unreachable(exc):
                 raise
             log.warning("job %s not queued: Redis is unreachable (%s)", name, type(exc).__name__)
             raise QueueUnavailable("the job queue cannot be reached") from None
-        return JobId(sent.id)
+        return JobId(job_id)
+
+    async def lost(self, job_id: JobId) -> bool:
+        """No mark of the job's queuing and no state of it: Redis lost both since it was sent.
+        Redis unreachable: False (nothing is known)."""
+
+        def looked() -> bool:
+            marked = self._marks().exists(QUEUED_MARK.format(job_id))
+            return not marked and self._app.AsyncResult(job_id).state == PENDING
+
+        try:
+            return await asyncio.to_thread(looked)
+        except _UNREACHABLE:
+            return False
+
+    def _marks(self) -> redis.Redis:
+        if self._marks_client is None:
+            self._marks_client = redis.Redis.from_url(
+                self._app.conf.broker_url, socket_connect_timeout=CONNECT_TIMEOUT_S
+            )
+        return self._marks_client
 
     async def result(self, job_id: JobId, timeout_s: float) -> JobPayload:
         # Celery's own blocking `get` checks its timeout only once a second, and holds a thread the
@@ -130,6 +161,8 @@ class CeleryJobs:
         return name
 
     async def close(self) -> None:
+        if self._marks_client is not None:
+            self._marks_client.close()
         self._app.close()
 
 

@@ -67,6 +67,9 @@ class InProcessJobs:
         except TimeoutError:
             raise JobTimeout(f"job {job_id} sent no result within {timeout_s:g} s") from None
 
+    async def lost(self, job_id: JobId) -> bool:
+        return False  # a thread's queue cannot lose its jobs and keep running
+
     async def depths(self) -> dict[str, int]:
         with self._lock:
             return dict(self._waiting)

@@ -181,6 +181,9 @@ class ServingJobs:
         # RemoteInference reads the reply from Redis, never a job's result: a call is a bug.
         raise NotImplementedError
 
+    async def lost(self, job_id: JobId) -> bool:
+        return False
+
     async def depths(self) -> dict[str, int]:
         return {}
 

@@ -56,6 +56,12 @@ class Jobs(Protocol):
         JobTimeout when it ran past its limit or no result came within `timeout_s`."""
         ...
 
+    async def lost(self, job_id: JobId) -> bool:
+        """True only when the job is surely gone without running: its queue lost its data (a
+        Redis back empty) before any worker ended it. A caller that sees no sign of the job having
+        started may then submit it again."""
+        ...
+
     async def depths(self) -> dict[str, int]:
         """Jobs waiting per queue, for the admin page."""
         ...

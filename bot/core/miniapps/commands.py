@@ -50,6 +50,10 @@ RESULT_WAIT_S = 180.0
 # store (the result went with Redis's data). Results come within milliseconds of the store's record.
 STORE_GRACE_S = 5.0
 QUEUE_RETRY_S = (0.25, 2.0)  # the first pause between tries, and the longest
+# How often a build with no record in the store yet asks whether the queue lost its job, and how
+# many times such a job is sent again.
+LOST_CHECK_S = 5.0
+RESENDS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,20 @@ class _Asked:
     owner: str
     chat_id: str
     request: str
+
+
+@dataclass(slots=True)
+class _Waiting:
+    """A build's job, and the wait for its result (begun again when the job is sent again)."""
+
+    job_id: JobId
+    payload: JobPayload
+    result: Callable[[JobId, float], Awaitable[JobPayload]]
+    deadline: float  # monotonic
+    resends: int = 0
+
+    def start(self) -> asyncio.Future[JobPayload]:
+        return asyncio.ensure_future(self.result(self.job_id, self.deadline))
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,9 +166,10 @@ class AppCommands:
             log.warning("app build not queued: %s", exc)
             return AppAnswer("I can't start building right now. Try again in a minute.", outcome="failed")
         await show(STEPS["understanding"])
-        waiting = asyncio.ensure_future(self._result(job_id))
         try:
-            result = await self._follow(key, owner, waiting, show)
+            result = await self._follow(
+                key, owner, _Waiting(job_id, payload, self._result, time.monotonic() + self._timeout_s), show
+            )
         except JobTimeout:
             return AppAnswer(
                 "Building took too long, so I stopped. Try again, perhaps asking for less.", outcome="failed"
@@ -175,17 +194,22 @@ class AppCommands:
         await self._delivered(owner, chat_id, text, key, int(result["app_id"]))
         return AppAnswer(text, url=url, title=title)
 
-    async def _follow(
-        self, key: str, owner: str, waiting: asyncio.Future[JobPayload], show: Show
-    ) -> JobPayload:
-        """The job's result, showing the build's steps meanwhile. A build the store records as
-        done whose result has not come `STORE_GRACE_S` later is answered from the store: the
-        result may have gone with Redis's data (a Redis back empty), the app did not."""
-        shown, done_at = "understanding", None
+    async def _follow(self, key: str, owner: str, job: _Waiting, show: Show) -> JobPayload:
+        """The job's result, showing the build's steps meanwhile. What Redis may lose (a Redis
+        back empty) is made up from the store: a build the store records as done whose result has
+        not come `STORE_GRACE_S` later is answered from the store; a job no worker started, that
+        the queue lost, is sent again (at most `RESENDS` times)."""
+        shown, done_at, looked_at = "understanding", None, time.monotonic()
+        waiting = job.start()
         while not waiting.done():
             await asyncio.wait({waiting}, timeout=self._poll_s)
             record = await self._record(key)
-            if waiting.done() or record is None:
+            if waiting.done():
+                continue
+            if record is None:
+                if time.monotonic() - looked_at >= LOST_CHECK_S:
+                    looked_at = time.monotonic()
+                    waiting = await self._sent_again_if_lost(job, waiting)
                 continue
             if record.status == "succeeded" and record.app_id is not None:
                 done_at = done_at or time.monotonic()
@@ -199,6 +223,24 @@ class AppCommands:
                 shown = record.step
                 await show(STEPS[record.step])
         return waiting.result()
+
+    async def _sent_again_if_lost(
+        self, job: _Waiting, waiting: asyncio.Future[JobPayload]
+    ) -> asyncio.Future[JobPayload]:
+        if job.resends >= RESENDS or not await self._jobs.lost(job.job_id):
+            return waiting
+        try:
+            job.job_id = await self._submit(job.payload)
+        except (JobError, QueueUnavailable) as exc:  # the old wait runs on to its deadline
+            log.warning("app build %s: its job was lost with the queue's data, and not sent again: %s",
+                        str(job.payload["key"])[:12], exc)  # fmt: skip
+            return waiting
+        waiting.cancel()
+        job.resends += 1
+        log.warning(
+            "app build %s: its job was lost with the queue's data; sent again", str(job.payload["key"])[:12]
+        )
+        return job.start()
 
     async def _stored(self, owner: str, app_id: int, *, since: float) -> JobPayload | None:
         if time.monotonic() - since < STORE_GRACE_S:
@@ -217,14 +259,13 @@ class AppCommands:
 
         return await _despite_the_queue(submit, self._queue_patience_s)
 
-    async def _result(self, job_id: JobId) -> JobPayload:
-        # The result waits in the queue: its going away meanwhile is waited out within the build's time.
-        deadline = time.monotonic() + self._timeout_s
-
+    async def _result(self, job_id: JobId, deadline: float) -> JobPayload:
+        # The result waits in the queue: its going away meanwhile is waited out within the build's
+        # time, which a job sent again does not extend.
         async def result() -> JobPayload:
             return await self._jobs.result(job_id, max(0.0, deadline - time.monotonic()))
 
-        return await _despite_the_queue(result, self._timeout_s)
+        return await _despite_the_queue(result, max(0.0, deadline - time.monotonic()))
 
     async def _delivered(self, owner: str, chat_id: str, text: str, key: str, app_id: int) -> None:
         if self._deliveries is None:
