@@ -51,6 +51,20 @@ class Transcript:
 
 
 @dataclass(frozen=True, slots=True)
+class Seen:
+    """What the vision model saw in an image: a short description in its own words (never the
+    person's), and the size the image was sent at."""
+
+    description: str
+    width: int
+    height: int
+
+    def meta(self) -> dict[str, Any]:
+        """What is kept with the person's turn (its caption): it came with a photo."""
+        return {"source": "image", "image_size": [self.width, self.height]}
+
+
+@dataclass(frozen=True, slots=True)
 class Passage:
     """A piece of a document's text that keeps its place: the file's name and, for a PDF, the page
     (1-based)."""
@@ -69,6 +83,14 @@ class ListeningPolicy:
     max_bytes: int = 20 * 1024 * 1024
     max_duration_s: float = 600.0
     echo: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SeeingPolicy:
+    """The largest image file (bytes) looked at, as the platform reports it before anything is
+    downloaded; the backend checks the content again (bytes and pixels)."""
+
+    max_bytes: int = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
