@@ -29,6 +29,16 @@ class MediaFile:
         return len(self.data)
 
 
+# How JPEG, PNG, GIF, WebP, BMP and TIFF files begin (the formats bot/media/images.py reads).
+_IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"BM", b"II*\x00", b"MM\x00*")
+
+
+def looks_like_image(head: bytes) -> bool:
+    """Whether a file's first bytes are those of an image format that is read (its content, never
+    its name). Only a first guess, to pick how a file is handled: the reader checks it whole."""
+    return head.startswith(_IMAGE_MAGIC) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP")
+
+
 @dataclass(frozen=True, slots=True)
 class Transcript:
     """What was heard. `text` is empty when nothing was said (silence, music): nothing is stored
