@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.console import NO_FILES, USAGE, ConsoleChat, ConsoleIO
+from bot.adapters.console import NO_FILES, ConsoleChat, ConsoleIO
+from bot.adapters.console_files import USAGE
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.voice import NO_BACKEND, NOTHING_KEPT, VoiceNotes
 from bot.core.media.models import ListeningPolicy
