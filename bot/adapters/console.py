@@ -12,13 +12,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from bot.adapters.console_files import USAGE, path_and_caption, read_within
 from bot.adapters.console_surface import TERMINAL, ConsoleSurface
 from bot.adapters.delivery import deliver
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.images import Images
 from bot.core.chat.voice import VoiceNotes
 from bot.core.errors import StoreUnavailable
-from bot.core.events import Reaction, ReplyEvent, UserMessage, VoiceNote
-from bot.core.media.models import MediaFile
+from bot.core.events import ImageNote, Reaction, ReplyEvent, UserMessage, VoiceNote
+from bot.core.media.models import MediaFile, looks_like_image
 from bot.core.memory.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.miniapps.commands import AppCommands
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
@@ -34,7 +36,8 @@ HELP = (
     "/app WHAT — build a small web app for you; /app retry — the last one that did not build\n"
     "/apps — your apps (restore, revoke)\n"
     "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
-    "/file PATH — send me a voice note or an audio file from your disk\n"
+    "/file PATH [CAPTION] — send me a voice note, an audio file or a photo from your disk\n"
+    "/image PATH [CAPTION] — send me a photo or an image from your disk\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
 CHAT_ID = "console"
@@ -132,13 +135,6 @@ def _read_in_thread(read_line: Callable[[], str]) -> asyncio.Future[str]:
     return future
 
 
-def _read_within(argument: str, max_bytes: int) -> tuple[int, bytes]:
-    """A file's size, and its bytes unless it is larger than `max_bytes` (then none are read)."""
-    path = Path(argument).expanduser()
-    size = path.stat().st_size
-    return size, path.read_bytes() if size <= max_bytes else b""
-
-
 @dataclass(frozen=True, slots=True)
 class ChatParts:
     """What the chat answers with: the conversation (with its models), the memory commands and
@@ -149,6 +145,7 @@ class ChatParts:
     apps: AppCommands | None = None
     proactive: ProactiveCommands | None = None
     voice: VoiceNotes | None = None
+    images: Images | None = None
 
 
 class ConsoleChat:
@@ -166,11 +163,12 @@ class ConsoleChat:
         apps: AppCommands | None = None,
         proactive: ProactiveCommands | None = None,
         voice: VoiceNotes | None = None,
+        images: Images | None = None,
     ) -> None:
         self._parts: ChatParts | None = None
         self._loading: asyncio.Future[ChatParts] | None = None
         if isinstance(conversation, Conversation):
-            self._parts = ChatParts(conversation, controls, apps, proactive, voice)
+            self._parts = ChatParts(conversation, controls, apps, proactive, voice, images)
         else:
             self._loading = asyncio.ensure_future(conversation)
         self.user_id = user_id
@@ -226,8 +224,8 @@ class ConsoleChat:
             await self._controlled(self._app_command(command, rest))
         elif command in ("/proactive", "/reminders"):
             await self._controlled(self._proactive_command(command, rest))
-        elif command == "/file":
-            await self._file(rest)
+        elif command in ("/file", "/image"):
+            await self._file(rest, image=command == "/image")
         else:
             await self._chat(text)
 
@@ -293,27 +291,43 @@ class ConsoleChat:
             self.conversation.handle_message(UserMessage(self.user_id, CHAT_ID, text, datetime.now(UTC)))
         )
 
-    async def _file(self, argument: str) -> None:
-        """A file from disk, sent as if the person had recorded it: heard, then answered."""
-        voice = self._ready_parts().voice
-        if voice is None:
+    async def _file(self, argument: str, *, image: bool) -> None:
+        """A file from disk, sent as if the person had recorded or taken it: an image (by its
+        content, or asked for with /image) is seen, anything else heard; then answered."""
+        parts = self._ready_parts()
+        if parts.voice is None and parts.images is None:
             self._say(NO_FILES)
             return
-        if not argument:
-            self._say("Usage: /file PATH, for example /file ~/voice-note.ogg")
+        path, caption = path_and_caption(argument)
+        if not path:
+            self._say(USAGE)
             return
+        limits = [part.policy.max_bytes for part in (parts.voice, parts.images) if part is not None]
         try:
-            size, data = await asyncio.to_thread(_read_within, argument, voice.policy.max_bytes)
+            size, head, data = await asyncio.to_thread(read_within, path, max(limits))
         except OSError as exc:
-            self._say(f"I can't read {argument}: {exc.strerror or type(exc).__name__}.")
+            self._say(f"I can't read {path}: {exc.strerror or type(exc).__name__}.")
             return
-        refused = voice.refusal(size, None)
+        name, sent = Path(path).name, datetime.now(UTC)
+        if image or looks_like_image(head) or parts.voice is None:
+            photo = ImageNote(
+                self.user_id, CHAT_ID, MediaFile("image", data, name), sent, caption=caption.strip()
+            )
+            await self._image(parts.images, size, photo)
+            return
+        refused = parts.voice.refusal(size, None)
         if refused is not None:
             self._say(refused.text)
             return
-        name = Path(argument).name
-        note = VoiceNote(self.user_id, CHAT_ID, MediaFile("audio", data, name), datetime.now(UTC))
-        await self._reply(voice.handle(note))
+        note = VoiceNote(self.user_id, CHAT_ID, MediaFile("audio", data, name), sent, caption=caption)
+        await self._reply(parts.voice.handle(note))
+
+    async def _image(self, images: Images | None, size: int, note: ImageNote) -> None:
+        if images is None:
+            self._say(NO_FILES)
+            return
+        why = images.refusal(size)
+        await self._reply(images.refused(note, why) if why is not None else images.handle(note))
 
     async def _reply(self, events: AsyncIterator[ReplyEvent]) -> None:
         surface = ConsoleSurface(self.io.out, "kindred › " if self.io.interactive else "")

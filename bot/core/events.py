@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from bot.core.media.models import MediaFile, Transcript
+from bot.core.media.models import MediaFile, Seen, Transcript
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +23,9 @@ class UserMessage:
     # A voice note's transcript: `text` is what was heard (the person's own words), and this is
     # kept with the turn (source, duration, language, confidence).
     heard: Transcript | None = None
+    # A photo's description, as the vision model saw it: `text` is the caption (the person's own
+    # words); this goes into the prompt beside it as the model's words, never stored as theirs.
+    seen: Seen | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,20 @@ class VoiceNote:
     user_id: str
     chat_id: str
     audio: MediaFile
+    sent_at: datetime
+    idempotency_key: str | None = None
+    private: bool = True
+    caption: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ImageNote:
+    """A photo or an image file, before it is seen. Answered like a `UserMessage` whose text is
+    its caption, with what the vision model saw beside it."""
+
+    user_id: str
+    chat_id: str
+    image: MediaFile
     sent_at: datetime
     idempotency_key: str | None = None
     private: bool = True

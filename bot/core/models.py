@@ -23,6 +23,10 @@ QUESTION = "question"
 # A passage of a file the person shared (core/media/documents.py): searched, but weighed below
 # what the person said themselves (core/memory/scoring.py), and shown with its file and page.
 DOCUMENT = "document"
+# What the vision model saw in a photo the person sent (core/chat/images.py): the model's words,
+# stored with speaker "assistant", so it weighs least (core/memory/scoring.py), below the person's
+# own words and their files; shown like a file's passage, in their turn, never the system prompt.
+IMAGE = "image"
 # Memory kinds kept, listed and exported, never searched: they say nothing about the person
 # (core/memory/kinds.py says why).
 NOT_EVIDENCE: frozenset[str] = frozenset({REPLY, QUESTION})

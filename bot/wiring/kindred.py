@@ -15,13 +15,14 @@ from typing import Any, TypeVar
 from bot.adapters.base import Services
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.images import Images
 from bot.core.chat.ports import Inference
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
 from bot.core.jobs import Jobs
 from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
-from bot.core.media.ports import SpeechToText
+from bot.core.media.ports import ImageDescriber, SpeechToText
 from bot.core.memory.controls import Controls
 from bot.core.memory.ports import Embedder
 from bot.core.memory.scoring import TURN_HALF_LIFE_DAYS, Scoring
@@ -31,7 +32,7 @@ from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
 from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
-from bot.wiring.media import listening, load_speech
+from bot.wiring.media import listening, load_speech, load_vision, seeing
 from bot.wiring.memory_jobs import Models, reward_weights
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
@@ -54,6 +55,8 @@ class Kindred:
     shared: SharedState = field(default_factory=SharedState.local)
     # Who hears voice notes; None: nobody (the bot says so).
     speech: SpeechToText | None = None
+    # Who sees photos; None: nobody (the bot says so).
+    vision: ImageDescriber | None = None
 
     async def close(self) -> list[Path]:
         """Write what waits, finish the jobs, close every part. Returns the files holding the words
@@ -69,7 +72,7 @@ class Kindred:
         try:
             await self.jobs.close()
         finally:
-            await close_models(self.embedder, self.conversation.inference, self.speech)
+            await close_models(self.embedder, self.conversation.inference, self.speech, self.vision)
             await self.store.close()
             await self.shared.close()
         return spilled
@@ -100,6 +103,11 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     started = time.monotonic()
     # First: a speech backend whose extra is missing stops the start before anything opens.
     speech = load_speech(settings.speech, device=settings.inference.device)
+    try:
+        vision = load_vision(settings.vision, settings.inference)
+    except BaseException:
+        await close_models(speech)
+        raise
     models_load = asyncio.create_task((load_models or _load_models)(settings, started))
     store: Store | None = None
     try:
@@ -110,7 +118,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         await check_embedder(store, embedder)
     except BaseException:
         await _close_loaded(store, models_load)
-        await close_models(speech)
+        await close_models(speech, vision)
         raise
     # In-process jobs share this process's models; Celery workers load their own.
     in_process = not settings.workers.redis_url
@@ -124,7 +132,8 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         after_turn=extraction_submitter(jobs),
         proactive=ProactiveReplies(store, reachable=reachable(settings)),
     )
-    return Kindred(settings, store, embedder, conversation, jobs, open_shared_state(settings), speech)
+    shared = open_shared_state(settings)
+    return Kindred(settings, store, embedder, conversation, jobs, shared, speech, vision)
 
 
 async def _load_models(settings: Settings, started: float) -> tuple[Embedder, Inference]:
@@ -206,12 +215,18 @@ def services(kindred: Kindred) -> Services:
         proactive=ProactiveCommands(kindred.store.proactive, reachable=reachable(kindred.settings)),
         intake=kindred.shared.intake,
         voice=voice_notes(kindred),
+        images=images(kindred),
     )
 
 
 def voice_notes(kindred: Kindred) -> VoiceNotes:
     """Voice notes, heard by the configured backend (or answered that none is)."""
     return VoiceNotes(kindred.conversation, kindred.speech, listening(kindred.settings.speech))
+
+
+def images(kindred: Kindred) -> Images:
+    """Photos and images, seen by the configured vision model (or answered that none is)."""
+    return Images(kindred.conversation, kindred.vision, seeing(kindred.settings.vision))
 
 
 def app_link(settings: Settings) -> Callable[[str], str]:

@@ -1,4 +1,5 @@
-"""Which speech backend hears voice notes, and what the chat listens to: from the media section.
+"""Which speech backend hears voice notes and which vision model sees photos, and what the chat
+listens to and looks at: from the speech and vision sections.
 
 The backend is imported inside the function, so that a companion without one loads nothing of it.
 """
@@ -10,9 +11,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from bot.core.errors import ConfigError
-from bot.core.media.models import ListeningPolicy
-from bot.core.media.ports import SpeechToText
-from bot.wiring.settings import SpeechSettings
+from bot.core.media.models import ListeningPolicy, SeeingPolicy
+from bot.core.media.ports import ImageDescriber, SpeechToText
+from bot.wiring.settings import InferenceSettings, SpeechSettings, VisionSettings
 
 if TYPE_CHECKING:
     from bot.media.audio import AudioLimits
@@ -64,3 +65,34 @@ def _local_speech(model: str, limits: AudioLimits, device: str) -> SpeechToText:
 
 def listening(media: SpeechSettings) -> ListeningPolicy:
     return ListeningPolicy(media.audio_max_bytes, media.audio_max_seconds, echo=media.speech_echo)
+
+
+def load_vision(vision: VisionSettings, inference: InferenceSettings) -> ImageDescriber | None:
+    """The configured vision model; None for `none` (a photo gets a plain answer). URL, model and
+    key left unset are the chat backend's own, when it is an OpenAI-compatible server."""
+    if vision.vision_backend == "none":
+        return None
+    if importlib.util.find_spec("PIL") is None:
+        # Not fatal: each photo is answered with the same advice (bot/media/images.py).
+        log.warning("photos: the [media] extra is missing; pip install 'kindred[media]' to see them")
+    from bot.media.images import ImageLimits
+    from bot.media.vision.openai import OpenAIVision
+
+    url = vision.vision_url or inference.openai_base_url
+    model = vision.vision_model or inference.openai_model
+    if url is None or model is None:
+        raise ConfigError(
+            "KINDRED_VISION_BACKEND=openai needs KINDRED_VISION_URL (the base, ending in /v1) and "
+            "KINDRED_VISION_MODEL, unless the chat itself runs on an OpenAI-compatible server "
+            "(KINDRED_OPENAI_BASE_URL, KINDRED_OPENAI_MODEL) whose model sees images (docs/media.md)"
+        )
+    secret = vision.vision_api_key or (inference.openai_api_key if vision.vision_url is None else None)
+    limits = ImageLimits(
+        vision.image_max_bytes, int(vision.image_max_megapixels * 1e6), vision.image_max_side
+    )
+    key = secret.get_secret_value() if secret else None
+    return OpenAIVision(url, model=model, api_key=key, limits=limits, timeout_s=vision.vision_timeout_s)
+
+
+def seeing(vision: VisionSettings) -> SeeingPolicy:
+    return SeeingPolicy(vision.image_max_bytes)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.adapters.console import NO_FILES, ConsoleChat, ConsoleIO
+from bot.adapters.console_files import USAGE
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.voice import NO_BACKEND, NOTHING_KEPT, VoiceNotes
 from bot.core.media.models import ListeningPolicy
@@ -80,7 +81,7 @@ async def test_a_file_that_is_not_there_or_too_large_is_one_line(
     assert printed.splitlines() == [
         f"I can't read {tmp_path / 'gone.ogg'}: No such file or directory.",
         f"That recording is too large for me (94 KB; I take up to 50 KB). {NOTHING_KEPT}",
-        "Usage: /file PATH, for example /file ~/voice-note.ogg",
+        USAGE,
     ]
     assert await store.turns.recent_turns("ann", "console", 10) == []
 

@@ -174,6 +174,20 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_SPEECH_ECHO", "on", lambda s: s.speech.speech_echo, True),
     ("KINDRED_AUDIO_MAX_MB", "50", lambda s: s.speech.audio_max_bytes, 50 * 1024 * 1024),
     ("KINDRED_AUDIO_MAX_SECONDS", "120", lambda s: s.speech.audio_max_seconds, 120.0),
+    # [media]: photos and images.
+    ("KINDRED_VISION_BACKEND", "openai", lambda s: s.vision.vision_backend, "openai"),
+    (
+        "KINDRED_VISION_URL",
+        "http://127.0.0.1:11434/v1",
+        lambda s: s.vision.vision_url,
+        "http://127.0.0.1:11434/v1",
+    ),
+    ("KINDRED_VISION_MODEL", "llava:7b", lambda s: s.vision.vision_model, "llava:7b"),
+    ("KINDRED_VISION_API_KEY", "sk-v", lambda s: secret(s.vision.vision_api_key), "sk-v"),
+    ("KINDRED_VISION_TIMEOUT_S", "9", lambda s: s.vision.vision_timeout_s, 9.0),
+    ("KINDRED_IMAGE_MAX_MB", "4", lambda s: s.vision.image_max_bytes, 4 * 1024 * 1024),
+    ("KINDRED_IMAGE_MAX_MEGAPIXELS", "12", lambda s: s.vision.image_max_megapixels, 12.0),
+    ("KINDRED_IMAGE_MAX_SIDE", "1024", lambda s: s.vision.image_max_side, 1024),
 ]
 # Names that take effect only with others, each tested on its own below.
 SET_WITH_OTHERS = {

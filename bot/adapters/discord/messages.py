@@ -6,6 +6,7 @@ import discord
 
 from bot.adapters.discord.context import Kindred
 from bot.adapters.discord.failures import nonce_for
+from bot.adapters.discord.images import image_attachment, seen
 from bot.adapters.discord.policy import PLATFORM, chat_key, is_addressed, places, user_key, without_mention
 from bot.adapters.discord.reply import Reply, deliver_events
 from bot.adapters.discord.resend import tell_doubt
@@ -52,8 +53,11 @@ class ChannelMessages:
             private=message.guild is None,
         )
         attachment = audio_attachment(message) if services.voice is not None else None
+        picture = image_attachment(message) if services.images is not None else None
         if attachment is not None and services.voice is not None:
             events = heard(services.voice, attachment, user_message)
+        elif picture is not None and services.images is not None:
+            events = seen(services.images, picture, user_message)
         else:
             events = services.conversation.handle_message(user_message)
         async with self.kindred.in_flight.track():

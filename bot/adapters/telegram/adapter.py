@@ -33,6 +33,7 @@ from bot.adapters.telegram.delivery_rule import MaybeDelivered
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.flood import SharedFloodLimiter
 from bot.adapters.telegram.ordering import Admitted, PerChatOrder
+from bot.adapters.telegram.photos import PHOTOS, PhotoHandler
 from bot.adapters.telegram.resend import RESEND_PATTERN, Resend
 from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.adapters.telegram.transport import AiohttpRequest
@@ -160,6 +161,9 @@ class TelegramAdapter:
         application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, chat))
         if self.services.voice is not None:
             application.add_handler(MessageHandler(NOTES, VoiceHandler(chat, self.services.voice)))
+        if self.services.images is not None:
+            # Before any handler of all documents: an image sent as a file is seen, not read.
+            application.add_handler(MessageHandler(PHOTOS, PhotoHandler(chat, self.services.images)))
         application.add_handler(MessageReactionHandler(feedback.on_reaction))
         application.add_handler(
             CallbackQueryHandler(feedback.on_button, pattern=f"^({FEEDBACK_UP}|{FEEDBACK_DOWN})$")

@@ -112,8 +112,9 @@ class Conversation:
             created_at=message.sent_at,
             idempotency_key=key,
             # Which chat a memory came from: a shared chat may recall only its own. A voice note's
-            # words are the person's own, kept with what was heard (source, duration, language).
-            meta={"chat_id": message.chat_id, **(message.heard.meta() if message.heard else {})},
+            # words are the person's own, kept with what was heard (source, duration, language); a
+            # photo's caption says it came with one (the description is the model's, kept apart).
+            meta={"chat_id": message.chat_id, **_media_meta(message)},
             memory_kind=classify(text),
         )
         stored, recent = await self._save_and_load_history(user_turn)
@@ -132,6 +133,7 @@ class Conversation:
             text,
             budget_tokens=self.inference.context_window - self.policy.max_new_tokens,
             count_tokens=self.inference.count_tokens,
+            photo=message.seen.description if message.seen else None,
         )
         draft = Draft(await self.variants.pick(message.user_id, key))
         try:
@@ -346,6 +348,12 @@ class Conversation:
     async def flush(self) -> int:
         """Retry pending writes. Returns how many reached the store."""
         return await self.outbox.flush(self.store.turns) if len(self.outbox) else 0
+
+
+def _media_meta(message: UserMessage) -> dict[str, object]:
+    if message.heard is not None:
+        return message.heard.meta()
+    return message.seen.meta() if message.seen is not None else {}
 
 
 def _shown(written: str, cut: bool) -> str:

@@ -29,6 +29,16 @@ class MediaFile:
         return len(self.data)
 
 
+# How JPEG, PNG, GIF, WebP, BMP and TIFF files begin (the formats bot/media/images.py reads).
+_IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"BM", b"II*\x00", b"MM\x00*")
+
+
+def looks_like_image(head: bytes) -> bool:
+    """Whether a file's first bytes are those of an image format that is read (its content, never
+    its name). Only a first guess, to pick how a file is handled: the reader checks it whole."""
+    return head.startswith(_IMAGE_MAGIC) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP")
+
+
 @dataclass(frozen=True, slots=True)
 class Transcript:
     """What was heard. `text` is empty when nothing was said (silence, music): nothing is stored
@@ -51,6 +61,20 @@ class Transcript:
 
 
 @dataclass(frozen=True, slots=True)
+class Seen:
+    """What the vision model saw in an image: a short description in its own words (never the
+    person's), and the size the image was sent at."""
+
+    description: str
+    width: int
+    height: int
+
+    def meta(self) -> dict[str, Any]:
+        """What is kept with the person's turn (its caption): it came with a photo."""
+        return {"source": "image", "image_size": [self.width, self.height]}
+
+
+@dataclass(frozen=True, slots=True)
 class Passage:
     """A piece of a document's text that keeps its place: the file's name and, for a PDF, the page
     (1-based)."""
@@ -69,6 +93,14 @@ class ListeningPolicy:
     max_bytes: int = 20 * 1024 * 1024
     max_duration_s: float = 600.0
     echo: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SeeingPolicy:
+    """The largest image file (bytes) looked at, as the platform reports it before anything is
+    downloaded; the backend checks the content again (bytes and pixels)."""
+
+    max_bytes: int = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
-"""The media room's boundaries: a speech-to-text backend, and a reader of documents. Each raises
-`MediaError` (bot/core/errors.py) with a line a person may read, never a server's raw answer."""
+"""The media room's boundaries: a speech-to-text backend, a vision model, and a reader of
+documents. Each raises `MediaError` (bot/core/errors.py) with a line a person may read, never a
+server's raw answer."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from bot.core.media.models import MediaFile, Passage, Transcript
+from bot.core.media.models import MediaFile, Passage, Seen, Transcript
 
 
 class SpeechToText(Protocol):
@@ -31,6 +32,19 @@ class SpeechModel(Protocol):
     def recognize(self, samples: npt.NDArray[np.float32]) -> Transcript:
         """What was said in `samples` (floats in [-1, 1)). Raises InferenceError when the model
         cannot be loaded or fails."""
+        ...
+
+
+class ImageDescriber(Protocol):
+    """Looks at a photo or an image (a vision-capable model behind an OpenAI-compatible server)."""
+
+    model_name: str
+
+    async def describe(self, image: MediaFile, caption: str) -> Seen:
+        """A short description of what the image shows; `caption` is what the person wrote with
+        it (may be empty). Raises MediaError for a file that is not an image it can read (corrupt,
+        empty, a lying type, over the limits) or a model that cannot see or failed;
+        MediaUnsupported when the extra that reads images is missing."""
         ...
 
 

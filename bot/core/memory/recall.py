@@ -14,7 +14,7 @@ from bot.core.learning.ports import RewardLog
 from bot.core.memory.lifts import Lift, lift_for
 from bot.core.memory.ports import MemoryIndex, RecallIndex
 from bot.core.memory.scoring import SHIPPED, Scoring, Why, explain, score
-from bot.core.models import DOCUMENT, Memory, MemoryHit, Vector
+from bot.core.models import DOCUMENT, IMAGE, Memory, MemoryHit, Vector
 from bot.core.text import query_terms
 
 # Reciprocal-rank fusion constant (Cormack et al.). RRF is kept for comparison (`fusion="rrf"`):
@@ -215,6 +215,8 @@ def memory_line(memory: Memory) -> str:
     if memory.kind == DOCUMENT:
         # The file's name is the sender's to choose: quoted like the text, it cannot end the line.
         who = document_source(memory, "their", lambda name: quote(name, MEMORY_DELIMITERS))
+    elif memory.kind == IMAGE:
+        who = "a photo they sent, as you saw it"
     if memory.status == "past":
         who += " (this has passed)"
     # Quoted: a memory's newline, quote mark or marker cannot start a line or leave the block.

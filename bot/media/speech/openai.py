@@ -20,13 +20,12 @@ import httpx
 from bot.core.errors import MediaError
 from bot.core.media.models import MediaFile, Transcript
 from bot.media.audio import AudioLimits, PreparedAudio, prepare
+from bot.media.remote import logged_detail, media_client
 from bot.media.speech.answers import GARBLED, transcript
 
 log = logging.getLogger(__name__)
 
 ResponseFormat = Literal["json", "verbose_json"]
-CONNECT_TIMEOUT_S = 10.0
-_DETAIL_CHARS = 200
 UNREACHABLE = "I can't reach the speech service right now, so I couldn't listen to that."
 TOO_SLOW = "The speech service didn't answer in time, so I couldn't listen to that."
 BUSY = "The speech service is busy right now, so I couldn't listen to that."
@@ -57,12 +56,7 @@ class OpenAISpeech:
         self.timeout_s = timeout_s
         self.response_format = response_format
         self._key = api_key or None
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            headers=headers,
-            timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s)),
-            transport=transport,
-        )
+        self._client = media_client(api_key, timeout_s, transport)
 
     async def transcribe(self, audio: MediaFile) -> Transcript:
         """What was said; an empty text for silence (then nothing was sent)."""
@@ -102,16 +96,10 @@ class OpenAISpeech:
 
     def _status_error(self, response: httpx.Response) -> MediaError:
         status = response.status_code
-        log.warning("speech: %s answered HTTP %s: %s", self.base_url, status, self._detail(response))
+        detail = logged_detail(response, self._key)
+        log.warning("speech: %s answered HTTP %s: %s", self.base_url, status, detail)
         if status in (401, 403):
             return MediaError(REFUSED_KEY)
         if status == 429:
             return MediaError(BUSY)
         return MediaError(f"The speech service failed (HTTP {status}), so I couldn't listen to that.")
-
-    def _detail(self, response: httpx.Response) -> str:
-        """The server's error text for the log, without the key (a server may echo headers)."""
-        detail = response.text.strip() or response.reason_phrase
-        if self._key:
-            detail = detail.replace(self._key, "***")
-        return detail[:_DETAIL_CHARS]

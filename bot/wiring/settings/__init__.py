@@ -35,6 +35,7 @@ from bot.wiring.settings.sections import (
 )
 from bot.wiring.settings.speech import SpeechSettings
 from bot.wiring.settings.training import TrainingSettings
+from bot.wiring.settings.vision import VisionSettings
 
 __all__ = [
     "DEPRECATED_NAMES",
@@ -52,6 +53,7 @@ __all__ = [
     "StoreSettings",
     "TelegramSettings",
     "TrainingSettings",
+    "VisionSettings",
     "WebSettings",
     "WorkerSettings",
     "env_name",
@@ -87,6 +89,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "shared": SharedStateSettings,
     "documents": DocumentSettings,
     "speech": SpeechSettings,
+    "vision": VisionSettings,
 }
 
 
@@ -108,6 +111,7 @@ class Settings(BaseModel):
     shared: SharedStateSettings = Field(default_factory=SharedStateSettings)
     documents: DocumentSettings = Field(default_factory=DocumentSettings)
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
+    vision: VisionSettings = Field(default_factory=VisionSettings)
 
     @property
     def shared_state_url(self) -> str | None:
@@ -208,6 +212,7 @@ def secret_values(settings: Settings) -> list[str]:
             settings.inference.openai_api_key,
             settings.inference.embedding_api_key,
             settings.speech.speech_api_key,
+            settings.vision.vision_api_key,
         )
         if secret is not None
     ]

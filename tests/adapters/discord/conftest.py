@@ -18,6 +18,7 @@ from bot.adapters.discord.adapter import DiscordAdapter
 from bot.adapters.discord.options import DiscordOptions
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.images import Images
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
@@ -71,6 +72,7 @@ def services(
     training: TrainingCommands | None = None,
     apps: AppCommands | None = None,
     voice: Callable[[Conversation], VoiceNotes] | None = None,
+    images: Callable[[Conversation], Images] | None = None,
 ) -> Services:
     policy = ConversationPolicy(
         persona=PERSONA,
@@ -91,6 +93,7 @@ def services(
         apps=apps,
         proactive=replies.commands,
         voice=voice(conversation) if voice is not None else None,
+        images=images(conversation) if images is not None else None,
     )
 
 

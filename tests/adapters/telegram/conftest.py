@@ -15,6 +15,7 @@ from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.images import Images
 from bot.core.chat.ports import Inference, Intake
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
@@ -91,6 +92,8 @@ async def running_bot(
     place: str | None = None,
     # Voice notes, heard through the conversation; None: not wired (a note is ignored).
     voice: Callable[[Conversation], VoiceNotes] | None = None,
+    # Photos, seen through the conversation; None: not wired (a photo is ignored).
+    images: Callable[[Conversation], Images] | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
@@ -112,6 +115,7 @@ async def running_bot(
         proactive=ProactiveCommands(store.proactive),
         intake=intake or LocalIntake(),
         voice=voice(conversation) if voice is not None else None,
+        images=images(conversation) if images is not None else None,
     )
     config = TelegramConfig(
         token=token or api.token,
