@@ -43,6 +43,8 @@ class InProcessJobs:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kindred-job")
         self._results: OrderedDict[JobId, Future[JobPayload]] = OrderedDict()
         self._waiting: dict[str, int] = dict.fromkeys(QUEUES, 0)
+        # The last progress of each running job; dropped when it ends.
+        self._progress: dict[JobId, JobPayload] = {}
         self._lock = threading.Lock()
 
     def submit(self, name: str, payload: JobPayload) -> JobId:
@@ -66,6 +68,11 @@ class InProcessJobs:
             return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(outcome)), timeout_s)
         except TimeoutError:
             raise JobTimeout(f"job {job_id} sent no result within {timeout_s:g} s") from None
+
+    async def progress(self, job_id: JobId) -> JobPayload | None:
+        with self._lock:
+            found = self._progress.get(job_id)
+        return dict(found) if found is not None else None
 
     async def depths(self) -> dict[str, int]:
         with self._lock:
@@ -112,10 +119,16 @@ class InProcessJobs:
         hard_limit = threading.Timer(hard_s, _settle, args=(outcome,), kwargs={"error": past_limit})
         hard_limit.daemon = True
         hard_limit.start()
+        def reported(progress: JobPayload) -> None:
+            with self._lock:
+                self._progress[job_id] = check_payload(progress)
+
         try:
-            return asyncio.run(run_attempt(job, payload, job_id))
+            return asyncio.run(run_attempt(job, payload, job_id, progress=reported))
         finally:
             hard_limit.cancel()
+            with self._lock:
+                self._progress.pop(job_id, None)
 
     def _forget_old(self) -> None:
         while len(self._results) > MAX_KEPT_RESULTS:
