@@ -119,6 +119,7 @@ class InProcessJobs:
         hard_limit = threading.Timer(hard_s, _settle, args=(outcome,), kwargs={"error": past_limit})
         hard_limit.daemon = True
         hard_limit.start()
+
         def reported(progress: JobPayload) -> None:
             with self._lock:
                 self._progress[job_id] = check_payload(progress)
