@@ -31,10 +31,11 @@ HELP = (
     "/correct ID TEXT — tell me what is true instead\n"
     "/react EMOJI — react to my last reply\n"
     "/privacy — what I keep and why; /privacy training on|off — whether your rated replies train me\n"
+    "/privacy files keep|delete — whether I keep the files you send me (default: delete once read)\n"
     "/app WHAT — build a small web app for you; /app retry — the last one that did not build\n"
     "/apps — your apps (restore, revoke)\n"
     "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
-    "/file PATH — send me a voice note or an audio file from your disk\n"
+    "/file PATH — send me a voice note, an audio file or a document (PDF, .docx, text) from your disk\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
 CHAT_ID = "console"

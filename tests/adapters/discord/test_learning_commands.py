@@ -44,9 +44,11 @@ async def test_privacy_offers_the_training_switch_and_admins_get_their_commands(
         pass
     synced = next(found for path, found in fake.rest.commands.items() if path.endswith(GLOBAL_SYNC_SUFFIX))
     privacy = next(command for command in synced if command["name"] == "privacy")
-    (option,) = privacy["options"]
+    option, files = privacy["options"]
     assert option["name"] == "training" and not option.get("required", False)
     assert [choice["value"] for choice in option["choices"]] == ["on", "off"]
+    assert files["name"] == "files" and not files.get("required", False)
+    assert [choice["value"] for choice in files["choices"]] == ["keep", "delete"]
     assert {"train_now", "rollback", "canary"} <= {command["name"] for command in synced}
     canary = next(command for command in synced if command["name"] == "canary")
     action, reason = canary["options"]
