@@ -7,6 +7,7 @@ from typing import Protocol
 
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.ports import Intake
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
@@ -35,6 +36,8 @@ class Services:
     proactive: ProactiveCommands | None = None
     # Voice notes and audio files; None where they are not wired (a voice note is then ignored).
     voice: VoiceNotes | None = None
+    # Documents (PDF, .docx, text, Markdown) kept as memories; None where not wired (then ignored).
+    documents: ChatDocuments | None = None
 
 
 class PlatformAdapter(Protocol):

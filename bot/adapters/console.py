@@ -15,9 +15,11 @@ from typing import Any, TextIO
 from bot.adapters.console_surface import TERMINAL, ConsoleSurface
 from bot.adapters.delivery import deliver
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.voice import VoiceNotes
 from bot.core.errors import StoreUnavailable
-from bot.core.events import Reaction, ReplyEvent, UserMessage, VoiceNote
+from bot.core.events import DocumentNote, Reaction, ReplyEvent, UserMessage, VoiceNote
+from bot.core.media.kinds import looks_like_document
 from bot.core.media.models import MediaFile
 from bot.core.memory.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.miniapps.commands import AppCommands
@@ -150,6 +152,7 @@ class ChatParts:
     apps: AppCommands | None = None
     proactive: ProactiveCommands | None = None
     voice: VoiceNotes | None = None
+    documents: ChatDocuments | None = None
 
 
 class ConsoleChat:
@@ -167,11 +170,12 @@ class ConsoleChat:
         apps: AppCommands | None = None,
         proactive: ProactiveCommands | None = None,
         voice: VoiceNotes | None = None,
+        documents: ChatDocuments | None = None,
     ) -> None:
         self._parts: ChatParts | None = None
         self._loading: asyncio.Future[ChatParts] | None = None
         if isinstance(conversation, Conversation):
-            self._parts = ChatParts(conversation, controls, apps, proactive, voice)
+            self._parts = ChatParts(conversation, controls, apps, proactive, voice, documents)
         else:
             self._loading = asyncio.ensure_future(conversation)
         self.user_id = user_id
@@ -264,14 +268,10 @@ class ConsoleChat:
         elif command == "/apps":
             self._say(await self.apps.manage(self.user_id, argument))
         else:
-
-            async def progress(step: str) -> None:
-                self._say_err(step)
-
             if argument.lower() == "retry":
-                answer = await self.apps.retry(self.user_id, None, progress)
+                answer = await self.apps.retry(self.user_id, None, self._progress)
             else:
-                answer = await self.apps.build(self.user_id, CHAT_ID, argument, progress)
+                answer = await self.apps.build(self.user_id, CHAT_ID, argument, self._progress)
             self._say(answer.text + (f"\n{RETRY_HINT}" if answer.retry_id is not None else ""))
 
     async def _proactive_command(self, command: str, argument: str) -> None:
@@ -295,26 +295,46 @@ class ConsoleChat:
         )
 
     async def _file(self, argument: str) -> None:
-        """A file from disk, sent as if the person had recorded it: heard, then answered."""
-        voice = self._ready_parts().voice
-        if voice is None:
+        """A file from disk, sent as if the person had sent it: a document is kept, then its
+        summary shown; audio is heard, then answered."""
+        parts = self._ready_parts()
+        if parts.voice is None and parts.documents is None:
             self._say(NO_FILES)
             return
         if not argument:
-            self._say("Usage: /file PATH, for example /file ~/voice-note.ogg")
+            self._say("Usage: /file PATH, for example /file ~/voice-note.ogg or /file ~/plan.pdf")
             return
+        limits = (
+            parts.voice.policy.max_bytes if parts.voice else 0,
+            parts.documents.max_bytes if parts.documents else 0,
+        )
+        limit = max(limits)
         try:
-            size, data = await asyncio.to_thread(_read_within, argument, voice.policy.max_bytes)
+            size, data = await asyncio.to_thread(_read_within, argument, limit)
         except OSError as exc:
             self._say(f"I can't read {argument}: {exc.strerror or type(exc).__name__}.")
             return
-        refused = voice.refusal(size, None)
+        name = Path(argument).name
+        if parts.documents is not None and (parts.voice is None or looks_like_document(data)):
+            refused = parts.documents.refusal(size, name)
+            if refused is not None:
+                self._say(refused.text)
+                return
+            document = DocumentNote(
+                self.user_id, CHAT_ID, MediaFile("document", data, name), datetime.now(UTC)
+            )
+            await self._reply(parts.documents.handle(document, self._progress))
+            return
+        assert parts.voice is not None
+        refused = parts.voice.refusal(size, None)
         if refused is not None:
             self._say(refused.text)
             return
-        name = Path(argument).name
         note = VoiceNote(self.user_id, CHAT_ID, MediaFile("audio", data, name), datetime.now(UTC))
-        await self._reply(voice.handle(note))
+        await self._reply(parts.voice.handle(note))
+
+    async def _progress(self, step: str) -> None:
+        self._say_err(step)
 
     async def _reply(self, events: AsyncIterator[ReplyEvent]) -> None:
         surface = ConsoleSurface(self.io.out, "kindred › " if self.io.interactive else "")

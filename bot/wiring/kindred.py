@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from bot.adapters.base import Services
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.ports import Inference
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
@@ -29,7 +30,9 @@ from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
+from bot.media.shelf import FolderShelf
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
+from bot.wiring.documents import ChatKeeper
 from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
 from bot.wiring.media import listening, load_speech
 from bot.wiring.memory_jobs import Models, reward_weights
@@ -181,6 +184,7 @@ def policy(settings: Settings) -> ConversationPolicy:
 def services(kindred: Kindred) -> Services:
     """What the chat-platform adapters are handed."""
     chat, training = kindred.settings.chat, kindred.settings.training
+    shelf = FolderShelf(kindred.settings.data_dir)
     return Services(
         conversation=kindred.conversation,
         controls=Controls(
@@ -189,6 +193,7 @@ def services(kindred: Kindred) -> Services:
             embedder=kindred.embedder,
             default_training_consent=training.default_consent,
             session_gap=timedelta(minutes=kindred.settings.memory.session_gap_minutes),
+            shelf=shelf,
         ),
         limiter=RateLimiter(
             chat.user_messages_per_minute, chat.user_message_burst, buckets=kindred.shared.buckets
@@ -206,12 +211,29 @@ def services(kindred: Kindred) -> Services:
         proactive=ProactiveCommands(kindred.store.proactive, reachable=reachable(kindred.settings)),
         intake=kindred.shared.intake,
         voice=voice_notes(kindred),
+        documents=chat_documents(kindred, shelf),
     )
 
 
 def voice_notes(kindred: Kindred) -> VoiceNotes:
     """Voice notes, heard by the configured backend (or answered that none is)."""
     return VoiceNotes(kindred.conversation, kindred.speech, listening(kindred.settings.speech))
+
+
+def chat_documents(kindred: Kindred, shelf: FolderShelf) -> ChatDocuments:
+    """Documents sent in chats, kept like `kindred memory add-file` keeps them (a long one by the
+    job), their originals on `shelf` for people who asked."""
+    settings = kindred.settings
+    keeper = ChatKeeper(
+        kindred.store.memories, kindred.embedder, settings.documents, kindred.jobs, settings.data_dir
+    )
+    return ChatDocuments(
+        kindred.conversation,
+        keeper,
+        kindred.store.turns,
+        max_bytes=settings.documents.max_bytes,
+        shelf=shelf,
+    )
 
 
 def app_link(settings: Settings) -> Callable[[str], str]:

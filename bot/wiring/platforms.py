@@ -155,7 +155,14 @@ def console_chat(loading: Awaitable[Kindred], user_id: str, io: ConsoleIO | None
     async def parts() -> ChatParts:
         kindred = await loading
         shared = services(kindred)
-        return ChatParts(kindred.conversation, shared.controls, shared.apps, shared.proactive, shared.voice)
+        return ChatParts(
+            kindred.conversation,
+            shared.controls,
+            shared.apps,
+            shared.proactive,
+            shared.voice,
+            shared.documents,
+        )
 
     return ConsoleChat(parts(), user_id, io or default_io())
 

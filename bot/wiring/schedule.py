@@ -48,8 +48,6 @@ def schedule_entries(workers: WorkerSettings, training: TrainingSettings) -> lis
             ScheduleEntry("training-nightly", parse_cron(training.cron, "KINDRED_TRAIN_CRON"), NIGHTLY_JOB)
         )
         entries.append(
-            ScheduleEntry(
-                "canary", parse_cron(training.canary_cron, "KINDRED_TRAIN_CANARY_CRON"), CANARY_JOB
-            )
+            ScheduleEntry("canary", parse_cron(training.canary_cron, "KINDRED_TRAIN_CANARY_CRON"), CANARY_JOB)
         )
     return entries

@@ -18,9 +18,8 @@ from bot.core.chat.conversation import Conversation
 from bot.core.chat.ports import TurnLog
 from bot.core.errors import JobError, JobTimeout, MediaError, QueueUnavailable, StoreUnavailable
 from bot.core.events import DocumentNote, Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
-from bot.core.media.documents import KeptDocument
+from bot.core.media.models import KeptDocument
 from bot.core.media.ports import DocumentKeeper, FileShelf, Show
-from bot.core.memory.jsonl_format import size_words
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +53,8 @@ class ChatDocuments:
         (None: unknown, checked on the bytes); None: fetch it."""
         if size is not None and size > self.max_bytes:
             return Refusal(
-                f"{name or 'That file'} is too large for me ({size_words(size)}; I read files of up to "
-                f"{size_words(self.max_bytes)}). {NOTHING_KEPT}"
+                f"{name or 'That file'} is too large for me ({_megabytes(size)}; I read files of up to "
+                f"{_megabytes(self.max_bytes)}). {NOTHING_KEPT}"
             )
         if size == 0:
             return Refusal(f"{name or 'That file'} is empty, so there was nothing to read. {NOTHING_KEPT}")
@@ -119,3 +118,7 @@ class ChatDocuments:
                 # The summary shows above the reply; the stored reply is the model's words alone.
                 event = dataclasses.replace(event, text=lead + event.text)
             yield event
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:,.1f} MB" if size >= 2**20 else f"{size / 2**10:,.0f} KB"

@@ -4,16 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from bot.core.media.models import MediaFile, Passage, Transcript
-
-if TYPE_CHECKING:
-    # documents.py uses DocumentReader from here: named only in annotations, no circle.
-    from bot.core.media.documents import KeptDocument
+from bot.core.media.models import KeptDocument, MediaFile, Passage, Transcript
 
 # Shows a step of slow work in the chat ("Reading plan.pdf: 120 of 400 passages"), as mini-app
 # builds do; it never raises (progress is a courtesy).
