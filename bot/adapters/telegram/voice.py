@@ -81,12 +81,12 @@ def _seconds(found: Voice | Audio | TelegramVideoNote) -> float | None:
     return float(value) if type(value) in (int, float) else None  # type: ignore[arg-type]
 
 
-def _caption(message: Message, private: bool, bot_username: str) -> str:
+def caption_of(message: Message, private: bool, bot_username: str) -> str:
     caption = message.caption if isinstance(message.caption, str) else ""
     return caption if private else without_mention(caption, bot_username)
 
 
-def _addressed(message: Message, bot_id: int, bot_username: str, handler: ChatHandler) -> bool:
+def addressed(message: Message, bot_id: int, bot_username: str, handler: ChatHandler) -> bool:
     if message.caption is not None and not isinstance(message.caption, str):
         return False
     if message.caption is None and message.caption_entities:
@@ -111,7 +111,7 @@ class VoiceHandler:
         found = attachment(message)
         if found is None or not isinstance(message.chat, Chat) or type(message.chat.id) is not int:
             return
-        if not _addressed(message, bot.id, bot.username, self.chat):
+        if not addressed(message, bot.id, bot.username, self.chat):
             return
         user_id = user_key(person.id)
         if not await self.chat.admitted(message, user_id):
@@ -125,7 +125,7 @@ class VoiceHandler:
         if refused is not None:
             yield refused
             return
-        data = await _download(bot, found)
+        data = await download(bot, found)
         if isinstance(data, Refusal):
             yield data
             return
@@ -138,13 +138,13 @@ class VoiceHandler:
             # A redelivered update (webhook retry, restart mid-poll) stores nothing twice.
             idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
             private=private,
-            caption=_caption(message, private, bot.username),
+            caption=caption_of(message, private, bot.username),
         )
         async for event in self.voice.handle(note):
             yield event
 
 
-async def _download(bot: Bot, found: Attachment) -> bytes | Refusal:
+async def download(bot: Bot, found: Attachment) -> bytes | Refusal:
     """The note's bytes through the Bot API, or why not in words for the person."""
     try:
         file = await bot.get_file(found.file_id)

@@ -17,10 +17,13 @@ from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ports import Inference, Intake
 from bot.core.chat.ratelimit import RateLimiter
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
+from bot.core.media.ports import FileShelf
 from bot.core.memory.controls import Controls
+from bot.core.memory.ports import Embedder
 from bot.core.miniapps.commands import AppCommands
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
@@ -91,6 +94,10 @@ async def running_bot(
     place: str | None = None,
     # Voice notes, heard through the conversation; None: not wired (a note is ignored).
     voice: Callable[[Conversation], VoiceNotes] | None = None,
+    # Documents, kept and then their caption answered; None: not wired (a document is ignored).
+    documents: Callable[[Store, Conversation, Embedder], ChatDocuments] | None = None,
+    # Where the files of people who asked are kept; forgetting one deletes it there.
+    shelf: FileShelf | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
@@ -104,7 +111,7 @@ async def running_bot(
     )
     services = Services(
         conversation=conversation,
-        controls=Controls(store, PERSONA, embedder=embedder),
+        controls=Controls(store, PERSONA, embedder=embedder, shelf=shelf),
         limiter=limiter or RateLimiter(per_minute=0, burst=1, buckets=LocalBuckets()),
         access=access or Access(),
         training=training(store) if training is not None else None,
@@ -112,6 +119,7 @@ async def running_bot(
         proactive=ProactiveCommands(store.proactive),
         intake=intake or LocalIntake(),
         voice=voice(conversation) if voice is not None else None,
+        documents=documents(store, conversation, embedder) if documents is not None else None,
     )
     config = TelegramConfig(
         token=token or api.token,
