@@ -15,9 +15,9 @@ from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.ports import Inference, Intake
 from bot.core.chat.ratelimit import RateLimiter
-from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS

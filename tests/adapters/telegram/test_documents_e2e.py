@@ -121,8 +121,8 @@ async def test_a_long_pdf_goes_through_the_job_with_its_steps_shown(
     assert len(kept) == 6
     # One status message, edited through the steps, then the answer.
     status = api.bot_messages(ANN)[0]
-    assert status.text is not None and "rules.pdf" in status.text
-    assert any("in the background" in t or "Reading rules.pdf" in t for t in texts[:-1] + [status.text])
+    assert status.text is not None and status.text.endswith("…") and "rules.pdf" in status.text
+    assert texts[-1].startswith("I keep rules.pdf: 6 passages from pages 1–6")
     assert not list((tmp_path / SPOOL).iterdir()), "nothing of the file stays in the spool"
 
 
