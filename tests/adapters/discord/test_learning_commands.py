@@ -11,7 +11,7 @@ from bot.core.jobs import JobPayload
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter, NewCanary, Variant
 from bot.core.learning.serving import promote
-from bot.core.memory.controls import PRIVACY, TRAINING_OFF, training_setting
+from bot.core.memory.controls import PRIVACY, TRAINING_OFF, files_setting, training_setting
 from bot.core.store import Store
 from tests.adapters.discord.conftest import running, services
 from tests.support.discord_fake import ANN, BEN, FakeDiscord
@@ -91,7 +91,7 @@ async def test_privacy_training_off_is_kept_and_shown(fake: FakeDiscord, any_sto
         shown = await answer(fake, await fake.slash(ANN, "privacy", training="off"))
         assert shown.ephemeral and shown.content == TRAINING_OFF
         shown = await answer(fake, await fake.slash(ANN, "privacy"))
-        assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}"
+        assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}\n{files_setting(False)}"
     assert await any_store.learning.training_consent(f"discord:{ANN['id']}") is False
 
 
