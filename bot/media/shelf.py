@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from bot.core.media.documents import KeptDocument
+from bot.core.media.models import KeptDocument
 
 FOLDER = "files"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from bot.core.errors import MediaError
 from bot.core.jobs import JobId, JobPayload, JobProgress, Jobs
-from bot.core.media.documents import KeptDocument, file_label, keep_document
-from bot.core.media.models import MediaFile
+from bot.core.media.documents import file_label, keep_document
+from bot.core.media.models import KeptDocument, MediaFile
 from bot.core.media.ports import DocumentReader, Show
 from bot.core.memory.ports import Embedder, MemoryIndex
 from bot.media.documents import DocumentFileReader

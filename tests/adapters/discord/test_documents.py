@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bot.core.chat.conversation import Conversation
 from bot.core.chat.documents import ChatDocuments
@@ -24,7 +25,7 @@ from tests.support.waiting import wait_until
 
 PERSON = f"discord:{ANN['id']}"
 SECTION = DocumentSettings(max_bytes=64 * 1024)
-PDF = {"voice_message": False, "filename": "plan.pdf", "content_type": "application/pdf"}
+PDF: dict[str, Any] = {"voice_message": False, "filename": "plan.pdf", "content_type": "application/pdf"}
 
 
 def reading(tmp_path: Path) -> Callable[[Store, Conversation, Embedder], ChatDocuments]:
