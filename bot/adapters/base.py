@@ -7,6 +7,7 @@ from typing import Protocol
 
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
 from bot.core.chat.ports import Intake
 from bot.core.chat.ratelimit import RateLimiter
@@ -38,6 +39,8 @@ class Services:
     voice: VoiceNotes | None = None
     # Photos and images; None where they are not wired (a photo is then ignored).
     images: Images | None = None
+    # Documents (PDF, .docx, text, Markdown) kept as memories; None where not wired (then ignored).
+    documents: ChatDocuments | None = None
 
 
 class PlatformAdapter(Protocol):

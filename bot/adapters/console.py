@@ -16,10 +16,12 @@ from bot.adapters.console_files import USAGE, path_and_caption, read_within
 from bot.adapters.console_surface import TERMINAL, ConsoleSurface
 from bot.adapters.delivery import deliver
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
 from bot.core.chat.voice import VoiceNotes
 from bot.core.errors import StoreUnavailable
-from bot.core.events import ImageNote, Reaction, ReplyEvent, UserMessage, VoiceNote
+from bot.core.events import DocumentNote, ImageNote, Reaction, ReplyEvent, UserMessage, VoiceNote
+from bot.core.media.kinds import looks_like_document
 from bot.core.media.models import MediaFile, looks_like_image
 from bot.core.memory.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.miniapps.commands import AppCommands
@@ -33,10 +35,11 @@ HELP = (
     "/correct ID TEXT — tell me what is true instead\n"
     "/react EMOJI — react to my last reply\n"
     "/privacy — what I keep and why; /privacy training on|off — whether your rated replies train me\n"
+    "/privacy files keep|delete — whether I keep the files you send me (default: delete once read)\n"
     "/app WHAT — build a small web app for you; /app retry — the last one that did not build\n"
     "/apps — your apps (restore, revoke)\n"
     "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
-    "/file PATH [CAPTION] — send me a voice note, an audio file or a photo from your disk\n"
+    "/file PATH [CAPTION] — send me a voice note, an audio file, a photo or a document (PDF, .docx, text)\n"
     "/image PATH [CAPTION] — send me a photo or an image from your disk\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )
@@ -146,6 +149,7 @@ class ChatParts:
     proactive: ProactiveCommands | None = None
     voice: VoiceNotes | None = None
     images: Images | None = None
+    documents: ChatDocuments | None = None
 
 
 class ConsoleChat:
@@ -164,11 +168,12 @@ class ConsoleChat:
         proactive: ProactiveCommands | None = None,
         voice: VoiceNotes | None = None,
         images: Images | None = None,
+        documents: ChatDocuments | None = None,
     ) -> None:
         self._parts: ChatParts | None = None
         self._loading: asyncio.Future[ChatParts] | None = None
         if isinstance(conversation, Conversation):
-            self._parts = ChatParts(conversation, controls, apps, proactive, voice, images)
+            self._parts = ChatParts(conversation, controls, apps, proactive, voice, images, documents)
         else:
             self._loading = asyncio.ensure_future(conversation)
         self.user_id = user_id
@@ -261,14 +266,10 @@ class ConsoleChat:
         elif command == "/apps":
             self._say(await self.apps.manage(self.user_id, argument))
         else:
-
-            async def progress(step: str) -> None:
-                self._say_err(step)
-
             if argument.lower() == "retry":
-                answer = await self.apps.retry(self.user_id, None, progress)
+                answer = await self.apps.retry(self.user_id, None, self._progress)
             else:
-                answer = await self.apps.build(self.user_id, CHAT_ID, argument, progress)
+                answer = await self.apps.build(self.user_id, CHAT_ID, argument, self._progress)
             self._say(answer.text + (f"\n{RETRY_HINT}" if answer.retry_id is not None else ""))
 
     async def _proactive_command(self, command: str, argument: str) -> None:
@@ -292,10 +293,10 @@ class ConsoleChat:
         )
 
     async def _file(self, argument: str, *, image: bool) -> None:
-        """A file from disk, sent as if the person had recorded or taken it: an image (by its
-        content, or asked for with /image) is seen, anything else heard; then answered."""
+        """A file from disk, as if the person had sent it: an image (by its content, or with /image)
+        is seen, a document kept (its summary shown), anything else heard; then answered."""
         parts = self._ready_parts()
-        if parts.voice is None and parts.images is None:
+        if parts.voice is None and parts.images is None and parts.documents is None:
             self._say(NO_FILES)
             return
         path, caption = path_and_caption(argument)
@@ -303,20 +304,30 @@ class ConsoleChat:
             self._say(USAGE)
             return
         limits = [part.policy.max_bytes for part in (parts.voice, parts.images) if part is not None]
+        limits += [parts.documents.max_bytes] if parts.documents is not None else []
         try:
             size, head, data = await asyncio.to_thread(read_within, path, max(limits))
         except OSError as exc:
             self._say(f"I can't read {path}: {exc.strerror or type(exc).__name__}.")
             return
         name, sent = Path(path).name, datetime.now(UTC)
-        if image or looks_like_image(head) or parts.voice is None:
+        if image or looks_like_image(head) or (parts.voice is None and parts.documents is None):
             photo = ImageNote(
                 self.user_id, CHAT_ID, MediaFile("image", data, name), sent, caption=caption.strip()
             )
             await self._image(parts.images, size, photo)
             return
-        refused = parts.voice.refusal(size, None)
-        if refused is not None:
+        if parts.documents is not None and (parts.voice is None or looks_like_document(data)):
+            if (refused := parts.documents.refusal(size, name)) is not None:
+                self._say(refused.text)
+                return
+            document = DocumentNote(
+                self.user_id, CHAT_ID, MediaFile("document", data, name), sent, caption=caption.strip()
+            )
+            await self._reply(parts.documents.handle(document, self._progress))
+            return
+        assert parts.voice is not None
+        if (refused := parts.voice.refusal(size, None)) is not None:
             self._say(refused.text)
             return
         note = VoiceNote(self.user_id, CHAT_ID, MediaFile("audio", data, name), sent, caption=caption)
@@ -328,6 +339,9 @@ class ConsoleChat:
             return
         why = images.refusal(size)
         await self._reply(images.refused(note, why) if why is not None else images.handle(note))
+
+    async def _progress(self, step: str) -> None:
+        self._say_err(step)
 
     async def _reply(self, events: AsyncIterator[ReplyEvent]) -> None:
         surface = ConsoleSurface(self.io.out, "kindred › " if self.io.interactive else "")

@@ -10,8 +10,7 @@ import sys
 from typing import Any
 
 from bot.core.errors import InvalidInput
-from bot.core.media.documents import KeptDocument
-from bot.core.media.models import MediaFile
+from bot.core.media.models import KeptDocument, MediaFile
 from bot.core.models import Memory
 from bot.core.store import Store
 from bot.wiring.settings import Settings

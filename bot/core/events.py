@@ -57,6 +57,20 @@ class ImageNote:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentNote:
+    """A document a person sent in a chat (PDF, .docx, text, Markdown), before it is read. Kept as
+    their document memories; the caption, if any, is then answered as their message."""
+
+    user_id: str
+    chat_id: str
+    document: MediaFile
+    sent_at: datetime
+    idempotency_key: str | None = None
+    private: bool = True
+    caption: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Reaction:
     user_id: str
     turn_id: int

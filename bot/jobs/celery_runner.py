@@ -129,6 +129,16 @@ class CeleryJobs:
             raise value
         raise JobError(f"job {job_id} ended {state}: {type(value).__name__}: {value}")
 
+    async def progress(self, job_id: JobId) -> JobPayload | None:
+        # The worker writes PROGRESS with the step as its meta (workers/tasks.py: _task_state).
+        pending = self._app.AsyncResult(job_id)
+        try:
+            state, info = await asyncio.to_thread(lambda: (pending.state, pending.info))
+        except _UNREACHABLE as exc:
+            log.info("no progress of job %s: Redis is unreachable (%s)", job_id, type(exc).__name__)
+            return None
+        return dict(info) if state == "PROGRESS" and isinstance(info, dict) else None
+
     async def depths(self) -> dict[str, int]:
         return await asyncio.to_thread(self._depths)
 

@@ -43,6 +43,8 @@ class InProcessJobs:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kindred-job")
         self._results: OrderedDict[JobId, Future[JobPayload]] = OrderedDict()
         self._waiting: dict[str, int] = dict.fromkeys(QUEUES, 0)
+        # The last progress of each running job; dropped when it ends.
+        self._progress: dict[JobId, JobPayload] = {}
         self._lock = threading.Lock()
 
     def submit(self, name: str, payload: JobPayload) -> JobId:
@@ -69,6 +71,11 @@ class InProcessJobs:
 
     async def lost(self, job_id: JobId) -> bool:
         return False  # a thread's queue cannot lose its jobs and keep running
+
+    async def progress(self, job_id: JobId) -> JobPayload | None:
+        with self._lock:
+            found = self._progress.get(job_id)
+        return dict(found) if found is not None else None
 
     async def depths(self) -> dict[str, int]:
         with self._lock:
@@ -115,10 +122,17 @@ class InProcessJobs:
         hard_limit = threading.Timer(hard_s, _settle, args=(outcome,), kwargs={"error": past_limit})
         hard_limit.daemon = True
         hard_limit.start()
+
+        def reported(progress: JobPayload) -> None:
+            with self._lock:
+                self._progress[job_id] = check_payload(progress)
+
         try:
-            return asyncio.run(run_attempt(job, payload, job_id))
+            return asyncio.run(run_attempt(job, payload, job_id, progress=reported))
         finally:
             hard_limit.cancel()
+            with self._lock:
+                self._progress.pop(job_id, None)
 
     def _forget_old(self) -> None:
         while len(self._results) > MAX_KEPT_RESULTS:

@@ -56,7 +56,7 @@ def _run_row(run: TrainingRun) -> str:
 
 
 def examples(run: TrainingRun) -> str:
-    """"6 + / 5 −" from the run's dataset statistics, or its first progress step."""
+    """ "6 + / 5 −" from the run's dataset statistics, or its first progress step."""
     dataset = run.result.get("dataset")
     counts = dataset.get("examples") if isinstance(dataset, Mapping) else None
     if isinstance(counts, Mapping):

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from bot.adapters.base import Services
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
 from bot.core.chat.ports import Inference
 from bot.core.chat.ratelimit import RateLimiter
@@ -30,7 +31,9 @@ from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
+from bot.media.shelf import FolderShelf
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
+from bot.wiring.documents import ChatKeeper
 from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
 from bot.wiring.media import listening, load_speech, load_vision, seeing
 from bot.wiring.memory_jobs import Models, reward_weights
@@ -190,6 +193,7 @@ def policy(settings: Settings) -> ConversationPolicy:
 def services(kindred: Kindred) -> Services:
     """What the chat-platform adapters are handed."""
     chat, training = kindred.settings.chat, kindred.settings.training
+    shelf = FolderShelf(kindred.settings.data_dir)
     return Services(
         conversation=kindred.conversation,
         controls=Controls(
@@ -198,6 +202,7 @@ def services(kindred: Kindred) -> Services:
             embedder=kindred.embedder,
             default_training_consent=training.default_consent,
             session_gap=timedelta(minutes=kindred.settings.memory.session_gap_minutes),
+            shelf=shelf,
         ),
         limiter=RateLimiter(
             chat.user_messages_per_minute, chat.user_message_burst, buckets=kindred.shared.buckets
@@ -216,6 +221,7 @@ def services(kindred: Kindred) -> Services:
         intake=kindred.shared.intake,
         voice=voice_notes(kindred),
         images=images(kindred),
+        documents=chat_documents(kindred, shelf),
     )
 
 
@@ -227,6 +233,22 @@ def voice_notes(kindred: Kindred) -> VoiceNotes:
 def images(kindred: Kindred) -> Images:
     """Photos and images, seen by the configured vision model (or answered that none is)."""
     return Images(kindred.conversation, kindred.vision, seeing(kindred.settings.vision))
+
+
+def chat_documents(kindred: Kindred, shelf: FolderShelf) -> ChatDocuments:
+    """Documents sent in chats, kept like `kindred memory add-file` keeps them (a long one by the
+    job), their originals on `shelf` for people who asked."""
+    settings = kindred.settings
+    keeper = ChatKeeper(
+        kindred.store.memories, kindred.embedder, settings.documents, kindred.jobs, settings.data_dir
+    )
+    return ChatDocuments(
+        kindred.conversation,
+        keeper,
+        kindred.store.turns,
+        max_bytes=settings.documents.max_bytes,
+        shelf=shelf,
+    )
 
 
 def app_link(settings: Settings) -> Callable[[str], str]:

@@ -156,7 +156,13 @@ def console_chat(loading: Awaitable[Kindred], user_id: str, io: ConsoleIO | None
         kindred = await loading
         shared = services(kindred)
         return ChatParts(
-            kindred.conversation, shared.controls, shared.apps, shared.proactive, shared.voice, shared.images
+            kindred.conversation,
+            shared.controls,
+            shared.apps,
+            shared.proactive,
+            shared.voice,
+            shared.images,
+            shared.documents,
         )
 
     return ConsoleChat(parts(), user_id, io or default_io())

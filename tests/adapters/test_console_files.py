@@ -13,11 +13,17 @@ import pytest
 from bot.adapters.console import NO_FILES, ConsoleChat, ConsoleIO
 from bot.adapters.console_files import USAGE
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.voice import NO_BACKEND, NOTHING_KEPT, VoiceNotes
+from bot.core.jobs import JobRegistry
 from bot.core.media.models import ListeningPolicy
+from bot.jobs.inprocess import InProcessJobs
 from bot.media.speech.openai import OpenAISpeech
 from bot.store.sqlite.store import SqliteStore
+from bot.wiring.documents import ChatKeeper
+from bot.wiring.settings import DocumentSettings
 from tests.media import sounds
+from tests.media.document_files import docx_bytes, pdf_bytes
 from tests.media.speech_server import FakeSpeech
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
@@ -104,3 +110,34 @@ async def test_without_a_backend_or_voice_the_answer_says_so(store: SqliteStore,
     assert await chat(store, voice_notes(store, None), f"/file {recording}") == NO_BACKEND + "\n"
     assert await chat(store, None, f"/file {recording}") == NO_FILES + "\n"
     assert await store.turns.recent_turns("ann", "console", 10) == []
+
+
+def reading(voice: VoiceNotes, store: SqliteStore, tmp_path: Path) -> ChatDocuments:
+    section = DocumentSettings(max_bytes=64 * 1024)
+    keeper = ChatKeeper(store.memories, HashEmbedder(), section, InProcessJobs(JobRegistry()), tmp_path)
+    return ChatDocuments(voice.conversation, keeper, store.turns, max_bytes=section.max_bytes)
+
+
+async def test_a_document_on_disk_is_kept_and_audio_still_heard(
+    store: SqliteStore, speech: OpenAISpeech, tmp_path: Path
+) -> None:
+    plan, letter, note = tmp_path / "plan.pdf", tmp_path / "letter.docx", tmp_path / "note.wav"
+    plan.write_bytes(pdf_bytes(["The allotment opens at seven."]))
+    letter.write_bytes(docx_bytes([("Normal", "The plumber comes on Tuesday.")]))
+    note.write_bytes(sounds.sound(sounds.WAV, 1.0))
+    voice = voice_notes(store, speech)
+    waiting = [f"/file {plan}\n", f"/file {letter}\n", f"/file {note}\n", f"/file {tmp_path / 'empty.txt'}\n"]
+    (tmp_path / "empty.txt").write_bytes(b"")
+    out = io.StringIO()
+    pipe = ConsoleIO(lambda: waiting.pop(0) if waiting else "", out, io.StringIO(), interactive=False)
+    documents = reading(voice, store, tmp_path)
+    await ConsoleChat(voice.conversation, "ann", pipe, voice=voice, documents=documents).run()
+    said = out.getvalue()
+    listed = await store.memories.list_memories("ann", 100, 0)
+    assert "I keep plan.pdf: 1 passage from page 1" in said and "I keep letter.docx" in said
+    assert "Thursday it is." in said, "audio is still heard"
+    assert "empty.txt is empty" in said
+    assert sorted((m.text, m.meta.get("file")) for m in listed if m.kind == "document") == [
+        ("The allotment opens at seven.", "plan.pdf"),
+        ("The plumber comes on Tuesday.", "letter.docx"),
+    ]

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.errors import MediaError
-from bot.core.media.documents import KeptDocument, file_label, keep_document
-from bot.core.media.models import DocumentLimits, MediaFile
+from bot.core.media.documents import file_label, keep_document
+from bot.core.media.models import DocumentLimits, KeptDocument, MediaFile
 from bot.core.memory.controls import Controls
 from bot.core.memory.jsonl_format import parse_lines
 from bot.core.memory.operations import import_items

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.core.errors import StoreUnavailable
-from bot.core.jobs import JobPayload, JobRegistry
+from bot.core.jobs import JobPayload, JobRegistry, report_progress
 from bot.core.models import NewTurn
 from bot.store.sqlite.store import SqliteStore
 from bot.wiring.backends import open_store
@@ -70,6 +70,17 @@ def add_sample_jobs(registry: JobRegistry, stores: StoreAccess) -> None:
         if attempt <= payload["failures"]:
             raise StoreUnavailable(f"store away on attempt {attempt}")
         return {"attempts": attempt}
+
+    @registry.job("kindred.test.progress", soft_s=20, hard_s=30)
+    async def progress(payload: JobPayload) -> JobPayload:
+        """Reports a step, then waits for the test to create `release` (so it is read mid-run)."""
+        report_progress({"step": "halfway", "n": payload["n"]})
+        release = Path(payload["release"])
+        for _ in range(400):
+            if os.path.exists(release):  # noqa: ASYNC240 (a stat, on a test job)
+                return {"done": True}
+            await asyncio.sleep(0.025)
+        return {"done": False}
 
     @registry.job("kindred.test.sleep", soft_s=1, hard_s=10)
     async def sleep(payload: JobPayload) -> JobPayload:

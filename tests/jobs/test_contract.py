@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.core.errors import JobError, JobTimeout
-from bot.core.jobs import Jobs
+from bot.core.jobs import JobProgress, Jobs
 
 WAIT_S = 20.0
 
@@ -87,3 +87,19 @@ async def test_queue_depths_name_every_queue(jobs: Jobs) -> None:
     depths = await jobs.depths()
     assert set(depths) == {"gpu", "train", "build", "default"}
     assert all(isinstance(n, int) and n >= 0 for n in depths.values())
+
+
+async def test_a_running_jobs_progress_is_read_until_it_ends(jobs: Jobs, tmp_path: Path) -> None:
+    assert isinstance(jobs, JobProgress)
+    release = tmp_path / "release"
+    job_id = jobs.submit("kindred.test.progress", {"n": 3, "release": str(release)})
+    seen = None
+    for _ in range(400):
+        seen = await jobs.progress(job_id)
+        if seen is not None:
+            break
+        await asyncio.sleep(0.025)
+    assert seen == {"step": "halfway", "n": 3}
+    release.touch()
+    assert await jobs.result(job_id, WAIT_S) == {"done": True}
+    assert await jobs.progress(job_id) is None, "an ended job has no progress"

@@ -342,6 +342,19 @@ async def test_a_person_marked_inactive_is_active_again_after_writing(store: Sto
     assert not await store.turns.is_user_active("bob")
 
 
+async def test_files_are_deleted_unless_the_person_asked_to_keep_them(store: Store) -> None:
+    assert not await store.turns.keeps_files("stranger")
+    await store.turns.add_turn(turn("ann", "hi"))
+    assert not await store.turns.keeps_files("ann"), "the default deletes files"
+    await store.turns.set_keep_files("ann", True)
+    await store.turns.set_keep_files("bob", True)  # a person never seen before
+    assert await store.turns.keeps_files("ann") and await store.turns.keeps_files("bob")
+    await store.turns.set_keep_files("ann", False)
+    assert not await store.turns.keeps_files("ann")
+    await store.memories.forget_all("bob")
+    assert not await store.turns.keeps_files("bob"), "forgetting everything forgets the choice too"
+
+
 async def test_memory_count_follows_adds_and_forgets(store: Store) -> None:
     assert await store.memories.memory_count("ann") == 0
     ids = await store.memories.add_memories([memory("ann", f"fact {n}") for n in range(3)])

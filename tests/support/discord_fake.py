@@ -72,12 +72,14 @@ class FakeDiscord:
         await self.gateway.dispatch("MESSAGE_CREATE", message)
         return message
 
-    async def voice_in_server(self, person: p.Payload, data: bytes, *, mention: bool = False) -> p.Payload:
+    async def voice_in_server(
+        self, person: p.Payload, data: bytes, *, mention: bool = False, **attached: Any
+    ) -> p.Payload:
         message = p.message(
             p.snowflake(), p.GUILD_CHANNEL_ID, person, f"<@{p.BOT_ID}>" if mention else "",
             guild_id=p.GUILD_ID, mentions=[p.BOT_USER] if mention else [],
         )  # fmt: skip
-        message["attachments"] = [self._attach(p.GUILD_CHANNEL_ID, data)]
+        message["attachments"] = [self._attach(p.GUILD_CHANNEL_ID, data, **attached)]
         await self.gateway.dispatch("MESSAGE_CREATE", message)
         return message
 

@@ -12,12 +12,13 @@ JSON = dict[str, Any]
 
 # What getFile hands a bot on Telegram's cloud Bot API; a larger file is "too big".
 MAX_DOWNLOAD = 20 * 1024 * 1024
-NoteKind = Literal["voice", "audio", "video_note"]
+NoteKind = Literal["voice", "audio", "video_note", "document"]
 # Where Telegram keeps each kind, and the suffix its path has (a voice note's is .oga).
 FOLDERS: dict[NoteKind, tuple[str, str]] = {
     "voice": ("voice", ".oga"),
     "audio": ("music", ".mp3"),
     "video_note": ("video_notes", ".mp4"),
+    "document": ("documents", ""),
 }
 
 
@@ -40,6 +41,15 @@ class FileStore:
         n = next(self._ids)
         folder, suffix = FOLDERS[kind]
         stored = StoredFile(f"AwACAgIAAxkBAAI{n:08d}", f"AgAD{n:06d}", f"{folder}/file_{n}{suffix}", data)
+        self.files[stored.file_id] = stored
+        return stored
+
+    def add_document(self, data: bytes, name: str) -> StoredFile:
+        """A document keeps the suffix of its name in its path, as Telegram's do."""
+        n = next(self._ids)
+        suffix = name.rpartition(".")[2] if "." in name else ""
+        path = f"documents/file_{n}" + (f".{suffix}" if suffix else "")
+        stored = StoredFile(f"BQACAgIAAxkBAAI{n:08d}", f"AgAD{n:06d}", path, data)
         self.files[stored.file_id] = stored
         return stored
 

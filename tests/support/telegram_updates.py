@@ -366,6 +366,46 @@ class ChatWorld:
             message["caption"] = caption
         return self._incoming({"update_id": next(self._update_ids), "message": message})
 
+    def document_message(
+        self,
+        chat_id: int,
+        user_id: int,
+        data: bytes,
+        name: str,
+        *,
+        mime_type: str = "application/pdf",
+        size: int | None = -1,
+        caption: str | None = None,
+        mention: bool = False,
+        reply_to: int | None = None,
+    ) -> JSON:
+        """A document from `user_id` in `chat_id`. `size` -1: the file's real size; None: left out."""
+        chat = (
+            self.chat(chat_id)
+            if chat_id > 0
+            else self.chats.setdefault(chat_id, FakeChat(group_chat_json(chat_id)))
+        )
+        stored = self.files.add_document(data, name)
+        message = message_json(
+            chat.claim_id(),
+            chat.data,
+            user_json(user_id, "Ann"),
+            None,
+            reply_to_message=self._quote(chat, reply_to),
+        )
+        found: JSON = {"file_id": stored.file_id, "file_unique_id": stored.file_unique_id, "file_name": name,
+                       "mime_type": mime_type}  # fmt: skip
+        if size is not None:
+            found["file_size"] = len(data) if size == -1 else size
+        message["document"] = found
+        if mention:
+            handle = f"@{self.bot_user['username']}"
+            caption = f"{handle} {caption or ''}".strip()
+            message["caption_entities"] = [{"type": "mention", "offset": 0, "length": utf16_len(handle)}]
+        if caption is not None:
+            message["caption"] = caption
+        return self._incoming({"update_id": next(self._update_ids), "message": message})
+
     def reaction(
         self, chat_id: int, message_id: int, user_id: int, *, old: list[str], new: list[str]
     ) -> JSON:

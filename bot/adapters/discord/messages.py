@@ -5,6 +5,7 @@ from __future__ import annotations
 import discord
 
 from bot.adapters.discord.context import Kindred
+from bot.adapters.discord.documents import document_attachment, kept
 from bot.adapters.discord.failures import nonce_for
 from bot.adapters.discord.images import image_attachment, seen
 from bot.adapters.discord.policy import PLATFORM, chat_key, is_addressed, places, user_key, without_mention
@@ -54,10 +55,13 @@ class ChannelMessages:
         )
         attachment = audio_attachment(message) if services.voice is not None else None
         picture = image_attachment(message) if services.images is not None else None
+        document = document_attachment(message) if services.documents is not None else None
         if attachment is not None and services.voice is not None:
             events = heard(services.voice, attachment, user_message)
         elif picture is not None and services.images is not None:
             events = seen(services.images, picture, user_message)
+        elif document is not None and services.documents is not None:
+            events = kept(services.documents, document, user_message, message.channel)
         else:
             events = services.conversation.handle_message(user_message)
         async with self.kindred.in_flight.track():

@@ -30,6 +30,7 @@ from bot.adapters.base import Services
 from bot.adapters.telegram.chat import FEEDBACK_DOWN, FEEDBACK_UP, ChatHandler, ChatPolicy
 from bot.adapters.telegram.commands import bot_commands, command_handlers
 from bot.adapters.telegram.delivery_rule import MaybeDelivered
+from bot.adapters.telegram.documents import DOCUMENTS, DocumentHandler
 from bot.adapters.telegram.feedback import Feedback
 from bot.adapters.telegram.flood import SharedFloodLimiter
 from bot.adapters.telegram.ordering import Admitted, PerChatOrder
@@ -164,6 +165,9 @@ class TelegramAdapter:
         if self.services.images is not None:
             # Before any handler of all documents: an image sent as a file is seen, not read.
             application.add_handler(MessageHandler(PHOTOS, PhotoHandler(chat, self.services.images)))
+        if self.services.documents is not None:
+            handler = DocumentHandler(chat, self.services.documents)
+            application.add_handler(MessageHandler(DOCUMENTS, handler))
         application.add_handler(MessageReactionHandler(feedback.on_reaction))
         application.add_handler(
             CallbackQueryHandler(feedback.on_button, pattern=f"^({FEEDBACK_UP}|{FEEDBACK_DOWN})$")

@@ -125,7 +125,7 @@ class VoiceHandler:
         if refused is not None:
             yield refused
             return
-        data = await _download(bot, found)
+        data = await download(bot, found)
         if isinstance(data, Refusal):
             yield data
             return
@@ -144,7 +144,7 @@ class VoiceHandler:
             yield event
 
 
-async def _download(bot: Bot, found: Attachment) -> bytes | Refusal:
+async def download(bot: Bot, found: Attachment) -> bytes | Refusal:
     """The note's bytes through the Bot API, or why not in words for the person."""
     try:
         file = await bot.get_file(found.file_id)

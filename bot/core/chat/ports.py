@@ -56,6 +56,14 @@ class TurnLog(Protocol):
         """False only for a known person marked inactive."""
         ...
 
+    async def set_keep_files(self, user_id: str, keep: bool) -> None:
+        """/privacy files keep|delete: whether the files this person sends are kept once read."""
+        ...
+
+    async def keeps_files(self, user_id: str) -> bool:
+        """True only for a person who asked that their files be kept (the default deletes them)."""
+        ...
+
 
 class DeliveryLog(Protocol):
     """Replies whose delivery is unknown (a send that may have landed: docs/reliability.md), until

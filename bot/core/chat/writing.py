@@ -105,9 +105,7 @@ class ReplyWriter:
         draft.ending.reason = "length" if chosen.cut else "stop"
         return chosen.text
 
-    async def _sample(
-        self, messages: Sequence[ChatMessage], draft: Draft, seed: int | None
-    ) -> list[Sampled]:
+    async def _sample(self, messages: Sequence[ChatMessage], draft: Draft, seed: int | None) -> list[Sampled]:
         adapter = draft.pick.adapter.path if draft.pick.adapter else None
         return await self.inference.sample(
             messages, n=draft.pick.n, max_tokens=self.max_new_tokens, adapter=adapter, seed=seed

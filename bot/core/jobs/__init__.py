@@ -14,7 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any, NewType, Protocol
+from typing import Any, NewType, Protocol, runtime_checkable
 
 from bot.core.errors import JobError, JobTimeout, StoreUnavailable
 
@@ -67,6 +67,17 @@ class Jobs(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class JobProgress(Protocol):
+    """A runner that tells how a running job is doing (both runners do; a caller checks with
+    isinstance, so that a runner without it still runs jobs)."""
+
+    async def progress(self, job_id: JobId) -> JobPayload | None:
+        """What the job last passed to `report_progress`; None before it reported any, once it
+        has ended, or when it cannot be read just now (progress is a courtesy)."""
+        ...
 
 
 def queue_for(name: str) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bot.core.models import JSONObject
+
 # What the person meant to send, as the platform says it: a voice note or an audio file, a photo,
 # or a document. The content decides how it is read (a "document" may be an image or audio).
 MediaKind = Literal["voice", "audio", "image", "document"]
@@ -123,3 +125,52 @@ class DocumentLimits:
     # rather than in the process that received it.
     job_bytes: int = 2 * 2**20
     job_pages: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class KeptDocument:
+    """What `keep_document` stored: its memories' ids in passage order, and which pages had text.
+    `already`: the same file was kept before, and nothing was stored again."""
+
+    name: str
+    digest: str
+    passages: int
+    pages: tuple[int, ...]
+    characters: int
+    memory_ids: tuple[int, ...] = ()
+    already: bool = False
+
+    def as_payload(self) -> JSONObject:
+        """As a job's result (JSON); `from_payload` reads it back."""
+        return {
+            "name": self.name, "digest": self.digest, "passages": self.passages, "pages": list(self.pages),
+            "characters": self.characters, "memory_ids": list(self.memory_ids), "already": self.already,
+        }  # fmt: skip
+
+    @classmethod
+    def from_payload(cls, payload: JSONObject) -> KeptDocument:
+        return cls(
+            name=str(payload["name"]), digest=str(payload["digest"]), passages=int(payload["passages"]),
+            pages=tuple(int(page) for page in payload["pages"]), characters=int(payload["characters"]),
+            memory_ids=tuple(int(one) for one in payload["memory_ids"]), already=bool(payload["already"]),
+        )  # fmt: skip
+
+    @property
+    def contents(self) -> str:
+        """What was kept, as in "12 passages from pages 1–3, 4,210 characters"."""
+        pages = ""
+        if self.pages:
+            first, last = self.pages[0], self.pages[-1]
+            pages = f" from page {first}" if first == last else f" from pages {first}–{last}"
+        passages = "1 passage" if self.passages == 1 else f"{self.passages:,} passages"
+        return f"{passages}{pages}, {self.characters:,} characters"
+
+    def summary(self) -> str:
+        """One line for the person: what was kept of their file."""
+        name = self.name or "your file"
+        if self.already:
+            return f"I already keep {name} ({self.passages:,} passages); I didn't store it twice."
+        return (
+            f"I keep {name}: {self.contents}. Ask me about it any time; /memories lists its "
+            f"passages and /forget file {name} forgets them."
+        )

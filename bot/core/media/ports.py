@@ -4,12 +4,17 @@ server's raw answer."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from bot.core.media.models import MediaFile, Passage, Seen, Transcript
+from bot.core.media.models import KeptDocument, MediaFile, Passage, Seen, Transcript
+
+# Shows a step of slow work in the chat ("Reading plan.pdf: 120 of 400 passages"), as mini-app
+# builds do; it never raises (progress is a courtesy).
+Show = Callable[[str], Awaitable[None]]
 
 
 class SpeechToText(Protocol):
@@ -54,4 +59,33 @@ class DocumentReader(Protocol):
     async def read(self, document: MediaFile) -> list[Passage]:
         """The document's passages, in order. Raises MediaError for a file it cannot read (an
         unknown or lying type, encrypted, malformed, or over the limits)."""
+        ...
+
+
+class DocumentKeeper(Protocol):
+    """Keeps a document a person sent as their document memories: in this process, or for a
+    long one by a job, showing its steps."""
+
+    async def keep(
+        self, user_id: str, document: MediaFile, *, chat_id: str | None, show: Show
+    ) -> KeptDocument:
+        """Searchable when this returns. Raises MediaError (nothing stored) for a file that is
+        refused, and JobError, JobTimeout or QueueUnavailable when the job could not keep it."""
+        ...
+
+
+class FileShelf(Protocol):
+    """The original files of people who asked that they be kept (/privacy files keep), until
+    they forget them."""
+
+    async def put(self, user_id: str, kept: KeptDocument, data: bytes) -> None:
+        """Keep `data`, the file `kept` was read from, under the person's own folder."""
+        ...
+
+    async def remove(self, user_id: str, name: str) -> int:
+        """Delete the person's kept files called `name` (any case); how many went."""
+        ...
+
+    async def remove_all(self, user_id: str) -> int:
+        """Delete every file kept for the person; how many went."""
         ...

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.core.errors import InvalidInput, StoreUnavailable
 from bot.core.learning import RewardWeights, control_used
+from bot.core.media.ports import FileShelf
 from bot.core.memory import curation, operations
 from bot.core.memory.jsonl_format import listing_record, size_words
 from bot.core.memory.kinds import UNLISTED
@@ -55,7 +56,17 @@ PRIVACY = (
 )
 PRIVACY_USAGE = (
     "/privacy shows what I keep and why. /privacy training off leaves your replies out of the "
-    "nightly training; /privacy training on lets them in again."
+    "nightly training; /privacy training on lets them in again. /privacy files keep keeps the files "
+    "you send me until you forget them; /privacy files delete (the default) deletes each once read."
+)
+FILES_KEEP = (
+    "Done: from now on I keep the files you send me (what I read from them, and the file itself) "
+    "until you forget them with /forget file NAME or /forget all. /privacy files delete stops that."
+)
+FILES_DELETE = (
+    "Done: from now on I delete each file you send me once I have read it; what I read from it "
+    "stays a memory until you forget it. Files I kept before stay until you /forget them. "
+    "/privacy files keep keeps them again."
 )
 TRAINING_OFF = (
     "Done: training is off for you. From tonight on, none of your replies or reactions train the "
@@ -180,6 +191,19 @@ def training_setting(consent: bool | None, default: bool) -> str:
     )
 
 
+def files_setting(keep: bool) -> str:
+    """One line: whether the files this person sends are kept once read."""
+    if keep:
+        return (
+            "Files you send me: kept, until you forget them (your choice). "
+            "/privacy files delete deletes them once read."
+        )
+    return (
+        "Files you send me: deleted once I have read them (the default); what I read from them stays "
+        "a memory until you forget it. /privacy files keep keeps the files too."
+    )
+
+
 def help_text(persona_name: str = "Kindred") -> str:
     commands = "\n".join(f"/{c.name} — {c.description}" for c in COMMANDS)
     return (
@@ -200,8 +224,11 @@ class Controls:
         default_training_consent: bool = True,
         session_gap: timedelta = SESSION_GAP,
         max_export_bytes: int = MAX_CHAT_EXPORT_BYTES,
+        shelf: FileShelf | None = None,
     ) -> None:
         self.store = store
+        # The files of people who asked that they be kept; forgetting a file deletes it there too.
+        self.shelf = shelf
         self.max_export_bytes = max_export_bytes
         self.embedder = embedder
         self.persona = persona
@@ -254,12 +281,14 @@ class Controls:
             async for memory in operations.all_memories(self.store.memories, user_id)
             if memory.kind == DOCUMENT and str(memory.meta.get("file", "")).casefold() == wanted
         ]
-        if not passages:
+        files = await self.shelf.remove(user_id, name) if self.shelf is not None else 0
+        if not passages and not files:
             return f"I keep no file called {name}. /memories lists what I keep."
         for memory_id in passages:
             await self.store.memories.forget(user_id, memory_id)
         await self._used("forget", user_id, chat_id)
-        return f"Forgotten: {name}, all {len(passages)} passages of it. None will come up again."
+        also = " The file itself is deleted too." if files else ""
+        return f"Forgotten: {name}, all {len(passages)} passages of it. None will come up again.{also}"
 
     async def confirm(self, user_id: str, argument: str, *, chat_id: str | None = None) -> str:
         """The person says a memory is right: it counts as verified (v = 1) from now on."""
@@ -299,7 +328,10 @@ class Controls:
     async def forget_all(self, user_id: str) -> str:
         opted_out = await self.store.learning.training_consent(user_id) is False
         count = await self.store.memories.forget_all(user_id)
-        done = f"Done. I forgot everything about you ({count} memories)."
+        files = await self.shelf.remove_all(user_id) if self.shelf is not None else 0
+        done = f"Done. I forgot everything about you ({count} memories" + (
+            f", and the {files} files you asked me to keep)." if files else ")."
+        )
         # Not even the id is kept, so neither is the choice: a new person gets the default.
         return f"{done} {OPT_OUT_FORGOTTEN}" if opted_out else done
 
@@ -324,13 +356,19 @@ class Controls:
             on = words == "training on"
             await self.store.learning.set_training_consent(user_id, on)
             return TRAINING_ON if on else TRAINING_OFF
+        if words in ("files keep", "files delete"):
+            keep = words == "files keep"
+            await self.store.turns.set_keep_files(user_id, keep)
+            return FILES_KEEP if keep else FILES_DELETE
         if words:
             return PRIVACY_USAGE
         try:
             consent = await self.store.learning.training_consent(user_id)
+            keep = await self.store.turns.keeps_files(user_id)
         except StoreUnavailable:
-            return f"{PRIVACY}\n\n(I can't read your training setting right now; try again soon.)"
-        return f"{PRIVACY}\n\n{training_setting(consent, self.default_training_consent)}"
+            return f"{PRIVACY}\n\n(I can't read your settings right now; try again soon.)"
+        training = training_setting(consent, self.default_training_consent)
+        return f"{PRIVACY}\n\n{training}\n{files_setting(keep)}"
 
     async def _used(self, command: str, user_id: str, chat_id: str | None) -> None:
         """Count a memory control used right after a reply as a tool use of it (α). Never fails

@@ -40,20 +40,22 @@ NEUTRAL = 0.5
 SECONDS_PER_DAY = 86_400.0
 TURN_HALF_LIFE_DAYS = 120.0
 DOCUMENT_HALF_LIFE_DAYS = 60.0
-DEFAULT_HALF_LIVES: Mapping[str, float] = MappingProxyType({
-    # Stable: who the person is and what they like does not fade with time, only by contradiction.
-    "preference": 0.0,
-    "fact": 0.0,
-    # Episodic: "yesterday I…", "next week we…" matter for weeks.
-    "event": 21.0,
-    # Raw turns and imported lines: in between.
-    "turn": TURN_HALF_LIFE_DAYS,
-    "imported": TURN_HALF_LIFE_DAYS,
-    "summary": TURN_HALF_LIFE_DAYS,
-    # A shared file is mostly about its moment (a trip's plan, a term's timetable): it fades
-    # faster than chat, and its many passages make room for what is said later.
-    DOCUMENT: DOCUMENT_HALF_LIFE_DAYS,
-})
+DEFAULT_HALF_LIVES: Mapping[str, float] = MappingProxyType(
+    {
+        # Stable: who the person is and what they like does not fade with time, only by contradiction.
+        "preference": 0.0,
+        "fact": 0.0,
+        # Episodic: "yesterday I…", "next week we…" matter for weeks.
+        "event": 21.0,
+        # Raw turns and imported lines: in between.
+        "turn": TURN_HALF_LIFE_DAYS,
+        "imported": TURN_HALF_LIFE_DAYS,
+        "summary": TURN_HALF_LIFE_DAYS,
+        # A shared file is mostly about its moment (a trip's plan, a term's timetable): it fades
+        # faster than chat, and its many passages make room for what is said later.
+        DOCUMENT: DOCUMENT_HALF_LIFE_DAYS,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,18 @@ from dataclasses import dataclass
 from datetime import datetime
 
 MONTHS = (
-    "january", "february", "march", "april", "may", "june",
-    "july", "august", "september", "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 )
 _MONTH = "(" + "|".join(MONTHS) + ")"
 _YEAR = r"((?:19|20)\d\d)"

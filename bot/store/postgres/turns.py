@@ -76,6 +76,11 @@ _SET_ACTIVE_SQL = """
 INSERT INTO users AS u (id, created_at, active) VALUES (%s, now(), %s)
 ON CONFLICT (id) DO UPDATE SET active = excluded.active
 """
+_SET_KEEP_FILES_SQL = """
+INSERT INTO users AS u (id, created_at, keep_files) VALUES (%s, now(), %s)
+ON CONFLICT (id) DO UPDATE SET keep_files = excluded.keep_files
+"""
+_KEEP_FILES_SQL = POSTGRES.sql(statements.KEEP_FILES)
 _UPSERT_FEEDBACK_SQL = POSTGRES.sql(statements.UPSERT_FEEDBACK)
 _REMOVE_FEEDBACK_SQL = POSTGRES.sql(statements.REMOVE_FEEDBACK)
 _FIND_MESSAGE_SQL = POSTGRES.sql(statements.FIND_MESSAGE)
@@ -163,3 +168,12 @@ class PostgresTurns:
             cursor = await conn.execute(_USER_ACTIVE_SQL, (user_id,))
             row = await cursor.fetchone()
         return bool(row["active"]) if row else True
+
+    async def set_keep_files(self, user_id: str, keep: bool) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(_SET_KEEP_FILES_SQL, (user_id, keep))
+
+    async def keeps_files(self, user_id: str) -> bool:
+        async with self._pool.connection() as conn:
+            row = await (await conn.execute(_KEEP_FILES_SQL, (user_id,))).fetchone()
+        return bool(row["keep_files"]) if row else False

@@ -34,6 +34,10 @@ _SET_ACTIVE_SQL = """
 INSERT INTO users(id, created_at, active) VALUES (?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET active = excluded.active
 """
+_SET_KEEP_FILES_SQL = """
+INSERT INTO users(id, created_at, keep_files) VALUES (?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET keep_files = excluded.keep_files
+"""
 
 
 def turn_memory(turn: NewTurn) -> NewMemory:
@@ -122,6 +126,14 @@ class SqliteTurns:
     async def is_user_active(self, user_id: str) -> bool:
         rows = await self._db.read(statements.USER_ACTIVE, (user_id,))
         return bool(rows[0]["active"]) if rows else True
+
+    async def set_keep_files(self, user_id: str, keep: bool) -> None:
+        async with self._db.write() as db:
+            await db.execute(_SET_KEEP_FILES_SQL, (user_id, _now(), int(keep)))
+
+    async def keeps_files(self, user_id: str) -> bool:
+        rows = await self._db.read(statements.KEEP_FILES, (user_id,))
+        return bool(rows[0]["keep_files"]) if rows else False
 
 
 def _now() -> float:

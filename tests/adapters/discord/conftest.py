@@ -18,12 +18,14 @@ from bot.adapters.discord.adapter import DiscordAdapter
 from bot.adapters.discord.options import DiscordOptions
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.memory.controls import Controls
+from bot.core.memory.ports import Embedder
 from bot.core.miniapps.commands import AppCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
@@ -73,6 +75,7 @@ def services(
     apps: AppCommands | None = None,
     voice: Callable[[Conversation], VoiceNotes] | None = None,
     images: Callable[[Conversation], Images] | None = None,
+    documents: Callable[[Store, Conversation, Embedder], ChatDocuments] | None = None,
 ) -> Services:
     policy = ConversationPolicy(
         persona=PERSONA,
@@ -84,6 +87,7 @@ def services(
     replies = ProactiveReplies(store)
     conversation = Conversation(store, embedder, inference or ScriptedInference(), policy, proactive=replies)
     return Services(
+        documents=documents(store, conversation, embedder) if documents is not None else None,
         conversation=conversation,
         controls=Controls(store, PERSONA, embedder=embedder),
         limiter=RateLimiter(per_minute, burst, LocalBuckets()),

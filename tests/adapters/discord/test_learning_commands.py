@@ -11,7 +11,7 @@ from bot.core.jobs import JobPayload
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter, NewCanary, Variant
 from bot.core.learning.serving import promote
-from bot.core.memory.controls import PRIVACY, TRAINING_OFF, training_setting
+from bot.core.memory.controls import PRIVACY, TRAINING_OFF, files_setting, training_setting
 from bot.core.store import Store
 from tests.adapters.discord.conftest import running, services
 from tests.support.discord_fake import ANN, BEN, FakeDiscord
@@ -44,9 +44,11 @@ async def test_privacy_offers_the_training_switch_and_admins_get_their_commands(
         pass
     synced = next(found for path, found in fake.rest.commands.items() if path.endswith(GLOBAL_SYNC_SUFFIX))
     privacy = next(command for command in synced if command["name"] == "privacy")
-    (option,) = privacy["options"]
+    option, files = privacy["options"]
     assert option["name"] == "training" and not option.get("required", False)
     assert [choice["value"] for choice in option["choices"]] == ["on", "off"]
+    assert files["name"] == "files" and not files.get("required", False)
+    assert [choice["value"] for choice in files["choices"]] == ["keep", "delete"]
     assert {"train_now", "rollback", "canary"} <= {command["name"] for command in synced}
     canary = next(command for command in synced if command["name"] == "canary")
     action, reason = canary["options"]
@@ -89,7 +91,7 @@ async def test_privacy_training_off_is_kept_and_shown(fake: FakeDiscord, any_sto
         shown = await answer(fake, await fake.slash(ANN, "privacy", training="off"))
         assert shown.ephemeral and shown.content == TRAINING_OFF
         shown = await answer(fake, await fake.slash(ANN, "privacy"))
-        assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}"
+        assert shown.content == f"{PRIVACY}\n\n{training_setting(False, True)}\n{files_setting(False)}"
     assert await any_store.learning.training_consent(f"discord:{ANN['id']}") is False
 
 

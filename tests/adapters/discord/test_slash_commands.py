@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from bot.core.chat.access import NOT_ALLOWED, Access
-from bot.core.memory.controls import APP_SOON, FORGET_ALL_ASK, PRIVACY, training_setting
+from bot.core.memory.controls import APP_SOON, FORGET_ALL_ASK, PRIVACY, files_setting, training_setting
 from bot.core.models import NewMemory
 from bot.store.sqlite.store import SqliteStore
 from tests.adapters.discord.conftest import PERSONA, running, services
@@ -195,7 +195,7 @@ async def test_an_export_too_big_to_send_is_refused_in_words(fake: FakeDiscord, 
 async def test_short_answers_are_ephemeral(fake: FakeDiscord, store: SqliteStore) -> None:
     expected = {
         "persona": f"This is who I am, as my admin set me up:\n\n{PERSONA}",
-        "privacy": f"{PRIVACY}\n\n{training_setting(None, True)}",
+        "privacy": f"{PRIVACY}\n\n{training_setting(None, True)}\n{files_setting(False)}",
         "app": APP_SOON,
     }
     async with running(services(store)):

@@ -15,13 +15,16 @@ from bot.adapters.telegram.adapter import TelegramAdapter, TelegramConfig
 from bot.adapters.telegram.chat import ChatPolicy
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
+from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
 from bot.core.chat.ports import Inference, Intake
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
+from bot.core.media.ports import FileShelf
 from bot.core.memory.controls import Controls
+from bot.core.memory.ports import Embedder
 from bot.core.miniapps.commands import AppCommands
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
@@ -94,6 +97,10 @@ async def running_bot(
     voice: Callable[[Conversation], VoiceNotes] | None = None,
     # Photos, seen through the conversation; None: not wired (a photo is ignored).
     images: Callable[[Conversation], Images] | None = None,
+    # Documents, kept and then their caption answered; None: not wired (a document is ignored).
+    documents: Callable[[Store, Conversation, Embedder], ChatDocuments] | None = None,
+    # Where the files of people who asked are kept; forgetting one deletes it there.
+    shelf: FileShelf | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
@@ -107,7 +114,7 @@ async def running_bot(
     )
     services = Services(
         conversation=conversation,
-        controls=Controls(store, PERSONA, embedder=embedder),
+        controls=Controls(store, PERSONA, embedder=embedder, shelf=shelf),
         limiter=limiter or RateLimiter(per_minute=0, burst=1, buckets=LocalBuckets()),
         access=access or Access(),
         training=training(store) if training is not None else None,
@@ -116,6 +123,7 @@ async def running_bot(
         intake=intake or LocalIntake(),
         voice=voice(conversation) if voice is not None else None,
         images=images(conversation) if images is not None else None,
+        documents=documents(store, conversation, embedder) if documents is not None else None,
     )
     config = TelegramConfig(
         token=token or api.token,

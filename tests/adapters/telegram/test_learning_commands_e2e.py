@@ -19,7 +19,14 @@ from bot.core.jobs import JobRegistry
 from bot.core.learning.commands import CANARY_USAGE, TrainingCommands
 from bot.core.learning.models import GLOBAL_SCOPE, NewAdapter, NewCanary, Variant
 from bot.core.learning.serving import promote
-from bot.core.memory.controls import PRIVACY, PRIVACY_USAGE, TRAINING_OFF, TRAINING_ON, training_setting
+from bot.core.memory.controls import (
+    PRIVACY,
+    PRIVACY_USAGE,
+    TRAINING_OFF,
+    TRAINING_ON,
+    files_setting,
+    training_setting,
+)
 from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.wiring.job_store import per_job
@@ -133,7 +140,7 @@ async def test_privacy_training_off_and_on_is_kept_per_person(
                 assert await bot.store.learning.training_consent(f"telegram:{ANN}") is False
         off, shown, on, usage = api.texts(ANN)
         assert off == TRAINING_OFF and on == TRAINING_ON and usage == PRIVACY_USAGE
-        assert shown == f"{PRIVACY}\n\n{training_setting(False, True)}"
+        assert shown == f"{PRIVACY}\n\n{training_setting(False, True)}\n{files_setting(False)}"
         assert await bot.store.learning.training_consent(f"telegram:{ANN}") is True
         assert await bot.store.learning.training_consent(f"telegram:{BOB}") is None
 
