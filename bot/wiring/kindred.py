@@ -40,6 +40,7 @@ from bot.wiring.memory_jobs import Models, reward_weights
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
 from bot.wiring.shared_state import SharedState, open_shared_state
+from bot.wiring.voice_jobs import JobHearing
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -126,7 +127,8 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     # In-process jobs share this process's models; Celery workers load their own.
     in_process = not settings.workers.redis_url
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
-    jobs = load_jobs(settings, job_registry(settings, models))
+    heard_here = LoadOnce[SpeechToText | None](lambda: speech) if in_process else None
+    jobs = load_jobs(settings, job_registry(settings, models, speech=heard_here))
     conversation = Conversation(
         store,
         embedder,
@@ -226,8 +228,11 @@ def services(kindred: Kindred) -> Services:
 
 
 def voice_notes(kindred: Kindred) -> VoiceNotes:
-    """Voice notes, heard by the configured backend (or answered that none is)."""
-    return VoiceNotes(kindred.conversation, kindred.speech, listening(kindred.settings.speech))
+    """Voice notes, heard by the configured backend (or answered that none is); a long one by
+    the job, its steps shown."""
+    settings = kindred.settings
+    long_notes = JobHearing(kindred.store.curation, kindred.jobs, settings.speech, settings.data_dir)
+    return VoiceNotes(kindred.conversation, kindred.speech, listening(settings.speech), long_notes=long_notes)
 
 
 def images(kindred: Kindred) -> Images:
