@@ -33,15 +33,14 @@ def job_registry(
     models: Models | None = None,
     *,
     stores: StoreAccess | None = None,
-    speech: LoadOnce[SpeechToText | None] | None = None,
+    speech: Callable[[], SpeechToText | None] | None = None,
 ) -> JobRegistry:
     """Every job: store upkeep, memory extraction and upkeep, nightly training, mini-app builds,
     the proactive beat, long documents kept, long recordings heard, inference on GPU workers.
     `models`: the embedder and model this process already loaded (in-process jobs), else loaded
     on first use. `stores`: how a
     job gets its store (a worker process's one store, bot/wiring/job_store.py); by default each job
-    opens its own. `speech`: the speech backend this process already loaded, else loaded on first
-    use."""
+    opens its own. `speech`: makes the speech backend a job hears with (by default the settings')."""
     registry = JobRegistry()
     models = models or Models(
         LoadOnce(lambda: load_embedder(settings), what="embedder"),
@@ -65,9 +64,7 @@ def job_registry(
     add_app_jobs(registry, stores, app_policy, models.inference if wants_model else None)
     add_proactive_jobs(registry, settings, stores, models)
     add_document_jobs(registry, stores, models.embedder, settings.documents, settings.data_dir)
-    hearing = speech or LoadOnce(
-        lambda: load_speech(settings.speech, device=settings.inference.device), what="speech backend"
-    )
+    hearing = speech or (lambda: load_speech(settings.speech, device=settings.inference.device))
     add_voice_jobs(
         registry, stores, models.embedder, hearing, settings.data_dir,
         section=settings.speech, max_message_chars=settings.chat.max_message_chars,

@@ -127,8 +127,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     # In-process jobs share this process's models; Celery workers load their own.
     in_process = not settings.workers.redis_url
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
-    heard_here = LoadOnce[SpeechToText | None](lambda: speech) if in_process else None
-    jobs = load_jobs(settings, job_registry(settings, models, speech=heard_here))
+    jobs = load_jobs(settings, job_registry(settings, models))
     conversation = Conversation(
         store,
         embedder,

@@ -20,6 +20,7 @@ is heard inline (and checked against the limits there).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -56,7 +57,7 @@ def add_voice_jobs(
     registry: JobRegistry,
     stores: StoreAccess,
     embedder: LoadOnce[Embedder],
-    speech: LoadOnce[SpeechToText | None],
+    speech: Callable[[], SpeechToText | None],
     data_dir: Path,
     *,
     section: SpeechSettings,
@@ -73,13 +74,15 @@ def add_voice_jobs(
         except FileNotFoundError:
             # Heard and deleted by an earlier delivery of this job, or never spooled here.
             return {"ok": False, "reason": "gone", "message": GONE}
-        backend = speech.get()
+        # A backend of the attempt's own: an HTTP client belongs to one event loop, and the
+        # in-process runner gives each attempt a loop of its own.
+        backend = speech()
         if backend is None:
             path.unlink(missing_ok=True)
             raise JobError(f"{HEAR_JOB}: KINDRED_SPEECH_BACKEND is none where this job runs")
         report_progress({"step": "hearing"})
         try:
-            heard = await backend.transcribe(note.audio(data))
+            heard = await _heard(backend, note.audio(data))
             if not heard.text.strip():
                 path.unlink(missing_ok=True)
                 return {"ok": False, "reason": "silence", "message": ""}
@@ -97,6 +100,15 @@ def add_voice_jobs(
             raise
         path.unlink(missing_ok=True)
         return {"ok": True, "turn_id": turn.id, "memory_id": turn.memory_id, **heard.meta()}
+
+
+async def _heard(backend: SpeechToText, audio: MediaFile) -> Transcript:
+    try:
+        return await backend.transcribe(audio)
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            await close()
 
 
 @dataclass(frozen=True, slots=True)
