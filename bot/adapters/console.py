@@ -331,7 +331,7 @@ class ConsoleChat:
             self._say(refused.text)
             return
         note = VoiceNote(self.user_id, CHAT_ID, MediaFile("audio", data, name), sent, caption=caption)
-        await self._reply(parts.voice.handle(note))
+        await self._reply(parts.voice.handle(note, self._progress))
 
     async def _image(self, images: Images | None, size: int, note: ImageNote) -> None:
         if images is None:

@@ -1,29 +1,45 @@
 """`kindred memory add-file PATH --user ID [--json]`: a file kept as if that person had sent it.
-Documents today (PDF, .docx, plain text, Markdown); audio and images are answered "not yet". It
-returns when the file is stored and searchable, and prints what was stored."""
+Documents (PDF, .docx, plain text, Markdown) here; audio and images in bot/cli/add_media.py. The
+file's first bytes say which, never its name. It returns when the file is stored and searchable,
+and prints what was stored."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
+from bot.cli.add_media import add_audio, add_image, memory_record, read_file
 from bot.core.errors import InvalidInput
-from bot.core.media.models import KeptDocument, MediaFile
+from bot.core.media.kinds import looks_like_document
+from bot.core.media.models import KeptDocument, MediaFile, looks_like_image
 from bot.core.models import Memory
 from bot.core.store import Store
 from bot.wiring.settings import Settings
 
 # A passage's text in the plain listing; --json prints it whole.
 SHOWN_CHARS = 100
+# Enough of a file's start to tell a document from audio (core/media/kinds.py samples 4 KiB).
+HEAD_BYTES = 8192
 
 
 async def add_file(settings: Settings, args: argparse.Namespace) -> int:
+    head = _head(args.file)
+    if looks_like_image(head):
+        return await add_image(settings, args)
+    if not looks_like_document(head):
+        return await add_audio(settings, args)
+    return await _add_document(settings, args)
+
+
+async def _add_document(settings: Settings, args: argparse.Namespace) -> int:
     from bot.wiring.backends import load_embedder, open_store
     from bot.wiring.documents import is_long, keep_file, keep_file_by_job
 
-    document = MediaFile("document", _read(args.file, settings.documents.max_bytes), args.file.name)
+    data = read_file(args.file, settings.documents.max_bytes, "KINDRED_DOCUMENT_MAX_BYTES")
+    document = MediaFile("document", data, args.file.name)
     kept: KeptDocument | None = None
     if is_long(settings.documents, document):
         # A worker keeps it when REDIS_URL is set (threads here otherwise); waited for either way.
@@ -54,18 +70,11 @@ async def add_file(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _read(path: Any, max_bytes: int) -> bytes:
-    """The file's bytes, refused before it is read when it is over the limit (a 4 GB file is not
-    loaded to be refused)."""
+def _head(path: Path) -> bytes:
+    """The file's first bytes, enough to tell what it is."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InvalidInput(
-                f"{path.name} is {size / 2**20:,.1f} MB; I read files of up to {max_bytes / 2**20:,.0f} MB "
-                "(KINDRED_DOCUMENT_MAX_BYTES)."
-            )
         with path.open("rb") as handle:
-            return bytes(handle.read(max_bytes + 1))
+            return handle.read(HEAD_BYTES)
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
 
@@ -84,14 +93,5 @@ def _record(user_id: str, kept: KeptDocument, stored: list[Memory]) -> dict[str,
         "passages": kept.passages,
         "pages": list(kept.pages),
         "characters": kept.characters,
-        "memories": [
-            {
-                "id": m.id,
-                "kind": m.kind,
-                "text": m.text,
-                "timestamp": m.created_at.isoformat(),
-                "meta": dict(m.meta),
-            }
-            for m in stored
-        ],
+        "memories": [memory_record(m) for m in stored],
     }

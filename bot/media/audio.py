@@ -102,6 +102,23 @@ def prepare(data: bytes, limits: AudioLimits) -> PreparedAudio:
     )
 
 
+def claimed_duration_s(data: bytes) -> float | None:
+    """How long the header says a recording is, read without decoding it (cheap enough for the
+    chat to decide whether a job hears it); None when it says nothing, or the file cannot be
+    opened (or PyAV is missing): `prepare` then answers what is wrong with it."""
+    try:
+        import av
+    except ImportError:
+        return None
+    try:
+        with av.open(io.BytesIO(data), mode="r") as container:
+            if not container.streams.audio:
+                return None
+            return _claimed_s(container, container.streams.audio[0])
+    except (av.FFmpegError, ValueError, OSError):
+        return None
+
+
 def wav_bytes(pcm: npt.NDArray[np.int16], rate: int = SAMPLE_RATE) -> bytes:
     """16-bit mono PCM as a WAV file."""
     out = io.BytesIO()

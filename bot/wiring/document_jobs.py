@@ -63,6 +63,11 @@ def _sweep(folder: Path) -> None:
             continue
 
 
+def is_spool_name(name: str) -> bool:
+    """Whether `name` is one `spool` gives (a payload names the file; nothing else is read)."""
+    return _SPOOLED.fullmatch(name) is not None
+
+
 def unspool(data_dir: Path, spooled: str) -> None:
     (data_dir / SPOOL / spooled).unlink(missing_ok=True)
 
@@ -84,7 +89,7 @@ def add_document_jobs(
         chat_id = payload.get("chat_id")
         if not (isinstance(user_id, str) and isinstance(name, str) and isinstance(spooled, str)):
             raise JobError(f"{KEEP_JOB} needs user_id, spooled and name (text)")
-        if not _SPOOLED.fullmatch(spooled) or not (chat_id is None or isinstance(chat_id, str)):
+        if not is_spool_name(spooled) or not (chat_id is None or isinstance(chat_id, str)):
             raise JobError(f"{KEEP_JOB}: spooled must be a spool name (32 hex digits), chat_id text or null")
         path = data_dir / SPOOL / spooled
         try:

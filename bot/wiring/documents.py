@@ -4,27 +4,25 @@ for a long one, by `kindred.media.keep_document` (bot/wiring/document_jobs.py): 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.core.errors import MediaError
-from bot.core.jobs import JobId, JobPayload, JobProgress, Jobs
+from bot.core.jobs import JobId, JobPayload, Jobs
 from bot.core.media.documents import file_label, keep_document
 from bot.core.media.models import KeptDocument, MediaFile
 from bot.core.media.ports import DocumentReader, Show
 from bot.core.memory.ports import Embedder, MemoryIndex
 from bot.media.documents import DocumentFileReader
 from bot.wiring.document_jobs import KEEP_EXTRA_S, KEEP_JOB, spool, unspool
+from bot.wiring.job_progress import PROGRESS_POLL_S, followed
 from bot.wiring.settings import DocumentSettings, Settings
 
 log = logging.getLogger(__name__)
 
 # Beyond the job's own hard limit: the time it may wait in the queue behind others.
 QUEUE_WAIT_S = 600.0
-# How often a chat looks at a long file's progress.
-PROGRESS_POLL_S = 1.0
 
 
 def load_document_reader(section: DocumentSettings) -> DocumentReader:
@@ -131,26 +129,10 @@ class ChatKeeper:
         name = file_label(document.name) or "your file"
         job_id = submit_keep(self.jobs, self.data_dir, user_id, document, chat_id)
         await show(f"{name} is long, so I'm reading it in the background…")
-        waiting = asyncio.ensure_future(self.jobs.result(job_id, job_wait_s(self.section)))
-        try:
-            await self._follow(job_id, name, waiting, show)
-        finally:
-            if not waiting.done():
-                waiting.cancel()
-        return kept_by_job(waiting.result(), name)
-
-    async def _follow(
-        self, job_id: JobId, name: str, waiting: asyncio.Future[JobPayload], show: Show
-    ) -> None:
-        shown = ""
-        while not waiting.done():
-            await asyncio.wait({waiting}, timeout=self.poll_s)
-            if waiting.done() or not isinstance(self.jobs, JobProgress):
-                continue
-            step = _step(name, await self.jobs.progress(job_id))
-            if step is not None and step != shown:
-                shown = step
-                await show(step)
+        result = await followed(
+            self.jobs, job_id, job_wait_s(self.section), show, lambda p: _step(name, p), poll_s=self.poll_s
+        )
+        return kept_by_job(result, name)
 
 
 def _step(name: str, progress: JobPayload | None) -> str | None:

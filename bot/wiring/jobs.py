@@ -9,15 +9,18 @@ from collections.abc import Callable
 from bot.core.errors import ConfigError, JobError, QueueUnavailable
 from bot.core.jobs import Job, JobPayload, JobRegistry, Jobs, JobSpec
 from bot.core.loading import LoadOnce
+from bot.core.media.ports import SpeechToText
 from bot.core.models import Turn
 from bot.wiring.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
 from bot.wiring.document_jobs import add_document_jobs
 from bot.wiring.job_store import StoreAccess, per_job
+from bot.wiring.media import load_speech
 from bot.wiring.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
 from bot.wiring.miniapp_jobs import add_app_jobs, build_policy
 from bot.wiring.proactive_jobs import add_proactive_jobs
 from bot.wiring.settings import Settings
 from bot.wiring.training_jobs import add_training_jobs
+from bot.wiring.voice_jobs import add_voice_jobs
 
 log = logging.getLogger(__name__)
 
@@ -26,13 +29,18 @@ MODEL_LOAD_ALLOWANCE_S = 300.0
 
 
 def job_registry(
-    settings: Settings, models: Models | None = None, *, stores: StoreAccess | None = None
+    settings: Settings,
+    models: Models | None = None,
+    *,
+    stores: StoreAccess | None = None,
+    speech: Callable[[], SpeechToText | None] | None = None,
 ) -> JobRegistry:
     """Every job: store upkeep, memory extraction and upkeep, nightly training, mini-app builds,
-    the proactive beat, long documents kept, inference on GPU workers. `models`: the embedder and
-    model this process already loaded (in-process jobs), else loaded on first use. `stores`: how a
+    the proactive beat, long documents kept, long recordings heard, inference on GPU workers.
+    `models`: the embedder and model this process already loaded (in-process jobs), else loaded
+    on first use. `stores`: how a
     job gets its store (a worker process's one store, bot/wiring/job_store.py); by default each job
-    opens its own."""
+    opens its own. `speech`: makes the speech backend a job hears with (by default the settings')."""
     registry = JobRegistry()
     models = models or Models(
         LoadOnce(lambda: load_embedder(settings), what="embedder"),
@@ -56,6 +64,11 @@ def job_registry(
     add_app_jobs(registry, stores, app_policy, models.inference if wants_model else None)
     add_proactive_jobs(registry, settings, stores, models)
     add_document_jobs(registry, stores, models.embedder, settings.documents, settings.data_dir)
+    hearing = speech or (lambda: load_speech(settings.speech, device=settings.inference.device))
+    add_voice_jobs(
+        registry, stores, models.embedder, hearing, settings.data_dir,
+        section=settings.speech, max_message_chars=settings.chat.max_message_chars,
+    )  # fmt: skip
     registry.add(generate_job(settings))
     return registry
 

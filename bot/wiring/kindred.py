@@ -40,6 +40,7 @@ from bot.wiring.memory_jobs import Models, reward_weights
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
 from bot.wiring.shared_state import SharedState, open_shared_state
+from bot.wiring.voice_jobs import JobHearing
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -226,8 +227,11 @@ def services(kindred: Kindred) -> Services:
 
 
 def voice_notes(kindred: Kindred) -> VoiceNotes:
-    """Voice notes, heard by the configured backend (or answered that none is)."""
-    return VoiceNotes(kindred.conversation, kindred.speech, listening(kindred.settings.speech))
+    """Voice notes, heard by the configured backend (or answered that none is); a long one by
+    the job, its steps shown."""
+    settings = kindred.settings
+    long_notes = JobHearing(kindred.store.curation, kindred.jobs, settings.speech, settings.data_dir)
+    return VoiceNotes(kindred.conversation, kindred.speech, listening(settings.speech), long_notes=long_notes)
 
 
 def images(kindred: Kindred) -> Images:

@@ -44,6 +44,7 @@ def test_every_job_is_named_by_topic_and_its_visibility_margin_holds() -> None:
         "kindred.apps.build",
         "kindred.proactive.beat",
         "kindred.media.keep_document",
+        "kindred.media.hear_voice",
         "kindred.inference.generate",
     ]
     assert registry.get("kindred.inference.generate").spec.queue == "gpu"

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import discord
 
+from bot.adapters.discord.voice import status_message
 from bot.core.chat.documents import ChatDocuments
 from bot.core.events import DocumentNote, Refusal, ReplyEvent, UserMessage
 from bot.core.media.models import MediaFile
@@ -63,17 +64,5 @@ async def kept(
         text.user_id, text.chat_id, MediaFile("document", data, name, mime), text.sent_at,
         text.idempotency_key, text.private, caption=text.text,
     )  # fmt: skip
-    status: discord.Message | None = None
-
-    async def show(step: str) -> None:
-        nonlocal status
-        try:
-            if status is None:
-                status = await channel.send(step)
-            else:
-                await status.edit(content=step)
-        except discord.HTTPException as exc:  # progress is a courtesy; the answer still comes
-            log.info("document progress not shown: %s", exc)
-
-    async for event in documents.handle(note, show):
+    async for event in documents.handle(note, status_message(channel)):
         yield event

@@ -57,7 +57,7 @@ class ChannelMessages:
         picture = image_attachment(message) if services.images is not None else None
         document = document_attachment(message) if services.documents is not None else None
         if attachment is not None and services.voice is not None:
-            events = heard(services.voice, attachment, user_message)
+            events = heard(services.voice, attachment, user_message, message.channel)
         elif picture is not None and services.images is not None:
             events = seen(services.images, picture, user_message)
         elif document is not None and services.documents is not None:

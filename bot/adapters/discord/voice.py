@@ -18,6 +18,7 @@ import discord
 from bot.core.chat.voice import VoiceNotes
 from bot.core.events import Refusal, ReplyEvent, UserMessage, VoiceNote
 from bot.core.media.models import MediaFile, MediaKind
+from bot.core.media.ports import Show
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,10 @@ def audio_attachment(message: discord.Message) -> discord.Attachment | None:
 
 
 async def heard(
-    voice: VoiceNotes, attachment: discord.Attachment, text: UserMessage
+    voice: VoiceNotes,
+    attachment: discord.Attachment,
+    text: UserMessage,
+    channel: discord.abc.Messageable | None = None,
 ) -> AsyncIterator[ReplyEvent]:
     """The reply to a voice message, or one Refusal; `text` is the message as it would be read."""
     # discord.py checks no types: what is not a number is measured from the file instead.
@@ -58,5 +62,23 @@ async def heard(
     note = VoiceNote(
         text.user_id, text.chat_id, audio, text.sent_at, text.idempotency_key, text.private, caption=text.text
     )
-    async for event in voice.handle(note):
+    async for event in voice.handle(note, status_message(channel) if channel is not None else None):
         yield event
+
+
+def status_message(channel: discord.abc.Messageable) -> Show:
+    """Shows slow work's steps (a long recording heard, a long document read) in one message in
+    `channel`, edited as they pass."""
+    status: discord.Message | None = None
+
+    async def show(step: str) -> None:
+        nonlocal status
+        try:
+            if status is None:
+                status = await channel.send(step)
+            else:
+                await status.edit(content=step)
+        except discord.HTTPException as exc:  # progress is a courtesy; the answer still comes
+            log.info("progress not shown: %s", exc)
+
+    return show

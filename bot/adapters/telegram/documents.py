@@ -14,12 +14,11 @@ from collections.abc import AsyncIterator
 
 from telegram import Bot, Chat, Message, Update
 from telegram.constants import ChatType
-from telegram.error import TelegramError
 from telegram.ext import ContextTypes, filters
 
 from bot.adapters.telegram.chat import ChatHandler
 from bot.adapters.telegram.ids import chat_key, user_key
-from bot.adapters.telegram.voice import Attachment, addressed, caption_of, download
+from bot.adapters.telegram.voice import Attachment, addressed, caption_of, download, status_message
 from bot.core.chat.documents import ChatDocuments
 from bot.core.events import DocumentNote, Refusal, ReplyEvent
 from bot.core.media.models import MediaFile
@@ -88,17 +87,5 @@ class DocumentHandler:
             private=private,
             caption=caption_of(message, private, bot.username),
         )
-        status: Message | None = None
-
-        async def show(step: str) -> None:
-            nonlocal status
-            try:
-                if status is None:
-                    status = await message.reply_text(step)
-                else:
-                    await status.edit_text(step)
-            except TelegramError as exc:  # progress is a courtesy; the answer still comes
-                log.info("document progress not shown: %s", exc)
-
-        async for event in self.documents.handle(note, show):
+        async for event in self.documents.handle(note, status_message(message)):
             yield event

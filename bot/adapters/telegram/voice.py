@@ -27,6 +27,7 @@ from bot.adapters.telegram.ids import chat_key, user_key
 from bot.core.chat.voice import VoiceNotes
 from bot.core.events import Refusal, ReplyEvent, VoiceNote
 from bot.core.media.models import MediaFile, MediaKind
+from bot.core.media.ports import Show
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +141,26 @@ class VoiceHandler:
             private=private,
             caption=caption_of(message, private, bot.username),
         )
-        async for event in self.voice.handle(note):
+        async for event in self.voice.handle(note, status_message(message)):
             yield event
+
+
+def status_message(message: Message) -> Show:
+    """Shows slow work's steps (a long recording heard, a long document read) in one status
+    message, a reply to `message`, edited as they pass, as /app builds show theirs."""
+    status: Message | None = None
+
+    async def show(step: str) -> None:
+        nonlocal status
+        try:
+            if status is None:
+                status = await message.reply_text(step)
+            else:
+                await status.edit_text(step)
+        except TelegramError as exc:  # progress is a courtesy; the answer still comes
+            log.info("progress not shown: %s", exc)
+
+    return show
 
 
 async def download(bot: Bot, found: Attachment) -> bytes | Refusal:

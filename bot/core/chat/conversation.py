@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.core.chat.doubts import DeliveryDoubts
 from bot.core.chat.outbox import Outbox, Pending, PendingFeedback, PendingLink, RemoveFeedback
+from bot.core.chat.person_turn import message_key, person_turn
 from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
 from bot.core.chat.sentences import whole_sentences
@@ -26,7 +26,7 @@ from bot.core.events import (
     UserMessage,
 )
 from bot.core.learning import RewardWeights, VariantPicker
-from bot.core.memory import REPLY, Recalled, Scoring, classify, distinct, fit_budget, hybrid_search, shares
+from bot.core.memory import REPLY, Recalled, Scoring, distinct, fit_budget, hybrid_search, shares
 from bot.core.memory.ports import Embedder
 from bot.core.models import Feedback, Generation, MessageLink, NewTurn, Turn, Vector
 from bot.core.proactive import ProactiveReplies
@@ -100,23 +100,9 @@ class Conversation:
         except InvalidInput as exc:
             yield Refusal(str(exc))
             return
-        key = message.idempotency_key or f"{message.chat_id}:{uuid.uuid4()}"
+        key = message_key(message)
         vector = (await self.embedder.embed([text[:EMBED_CHARS]]))[0]
-        user_turn = NewTurn(
-            user_id=message.user_id,
-            chat_id=message.chat_id,
-            role="user",
-            text=text,
-            embedding=vector,
-            embedding_model=self.embedder.model_name,
-            created_at=message.sent_at,
-            idempotency_key=key,
-            # Which chat a memory came from: a shared chat may recall only its own. A voice note's
-            # words are the person's own, kept with what was heard (source, duration, language); a
-            # photo's caption says it came with one (the description is the model's, kept apart).
-            meta={"chat_id": message.chat_id, **_media_meta(message)},
-            memory_kind=classify(text),
-        )
+        user_turn = person_turn(message, text, key, vector, self.embedder.model_name)
         stored, recent = await self._save_and_load_history(user_turn)
         answer = None
         if stored is not None and self.proactive is not None:
@@ -348,12 +334,6 @@ class Conversation:
     async def flush(self) -> int:
         """Retry pending writes. Returns how many reached the store."""
         return await self.outbox.flush(self.store.turns) if len(self.outbox) else 0
-
-
-def _media_meta(message: UserMessage) -> dict[str, object]:
-    if message.heard is not None:
-        return message.heard.meta()
-    return message.seen.meta() if message.seen is not None else {}
 
 
 def _shown(written: str, cut: bool) -> str:

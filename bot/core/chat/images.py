@@ -23,6 +23,7 @@ from bot.core.errors import MediaError, StoreUnavailable
 from bot.core.events import ImageNote, Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
 from bot.core.media.models import SeeingPolicy, Seen
 from bot.core.media.ports import ImageDescriber
+from bot.core.memory.ports import Embedder, MemoryIndex
 from bot.core.models import IMAGE, NewMemory
 from bot.core.text import EMBED_CHARS
 
@@ -86,7 +87,7 @@ class Images:
             async for event in self.refused(note, f"{exc} {NOTHING_KEPT}"):
                 yield event
             return
-        seen = dataclasses.replace(seen, description=_clipped(seen.description))
+        seen = dataclasses.replace(seen, description=clipped(seen.description))
         async for event in self._answered(note, seen, None):
             yield event
         if seen.description:
@@ -109,24 +110,10 @@ class Images:
 
     async def _keep(self, note: ImageNote, seen: Seen) -> None:
         """The description as the model's memory of the image, once per image and chat."""
-        conversation = self.conversation
-        model = conversation.embedder.model_name
-        digest = hashlib.sha256(note.image.data).hexdigest()[:32]
-        index = conversation.store.memories
         try:
-            vector = (await conversation.embedder.embed([seen.description[:EMBED_CHARS]]))[0]
-            hits = await index.dense_search(note.user_id, vector, COPY_PROBE)
-            if any(_same_image(h.memory.kind, h.memory.meta, digest, note.chat_id) for h in hits):
-                return  # the same photo again (a redelivered update): kept once
-            meta = {"source": IMAGE, "image": digest, "chat_id": note.chat_id,
-                    "image_size": [seen.width, seen.height], "model": self.vision_model}  # fmt: skip
-            await index.add_memories([
-                NewMemory(
-                    user_id=note.user_id, text=seen.description, speaker="assistant",
-                    created_at=note.sent_at, embedding=vector, embedding_model=model,
-                    kind=IMAGE, meta=meta, context=note.caption.strip(),
-                )
-            ])  # fmt: skip
+            await keep_description(
+                self.conversation.store.memories, self.conversation.embedder, note, seen, self.vision_model
+            )
         except StoreUnavailable as exc:
             # The reply and the caption are kept (the conversation's outbox); the description is
             # the model's, and is not worth holding the person's words back for.
@@ -137,11 +124,38 @@ class Images:
         return self.vision.model_name if self.vision is not None else ""
 
 
+async def keep_description(
+    index: MemoryIndex, embedder: Embedder, note: ImageNote, seen: Seen, vision_model: str
+) -> int:
+    """`seen`'s description as the model's memory of `note`'s image (kind `image`, spoken by the
+    assistant), once per image and chat: a second time (a redelivered update) stores nothing and
+    returns the id kept the first time. Searchable when this returns."""
+    digest = hashlib.sha256(note.image.data).hexdigest()[:32]
+    vector = (await embedder.embed([seen.description[:EMBED_CHARS]]))[0]
+    hits = await index.dense_search(note.user_id, vector, COPY_PROBE)
+    kept = next(
+        (h.memory.id for h in hits if _same_image(h.memory.kind, h.memory.meta, digest, note.chat_id)), None
+    )
+    if kept is not None:
+        return kept
+    meta = {"source": IMAGE, "image": digest, "chat_id": note.chat_id,
+            "image_size": [seen.width, seen.height], "model": vision_model}  # fmt: skip
+    [memory_id] = await index.add_memories([
+        NewMemory(
+            user_id=note.user_id, text=seen.description, speaker="assistant",
+            created_at=note.sent_at, embedding=vector, embedding_model=embedder.model_name,
+            kind=IMAGE, meta=meta, context=note.caption.strip(),
+        )
+    ])  # fmt: skip
+    return memory_id
+
+
 def _same_image(kind: str, meta: Mapping[str, object], digest: str, chat_id: str) -> bool:
     return kind == IMAGE and meta.get("image") == digest and meta.get("chat_id") == chat_id
 
 
-def _clipped(description: str) -> str:
+def clipped(description: str) -> str:
+    """A description as it is kept and shown: one line, at most DESCRIPTION_CHARS."""
     shown = " ".join(description.split())
     if len(shown) > DESCRIPTION_CHARS:
         shown = shown[: DESCRIPTION_CHARS - 1].rstrip() + "…"

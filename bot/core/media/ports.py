@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from bot.core.events import UserMessage, VoiceNote
 from bot.core.media.models import KeptDocument, MediaFile, Passage, Seen, Transcript
 
 # Shows a step of slow work in the chat ("Reading plan.pdf: 120 of 400 passages"), as mini-app
@@ -37,6 +38,22 @@ class SpeechModel(Protocol):
     def recognize(self, samples: npt.NDArray[np.float32]) -> Transcript:
         """What was said in `samples` (floats in [-1, 1)). Raises InferenceError when the model
         cannot be loaded or fails."""
+        ...
+
+
+class LongNotes(Protocol):
+    """Hears recordings too long to hear while the chat waits, by a job that keeps what was heard
+    as the person's turn, showing its steps."""
+
+    def is_long(self, audio: MediaFile) -> bool:
+        """Whether `audio` goes to the job (its length as the platform or its header says)."""
+        ...
+
+    async def keep(self, note: VoiceNote, key: str, show: Show) -> UserMessage | None:
+        """The person's message as the job stored it under `key` (its text: the caption, then
+        what was heard); None for silence, with nothing stored. Raises MediaError (nothing
+        stored) for a recording that cannot be heard, and JobError, JobTimeout or
+        QueueUnavailable when the job could not hear it."""
         ...
 
 

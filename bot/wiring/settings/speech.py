@@ -34,6 +34,9 @@ class SpeechSettings(BaseSettings):
     # Telegram's cloud Bot API hands bots files up to 20 MB; a local Bot API server allows 2 GB.
     audio_max_mb: float = Field(default=20.0, gt=0, le=2048)
     audio_max_seconds: float = Field(default=600.0, gt=0)
+    # Longer recordings are heard by a job (kindred.media.hear_voice), with its steps shown,
+    # rather than while the chat waits on a handler.
+    audio_inline_seconds: float = Field(default=60.0, gt=0)
 
     @property
     def audio_max_bytes(self) -> int:
