@@ -1,6 +1,6 @@
 """The media room's boundaries: a speech-to-text backend, a voice that says replies aloud, a
-vision model, and a reader of documents. Each raises `MediaError` (bot/core/errors.py) with a line a person may read, never a
-server's raw answer."""
+vision model, and a reader of documents. Each raises `MediaError` (bot/core/errors.py) with a line
+a person may read, never a server's raw answer."""
 
 from __future__ import annotations
 
