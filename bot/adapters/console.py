@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bot.adapters.console_files import USAGE, path_and_caption, read_within
-from bot.adapters.console_surface import TERMINAL, ConsoleSurface
+from bot.adapters.console_surface import TERMINAL, ConsoleSpeaker, ConsoleSurface
 from bot.adapters.delivery import deliver
+from bot.adapters.spoken import SpeakTo
 from bot.core.chat.conversation import Conversation
 from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
+from bot.core.chat.spoken import NO_BACKEND, SpokenReplies
 from bot.core.chat.voice import VoiceNotes
 from bot.core.errors import StoreUnavailable
 from bot.core.events import DocumentNote, ImageNote, Reaction, ReplyEvent, UserMessage, VoiceNote
@@ -39,6 +41,7 @@ HELP = (
     "/app WHAT — build a small web app for you; /app retry — the last one that did not build\n"
     "/apps — your apps (restore, revoke)\n"
     "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
+    "/voice on|off — whether I also say my replies aloud (written to a file: a terminal can't play them)\n"
     "/file PATH [CAPTION] — send me a voice note, an audio file, a photo or a document (PDF, .docx, text)\n"
     "/image PATH [CAPTION] — send me a photo or an image from your disk\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
@@ -150,6 +153,9 @@ class ChatParts:
     voice: VoiceNotes | None = None
     images: Images | None = None
     documents: ChatDocuments | None = None
+    # /voice, and where a spoken reply is written (over the last one).
+    spoken: SpokenReplies | None = None
+    spoken_file: Path | None = None
 
 
 class ConsoleChat:
@@ -229,6 +235,9 @@ class ConsoleChat:
             await self._controlled(self._app_command(command, rest))
         elif command in ("/proactive", "/reminders"):
             await self._controlled(self._proactive_command(command, rest))
+        elif command == "/voice":
+            spoken = self._ready_parts().spoken
+            await self._controlled(self._said(spoken.command(self.user_id, rest) if spoken else None))
         elif command in ("/file", "/image"):
             await self._file(rest, image=command == "/image")
         else:
@@ -240,6 +249,9 @@ class ConsoleChat:
             await command
         except StoreUnavailable:
             self._say(STORE_DOWN)
+
+    async def _said(self, answer: Awaitable[str] | None) -> None:
+        self._say(await answer if answer is not None else NO_BACKEND)
 
     async def _memory_command(self, command: str, argument: str) -> None:
         controls = self.controls
@@ -346,7 +358,10 @@ class ConsoleChat:
     async def _reply(self, events: AsyncIterator[ReplyEvent]) -> None:
         surface = ConsoleSurface(self.io.out, "kindred › " if self.io.interactive else "")
         layout = replace(TERMINAL, notices=self._say_err)
-        delivered = await deliver(events, surface, layout)
+        parts, speak = self._ready_parts(), None
+        if parts.spoken is not None and parts.spoken_file is not None:
+            speak = SpeakTo(parts.spoken, self.user_id, ConsoleSpeaker(parts.spoken_file, self.io.err))
+        delivered = await deliver(events, surface, layout, speak=speak)
         if delivered.done is not None:
             self.last_reply_turn = delivered.done.turn_id
 
