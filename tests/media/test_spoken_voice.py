@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import av
+import numpy as np
 import pytest
 
 from bot.core.errors import MediaError, MediaUnsupported
@@ -28,11 +29,11 @@ needs_espeak = pytest.mark.skipif(
 
 def decoded(speech: Speech) -> tuple[str, str, float, int]:
     """(container, codec, seconds decoded, loudest sample) of a voice note."""
-    with av.open(io.BytesIO(speech.data)) as container:
+    with av.open(io.BytesIO(speech.data), mode="r") as container:
         stream = container.streams.audio[0]
         frames = [frame.to_ndarray() for frame in container.decode(stream)]
         samples = sum(frame.shape[-1] for frame in frames)
-        peak = max(float(abs(frame).max()) for frame in frames)
+        peak = max(float(np.abs(frame).max()) for frame in frames)
         return (
             container.format.name,
             stream.codec_context.name,

@@ -537,8 +537,9 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
             raise ApiError(400, "Bad Request: VOICE_MESSAGES_FORBIDDEN or not an OGG/Opus file")
         self.voices.append(sent)
         message = tu.message_json(chat.claim_id(), chat.data, self.bot_user, None)
+        n = len(self.voices)
         message["voice"] = {
-            "file_id": f"AwACAgIAAxkDAAI{len(self.voices):08d}", "file_unique_id": f"AgAV{len(self.voices):06d}",
+            "file_id": f"AwACAgIAAxkDAAI{n:08d}", "file_unique_id": f"AgAV{n:06d}",
             "duration": round(sent.seconds), "mime_type": "audio/ogg", "file_size": len(sent.data),
         }  # fmt: skip
         chat.store(message)

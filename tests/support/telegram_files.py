@@ -98,7 +98,7 @@ def heard_voice(chat_id: int, data: bytes, duration: object) -> SentVoice | None
     import av
 
     try:
-        with av.open(io.BytesIO(data)) as container:
+        with av.open(io.BytesIO(data), mode="r") as container:
             stream = container.streams.audio[0]
             samples = sum(frame.samples for frame in container.decode(stream))
             name, codec, rate = container.format.name, stream.codec_context.name, stream.sample_rate

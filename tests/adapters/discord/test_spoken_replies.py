@@ -30,7 +30,7 @@ async def voice() -> AsyncIterator[tuple[FakeVoiceServer, OpenAIVoice]]:
 
 
 def opus_seconds(data: bytes) -> float:
-    with av.open(io.BytesIO(data)) as container:
+    with av.open(io.BytesIO(data), mode="r") as container:
         stream = container.streams.audio[0]
         assert (container.format.name, stream.codec_context.name) == ("ogg", "opus")
         return sum(frame.samples for frame in container.decode(stream)) / stream.sample_rate
