@@ -9,6 +9,8 @@
 #                  with no Docker engine.
 #   redis-server   every test session starts a Redis of its own (tests/support/redis_server.py).
 #   faketime       tests/bench/test_soak.py runs one bot replica with its clock skewed (libfaketime).
+#   espeak-ng      tests/media/test_spoken_voice.py says replies aloud with it (KINDRED_TTS_BACKEND=espeak)
+#                  and decodes what it made.
 set -euo pipefail
 
 # package, then the programs any one of which means it is there
@@ -18,6 +20,7 @@ wanted=(
     "docker-compose docker-compose"
     "redis-server redis-server"
     "faketime faketime"
+    "espeak-ng espeak-ng"
 )
 
 present() {

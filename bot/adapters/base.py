@@ -11,6 +11,7 @@ from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
 from bot.core.chat.ports import Intake
 from bot.core.chat.ratelimit import RateLimiter
+from bot.core.chat.spoken import SpokenReplies
 from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.memory.controls import Controls
@@ -41,6 +42,8 @@ class Services:
     images: Images | None = None
     # Documents (PDF, .docx, text, Markdown) kept as memories; None where not wired (then ignored).
     documents: ChatDocuments | None = None
+    # /voice, and replies said aloud to those who turned it on; None where not wired (text only).
+    spoken: SpokenReplies | None = None
 
 
 class PlatformAdapter(Protocol):

@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bot.adapters.console_files import USAGE, path_and_caption, read_within
-from bot.adapters.console_surface import TERMINAL, ConsoleSurface
+from bot.adapters.console_help import HELP
+from bot.adapters.console_surface import TERMINAL, ConsoleSpeaker, ConsoleSurface
 from bot.adapters.delivery import deliver
+from bot.adapters.spoken import SpeakTo
 from bot.core.chat.conversation import Conversation
 from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
+from bot.core.chat.spoken import NO_BACKEND, SpokenReplies
 from bot.core.chat.voice import VoiceNotes
 from bot.core.errors import StoreUnavailable
 from bot.core.events import DocumentNote, ImageNote, Reaction, ReplyEvent, UserMessage, VoiceNote
@@ -27,22 +30,6 @@ from bot.core.memory.controls import FORGET_ALL_ASK, Controls, page_number
 from bot.core.miniapps.commands import AppCommands
 from bot.core.proactive.commands import PROACTIVE_NOT_WIRED, ProactiveCommands
 
-HELP = (
-    "Type a message and press Enter. Commands:\n"
-    "/memories [PAGE] — what I remember about you, newest first\n"
-    "/forget ID — forget one memory; /forget all — forget everything (asks first)\n"
-    "/confirm ID — tell me a memory is right\n"
-    "/correct ID TEXT — tell me what is true instead\n"
-    "/react EMOJI — react to my last reply\n"
-    "/privacy — what I keep and why; /privacy training on|off — whether your rated replies train me\n"
-    "/privacy files keep|delete — whether I keep the files you send me (default: delete once read)\n"
-    "/app WHAT — build a small web app for you; /app retry — the last one that did not build\n"
-    "/apps — your apps (restore, revoke)\n"
-    "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
-    "/file PATH [CAPTION] — send me a voice note, an audio file, a photo or a document (PDF, .docx, text)\n"
-    "/image PATH [CAPTION] — send me a photo or an image from your disk\n"
-    "/help, /quit. End of input (Ctrl-D) also quits."
-)
 CHAT_ID = "console"
 # A pipe has no buttons: the line after "/forget all" is the answer, and only "yes" deletes.
 FORGET_ALL_PROMPT = FORGET_ALL_ASK + " Type yes to forget everything; anything else keeps it."
@@ -150,6 +137,9 @@ class ChatParts:
     voice: VoiceNotes | None = None
     images: Images | None = None
     documents: ChatDocuments | None = None
+    # /voice, and where a spoken reply is written (over the last one).
+    spoken: SpokenReplies | None = None
+    spoken_file: Path | None = None
 
 
 class ConsoleChat:
@@ -229,6 +219,9 @@ class ConsoleChat:
             await self._controlled(self._app_command(command, rest))
         elif command in ("/proactive", "/reminders"):
             await self._controlled(self._proactive_command(command, rest))
+        elif command == "/voice":
+            spoken = self._ready_parts().spoken
+            await self._controlled(self._said(spoken.command(self.user_id, rest) if spoken else None))
         elif command in ("/file", "/image"):
             await self._file(rest, image=command == "/image")
         else:
@@ -240,6 +233,9 @@ class ConsoleChat:
             await command
         except StoreUnavailable:
             self._say(STORE_DOWN)
+
+    async def _said(self, answer: Awaitable[str] | None) -> None:
+        self._say(await answer if answer is not None else NO_BACKEND)
 
     async def _memory_command(self, command: str, argument: str) -> None:
         controls = self.controls
@@ -346,7 +342,10 @@ class ConsoleChat:
     async def _reply(self, events: AsyncIterator[ReplyEvent]) -> None:
         surface = ConsoleSurface(self.io.out, "kindred › " if self.io.interactive else "")
         layout = replace(TERMINAL, notices=self._say_err)
-        delivered = await deliver(events, surface, layout)
+        parts, speak = self._ready_parts(), None
+        if parts.spoken is not None and parts.spoken_file is not None:
+            speak = SpeakTo(parts.spoken, self.user_id, ConsoleSpeaker(parts.spoken_file, self.io.err))
+        delivered = await deliver(events, surface, layout, speak=speak)
         if delivered.done is not None:
             self.last_reply_turn = delivered.done.turn_id
 

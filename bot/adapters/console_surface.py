@@ -1,12 +1,16 @@
-"""A reply in a terminal or a pipe: one growing block of text that cannot be taken back."""
+"""A reply in a terminal or a pipe: one growing block of text that cannot be taken back; and, for
+a person who turned spoken replies on, its voice note written to a file (a terminal cannot play
+one), said on stderr so that a pipe reads only the reply."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from bot.adapters.delivery import Layout, NotShown
+from bot.core.media.models import Speech
 
 # A terminal has no message size and no edit rate: every chunk shows as it comes, as written, up to
 # the last whole sentence; the words after it wait for the end, which drops them if the budget cut
@@ -45,6 +49,30 @@ class ConsoleSurface:
             self.out.write(text)
             self.out.flush()
         except OSError as exc:  # a closed pipe: the reply is still stored
+            raise NotShown(f"cannot write to the terminal: {exc}") from None
+
+
+class ConsoleSpeaker:
+    """Writes each spoken reply over the last one, in `path` (an OGG/Opus file any player plays)."""
+
+    def __init__(self, path: Path, err: TextIO) -> None:
+        self.path = path
+        self.err = err
+
+    async def send_voice(self, speech: Speech) -> str:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_bytes(speech.data)
+        except OSError as exc:
+            raise NotShown(f"cannot write the spoken reply: {exc}") from None
+        await self.say(f"(said aloud: {speech.duration_s:.1f} s in {self.path})")
+        return self.path.name
+
+    async def say(self, text: str) -> None:
+        try:
+            self.err.write(text + "\n")
+            self.err.flush()
+        except OSError as exc:
             raise NotShown(f"cannot write to the terminal: {exc}") from None
 
 

@@ -5,7 +5,8 @@ the reply with its words (`ReplyDone.text`: a reply the token budget cut ends at
 sentence, and the tail that streamed is edited away) and, after a blank line, a short plain
 notice when there is one (the store is down, the model failed mid-reply, something broke), and
 links the messages that show it to the stored turn. A platform adds only a `Surface`: send, edit,
-delete and finish.
+delete and finish. For a person who turned spoken replies on, the finished reply then comes as a
+voice note too (`spoken.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.adapters import streaming
+from bot.adapters.spoken import SpeakTo, speak_reply
 from bot.adapters.streaming import EDIT_INTERVAL_S, StreamedReply
 from bot.core.chat.conversation import Conversation
 from bot.core.errors import KindredError
@@ -127,12 +129,14 @@ async def deliver(
     layout: Layout,
     *,
     link: LinkTo | None = None,
+    speak: SpeakTo | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Delivered:
     """Show the reply in `events` on `surface`; every event is consumed whatever the platform does.
 
     A finished reply is linked (when `link` is given) to every message that shows it, including
-    those shown before showing failed.
+    those shown before showing failed; then, with `speak`, said as a voice note to a person who
+    asked for spoken replies.
     """
     reply = StreamedReply(
         surface,
@@ -174,4 +178,7 @@ async def deliver(
             await doubts.maybe_shown(link.platform, link.chat_id, done.turn_id, link.user_id)
     stored = done is not None and done.turn_id is not None
     await showing.attempt(lambda: surface.finish(ids, stored))
-    return Delivered(tuple(ids), done, showing.refused)
+    delivered = Delivered(tuple(ids), done, showing.refused)
+    if speak is not None:
+        await speak_reply(delivered, speak, link)
+    return delivered

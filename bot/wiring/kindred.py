@@ -23,7 +23,7 @@ from bot.core.chat.voice import VoiceNotes
 from bot.core.jobs import Jobs
 from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
-from bot.core.media.ports import ImageDescriber, SpeechToText
+from bot.core.media.ports import ImageDescriber, SpeechSynthesis, SpeechToText
 from bot.core.memory.controls import Controls
 from bot.core.memory.ports import Embedder
 from bot.core.memory.scoring import TURN_HALF_LIFE_DAYS, Scoring
@@ -40,6 +40,7 @@ from bot.wiring.memory_jobs import Models, reward_weights
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
 from bot.wiring.shared_state import SharedState, open_shared_state
+from bot.wiring.spoken import load_voice, spoken_replies
 from bot.wiring.voice_jobs import JobHearing
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,8 @@ class Kindred:
     speech: SpeechToText | None = None
     # Who sees photos; None: nobody (the bot says so).
     vision: ImageDescriber | None = None
+    # Who says replies aloud to those who ask (/voice on); None: nobody (the bot says so).
+    voice: SpeechSynthesis | None = None
 
     async def close(self) -> list[Path]:
         """Write what waits, finish the jobs, close every part. Returns the files holding the words
@@ -76,7 +79,9 @@ class Kindred:
         try:
             await self.jobs.close()
         finally:
-            await close_models(self.embedder, self.conversation.inference, self.speech, self.vision)
+            await close_models(
+                self.embedder, self.conversation.inference, self.speech, self.vision, self.voice
+            )
             await self.store.close()
             await self.shared.close()
         return spilled
@@ -112,6 +117,11 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     except BaseException:
         await close_models(speech)
         raise
+    try:
+        voice = load_voice(settings.tts)
+    except BaseException:
+        await close_models(speech, vision)
+        raise
     models_load = asyncio.create_task((load_models or _load_models)(settings, started))
     store: Store | None = None
     try:
@@ -122,7 +132,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         await check_embedder(store, embedder)
     except BaseException:
         await _close_loaded(store, models_load)
-        await close_models(speech, vision)
+        await close_models(speech, vision, voice)
         raise
     # In-process jobs share this process's models; Celery workers load their own.
     in_process = not settings.workers.redis_url
@@ -137,7 +147,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         proactive=ProactiveReplies(store, reachable=reachable(settings)),
     )
     shared = open_shared_state(settings)
-    return Kindred(settings, store, embedder, conversation, jobs, shared, speech, vision)
+    return Kindred(settings, store, embedder, conversation, jobs, shared, speech, vision, voice)
 
 
 async def _load_models(settings: Settings, started: float) -> tuple[Embedder, Inference]:
@@ -223,6 +233,7 @@ def services(kindred: Kindred) -> Services:
         voice=voice_notes(kindred),
         images=images(kindred),
         documents=chat_documents(kindred, shelf),
+        spoken=spoken_replies(kindred.store.turns, kindred.voice, kindred.settings.tts),
     )
 
 

@@ -5,10 +5,12 @@ adapter ever reads `Settings`."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.adapters.base import PlatformAdapter, Services
@@ -147,6 +149,13 @@ def in_process_schedule(settings: Settings, kindred: Kindred) -> InProcessSchedu
     return InProcessSchedule(entries, kindred.jobs.submit)
 
 
+def spoken_file(settings: Settings, user_id: str) -> Path:
+    """Where the terminal writes a person's last spoken reply (a terminal cannot play one); named
+    by a digest, so that no id makes a path."""
+    name = hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:32]
+    return settings.data_dir / "spoken" / f"{name}.ogg"
+
+
 def console_chat(loading: Awaitable[Kindred], user_id: str, io: ConsoleIO | None = None) -> ConsoleChat:
     """The terminal chat for one person (or a pipe's lines), ready to read before `loading`
     (the companion being built) is done: lines read early are answered once it is."""
@@ -163,6 +172,8 @@ def console_chat(loading: Awaitable[Kindred], user_id: str, io: ConsoleIO | None
             shared.voice,
             shared.images,
             shared.documents,
+            shared.spoken,
+            spoken_file(kindred.settings, user_id),
         )
 
     return ConsoleChat(parts(), user_id, io or default_io())

@@ -355,6 +355,19 @@ async def test_files_are_deleted_unless_the_person_asked_to_keep_them(store: Sto
     assert not await store.turns.keeps_files("bob"), "forgetting everything forgets the choice too"
 
 
+async def test_spoken_replies_are_off_until_the_person_turns_them_on(store: Store) -> None:
+    assert not await store.turns.speaks_replies("stranger")
+    await store.turns.add_turn(turn("ann", "hi"))
+    assert not await store.turns.speaks_replies("ann"), "spoken replies are off by default"
+    await store.turns.set_spoken_replies("ann", True)
+    await store.turns.set_spoken_replies("bob", True)  # a person never seen before
+    assert await store.turns.speaks_replies("ann") and await store.turns.speaks_replies("bob")
+    await store.turns.set_spoken_replies("ann", False)
+    assert not await store.turns.speaks_replies("ann")
+    await store.memories.forget_all("bob")
+    assert not await store.turns.speaks_replies("bob"), "forgetting everything forgets the choice too"
+
+
 async def test_memory_count_follows_adds_and_forgets(store: Store) -> None:
     assert await store.memories.memory_count("ann") == 0
     ids = await store.memories.add_memories([memory("ann", f"fact {n}") for n in range(3)])

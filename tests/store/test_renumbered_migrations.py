@@ -30,8 +30,9 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 # Legacy version reached -> what today's code must apply: the steps the database lacks, and the
 # other dialect's step that is a no-op here. 6: before the dialects' numbers parted.
-SQLITE_UPGRADES = {6: [7, 8, 9, 10, 11, 12, 13, 14], 8: [9, 10, 11, 12, 13, 14], 10: [9, 12, 13, 14]}
-POSTGRES_UPGRADES = {6: [7, 8, 9, 10, 11, 12, 13, 14], 8: [7, 10, 11, 12, 13, 14], 10: [7, 12, 13, 14]}
+LATER = [12, 13, 14, 15]
+SQLITE_UPGRADES = {6: [7, 8, 9, 10, 11, *LATER], 8: [9, 10, 11, *LATER], 10: [9, *LATER]}
+POSTGRES_UPGRADES = {6: [7, 8, 9, 10, 11, *LATER], 8: [7, 10, 11, *LATER], 10: [7, *LATER]}
 
 
 def legacy(dialect: str, upto: int) -> list[tuple[int, str, str]]:

@@ -26,7 +26,7 @@ from aiohttp import web
 
 from tests.support import telegram_updates as tu
 from tests.support.started import Started
-from tests.support.telegram_files import MAX_DOWNLOAD
+from tests.support.telegram_files import MAX_DOWNLOAD, SentVoice, heard_voice
 from tests.support.telegram_updates import JSON
 
 FailureKind = Literal[
@@ -168,6 +168,7 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
         self.drafts: defaultdict[int, list[str]] = defaultdict(list)
         self.deleted: defaultdict[int, list[str]] = defaultdict(list)  # the texts of deleted messages
         self.documents: list[SentDocument] = []
+        self.voices: list[SentVoice] = []
         self.commands: list[JSON] = []
         self.callback_answers: list[JSON] = []
         self.bot_reactions: list[JSON] = []
@@ -524,6 +525,23 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
         }
         if sent.caption:
             message["caption"] = sent.caption
+        chat.store(message)
+        return message
+
+    async def _m_sendVoice(self, p: JSON) -> JSON:
+        chat, voice = self._chat(p), p.get("voice")
+        if not isinstance(voice, Upload):
+            raise ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        sent = heard_voice(chat.data["id"], voice.data, p.get("duration"))
+        if sent is None:  # Telegram plays only OGG/Opus as a voice note
+            raise ApiError(400, "Bad Request: VOICE_MESSAGES_FORBIDDEN or not an OGG/Opus file")
+        self.voices.append(sent)
+        message = tu.message_json(chat.claim_id(), chat.data, self.bot_user, None)
+        n = len(self.voices)
+        message["voice"] = {
+            "file_id": f"AwACAgIAAxkDAAI{n:08d}", "file_unique_id": f"AgAV{n:06d}",
+            "duration": round(sent.seconds), "mime_type": "audio/ogg", "file_size": len(sent.data),
+        }  # fmt: skip
         chat.store(message)
         return message
 

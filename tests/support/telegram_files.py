@@ -4,6 +4,7 @@ of a voice note, an audio file and a video note follows https://core.telegram.or
 
 from __future__ import annotations
 
+import io
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -78,3 +79,31 @@ def attachment_json(
     else:
         found["length"] = 240
     return found
+
+
+@dataclass(frozen=True)
+class SentVoice:
+    """A voice note the bot sent (sendVoice), as the fake decoded it."""
+
+    chat_id: int
+    data: bytes
+    container: str
+    codec: str
+    seconds: float
+    duration: object  # what the bot said of it
+
+
+def heard_voice(chat_id: int, data: bytes, duration: object) -> SentVoice | None:
+    """`data` decoded whole with PyAV; None unless it is OGG/Opus with sound in it."""
+    import av
+
+    try:
+        with av.open(io.BytesIO(data), mode="r") as container:
+            stream = container.streams.audio[0]
+            samples = sum(frame.samples for frame in container.decode(stream))
+            name, codec, rate = container.format.name, stream.codec_context.name, stream.sample_rate
+    except (av.FFmpegError, IndexError, ValueError):
+        return None
+    if name != "ogg" or codec != "opus" or samples == 0:
+        return None
+    return SentVoice(chat_id, data, name, codec, samples / rate, duration)

@@ -188,10 +188,16 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_IMAGE_MAX_MB", "4", lambda s: s.vision.image_max_bytes, 4 * 1024 * 1024),
     ("KINDRED_IMAGE_MAX_MEGAPIXELS", "12", lambda s: s.vision.image_max_megapixels, 12.0),
     ("KINDRED_IMAGE_MAX_SIDE", "1024", lambda s: s.vision.image_max_side, 1024),
+    ("KINDRED_TTS_VOICE", "en-gb", lambda s: s.tts.tts_voice, "en-gb"),
+    ("KINDRED_TTS_API_KEY", "sk-t", lambda s: secret(s.tts.tts_api_key), "sk-t"),
+    ("KINDRED_TTS_FORMAT", "wav", lambda s: s.tts.tts_format, "wav"),
+    ("KINDRED_TTS_TIMEOUT_S", "9", lambda s: s.tts.tts_timeout_s, 9.0),
+    ("KINDRED_TTS_MAX_CHARS", "300", lambda s: s.tts.tts_max_chars, 300),
 ]
 # Names that take effect only with others, each tested on its own below.
 SET_WITH_OTHERS = {
     "KINDRED_EMBEDDING_BACKEND", "KINDRED_SPEECH_BACKEND", "KINDRED_SPEECH_URL", "KINDRED_SPEECH_MODEL",
+    "KINDRED_TTS_BACKEND", "KINDRED_TTS_URL", "KINDRED_TTS_MODEL",
 }  # fmt: skip
 # Spellings that the sections' prefixes would make up for a field that names its own variable.
 NOT_NAMES = [
@@ -363,3 +369,22 @@ def test_adapters_live_under_the_data_dir_unless_set(monkeypatch: pytest.MonkeyP
     """The local engine, the trainer and vLLM's loader read one folder: in the data volume."""
     monkeypatch.setenv("KINDRED_DATA_DIR", "/srv/kindred")
     assert load_settings(env_file=None).adapters_path == Path("/srv/kindred/adapters")
+
+
+def test_the_tts_backend_openai_needs_its_url_and_model_and_espeak_needs_neither(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_settings(env_file=None).tts.tts_backend == "none"
+    monkeypatch.setenv("KINDRED_TTS_BACKEND", "openai")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_TTS_URL: is required"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_TTS_URL", "http://localhost:8000/v1")
+    with pytest.raises(ConfigError, match=r"^invalid configuration: KINDRED_TTS_MODEL: is required"):
+        load_settings(env_file=None)
+    monkeypatch.setenv("KINDRED_TTS_MODEL", "tts-1")
+    tts = load_settings(env_file=None).tts
+    assert (tts.tts_backend, tts.tts_url, tts.tts_model) == ("openai", "http://localhost:8000/v1", "tts-1")
+    monkeypatch.setenv("KINDRED_TTS_BACKEND", "espeak")
+    monkeypatch.delenv("KINDRED_TTS_URL")
+    monkeypatch.delenv("KINDRED_TTS_MODEL")
+    assert load_settings(env_file=None).tts.tts_backend == "espeak"

@@ -73,6 +73,7 @@ class ChannelMessages:
                 interval_s=self.kindred.options.edit_interval_s,
                 first_delay_s=self.kindred.options.first_show_delay_s,
                 unlinked=self.kindred.unlinked,
+                spoken=services.spoken,
             )
 
     @staticmethod

@@ -17,7 +17,9 @@ from bot.adapters.discord.failures import nonce_for
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import PLATFORM
 from bot.adapters.discord.surfaces import ReplySurface
+from bot.adapters.spoken import SpeakTo
 from bot.core.chat.conversation import Conversation
+from bot.core.chat.spoken import SpokenReplies
 from bot.core.events import ReplyEvent, UserMessage
 
 
@@ -77,6 +79,7 @@ async def deliver(
     unlinked: Unlinked,
     buttons: discord.ui.View | None = None,
     first_delay_s: float = 0.0,
+    spoken: SpokenReplies | None = None,
 ) -> list[str]:
     """Stream the reply to `message` onto `surface`; returns the ids of the messages that show it.
 
@@ -93,6 +96,7 @@ async def deliver(
         unlinked=unlinked,
         buttons=buttons,
         first_delay_s=first_delay_s,
+        spoken=spoken,
     )
 
 
@@ -115,17 +119,21 @@ async def deliver_events(
     unlinked: Unlinked,
     buttons: discord.ui.View | None = None,
     first_delay_s: float = 0.0,
+    spoken: SpokenReplies | None = None,
 ) -> list[str]:
     """Stream the core's `events` (a text's reply, or a voice note's) onto `surface`, linked as
-    `deliver` links them; returns the ids of the messages that show the reply."""
+    `deliver` links them, then said aloud when the person asked (`spoken`); returns the ids of the
+    messages that show the reply."""
     reply = DiscordReply(surface, unlinked, buttons, key=reply_of.key)
     link = LinkTo(conversation, PLATFORM, reply_of.chat_id, reply_of.user_id)
+    speak = SpeakTo(spoken, reply_of.user_id, surface) if spoken is not None else None
     try:
         delivered = await deliver_reply(
             events,
             reply,
             Layout(limit=MESSAGE_LIMIT, interval_s=interval_s, first_delay_s=first_delay_s),
             link=link,
+            speak=speak,
         )
     finally:
         unlinked.done(reply.posted)

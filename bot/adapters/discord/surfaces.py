@@ -5,6 +5,7 @@ Discord's errors into `NotShown` by what they tell about delivery."""
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Awaitable
 from typing import Any, Protocol
@@ -13,6 +14,7 @@ import discord
 
 from bot.adapters.delivery import NotShown
 from bot.adapters.discord.failures import REQUEST_TIMEOUT_S, discord_call
+from bot.core.media.models import Speech
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,16 @@ class ReplySurface(Protocol):
     async def attach(self, message_id: str, view: discord.ui.View) -> None:
         """Add components (buttons) to a message already shown."""
         ...
+
+    async def send_voice(self, speech: Speech) -> str:
+        """The reply said aloud, as an audio attachment after it."""
+        ...
+
+    async def say(self, text: str) -> None: ...
+
+
+def audio_file(speech: Speech) -> discord.File:
+    return discord.File(io.BytesIO(speech.data), filename=speech.filename, description="the reply, spoken")
 
 
 class ChannelSurface:
@@ -72,6 +84,15 @@ class ChannelSurface:
     async def attach(self, message_id: str, view: discord.ui.View) -> None:
         async with discord_call(self.timeout_s):
             self._sent[message_id] = await self._sent[message_id].edit(view=view)
+
+    async def send_voice(self, speech: Speech) -> str:
+        async with discord_call(self.timeout_s):
+            sent = await self.message.channel.send(file=audio_file(speech))
+        return str(sent.id)
+
+    async def say(self, text: str) -> None:
+        async with discord_call(self.timeout_s):
+            await self.message.channel.send(text)
 
 
 class InteractionSurface:
@@ -117,3 +138,12 @@ class InteractionSurface:
                 await self.interaction.edit_original_response(view=view)
             else:
                 await self.interaction.followup.edit_message(int(message_id), view=view)
+
+    async def send_voice(self, speech: Speech) -> str:
+        async with discord_call(self.timeout_s):
+            followup = await self.interaction.followup.send(file=audio_file(speech), wait=True)
+        return str(followup.id)
+
+    async def say(self, text: str) -> None:
+        async with discord_call(self.timeout_s):
+            await self.interaction.followup.send(text)

@@ -15,6 +15,7 @@ from telegram.ext import ContextTypes
 
 from bot.adapters.base import Services
 from bot.adapters.delivery import Layout, LinkTo, deliver
+from bot.adapters.spoken import SpeakTo
 from bot.adapters.telegram.ids import PLATFORM, chat_key, place_key, user_key
 from bot.adapters.telegram.resend import replied_bot_message, tell_doubt
 from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, Unreachable, utf16_len
@@ -182,10 +183,14 @@ class ChatHandler:
             draft=surface.draft if use_draft else None,
         )
         link = LinkTo(conversation, PLATFORM, str(chat.id), user_id)
+        spoken = self.services.spoken
+        speak = SpeakTo(spoken, user_id, surface) if spoken is not None else None
         # "typing…" only when the first words are slow to come: a quick reply needs no extra call.
         typing = asyncio.create_task(_typing_after(chat, self.policy.typing_delay_s))
         try:
-            delivered = await deliver(_watched(events, typing, surface), surface, layout, link=link)
+            delivered = await deliver(
+                _watched(events, typing, surface), surface, layout, link=link, speak=speak
+            )
         finally:
             typing.cancel()
             await asyncio.wait([typing])

@@ -6,11 +6,12 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from telegram import Bot, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardMarkup, InputFile
 from telegram.error import BadRequest, Forbidden, TelegramError
 
 from bot.adapters.delivery import Gone, MaybeShown, NotShown
 from bot.adapters.telegram.delivery_rule import MaybeDelivered
+from bot.core.media.models import Speech
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,21 @@ class TelegramSurface:
             except BadRequest as exc:
                 # A draft is only a preview: losing one costs nothing, the final message still comes.
                 log.info("draft not shown: %s", exc)
+
+    async def send_voice(self, speech: Speech) -> str:
+        """A voice note (sendVoice: OGG/Opus), after the reply it says, in the reply's thread."""
+        with _refusals_mapped():
+            message = await self.bot.send_voice(
+                self.chat_id,
+                InputFile(speech.data, filename=speech.filename),
+                duration=max(1, round(speech.duration_s)),
+                message_thread_id=self.thread_id,
+            )
+        return str(message.message_id)
+
+    async def say(self, text: str) -> None:
+        with _refusals_mapped():
+            await self.bot.send_message(self.chat_id, text, message_thread_id=self.thread_id)
 
     async def finish(self, message_ids: Sequence[str], stored: bool) -> None:
         if self.buttons is None or not stored or not message_ids or message_ids[-1] in self.marked:

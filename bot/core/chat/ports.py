@@ -64,6 +64,14 @@ class TurnLog(Protocol):
         """True only for a person who asked that their files be kept (the default deletes them)."""
         ...
 
+    async def set_spoken_replies(self, user_id: str, on: bool) -> None:
+        """/voice on|off: whether this person's replies also come as voice notes."""
+        ...
+
+    async def speaks_replies(self, user_id: str) -> bool:
+        """True only for a person who turned spoken replies on (the default is off)."""
+        ...
+
 
 class DeliveryLog(Protocol):
     """Replies whose delivery is unknown (a send that may have landed: docs/reliability.md), until

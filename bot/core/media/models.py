@@ -77,6 +77,17 @@ class Seen:
 
 
 @dataclass(frozen=True, slots=True)
+class Speech:
+    """A reply said aloud: OGG/Opus (what Telegram plays as a voice note, and Discord as audio),
+    and how long it lasts."""
+
+    data: bytes
+    duration_s: float
+    mime: str = "audio/ogg"
+    filename: str = "reply.ogg"
+
+
+@dataclass(frozen=True, slots=True)
 class Passage:
     """A piece of a document's text that keeps its place: the file's name and, for a PDF, the page
     (1-based)."""

@@ -1,6 +1,6 @@
-"""The media room's boundaries: a speech-to-text backend, a vision model, and a reader of
-documents. Each raises `MediaError` (bot/core/errors.py) with a line a person may read, never a
-server's raw answer."""
+"""The media room's boundaries: a speech-to-text backend, a voice that says replies aloud, a
+vision model, and a reader of documents. Each raises `MediaError` (bot/core/errors.py) with a line
+a person may read, never a server's raw answer."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bot.core.events import UserMessage, VoiceNote
-from bot.core.media.models import KeptDocument, MediaFile, Passage, Seen, Transcript
+from bot.core.media.models import KeptDocument, MediaFile, Passage, Seen, Speech, Transcript
 
 # Shows a step of slow work in the chat ("Reading plan.pdf: 120 of 400 passages"), as mini-app
 # builds do; it never raises (progress is a courtesy).
@@ -26,6 +26,17 @@ class SpeechToText(Protocol):
     async def transcribe(self, audio: MediaFile) -> Transcript:
         """What was said. Raises MediaError for audio that cannot be decoded or a backend that
         failed; an empty `text` for silence."""
+        ...
+
+
+class SpeechSynthesis(Protocol):
+    """Says a reply aloud (an OpenAI-compatible `/v1/audio/speech` server, or espeak-ng here)."""
+
+    model_name: str
+
+    async def synthesize(self, text: str) -> Speech:
+        """`text` spoken, as OGG/Opus. Raises MediaError, with a line a person may read, for a
+        backend that failed, was too slow, or answered with something that is not audio."""
         ...
 
 

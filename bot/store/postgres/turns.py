@@ -81,6 +81,11 @@ INSERT INTO users AS u (id, created_at, keep_files) VALUES (%s, now(), %s)
 ON CONFLICT (id) DO UPDATE SET keep_files = excluded.keep_files
 """
 _KEEP_FILES_SQL = POSTGRES.sql(statements.KEEP_FILES)
+_SET_SPOKEN_SQL = """
+INSERT INTO users AS u (id, created_at, spoken_replies) VALUES (%s, now(), %s)
+ON CONFLICT (id) DO UPDATE SET spoken_replies = excluded.spoken_replies
+"""
+_SPOKEN_SQL = POSTGRES.sql(statements.SPOKEN_REPLIES)
 _UPSERT_FEEDBACK_SQL = POSTGRES.sql(statements.UPSERT_FEEDBACK)
 _REMOVE_FEEDBACK_SQL = POSTGRES.sql(statements.REMOVE_FEEDBACK)
 _FIND_MESSAGE_SQL = POSTGRES.sql(statements.FIND_MESSAGE)
@@ -177,3 +182,12 @@ class PostgresTurns:
         async with self._pool.connection() as conn:
             row = await (await conn.execute(_KEEP_FILES_SQL, (user_id,))).fetchone()
         return bool(row["keep_files"]) if row else False
+
+    async def set_spoken_replies(self, user_id: str, on: bool) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(_SET_SPOKEN_SQL, (user_id, on))
+
+    async def speaks_replies(self, user_id: str) -> bool:
+        async with self._pool.connection() as conn:
+            row = await (await conn.execute(_SPOKEN_SQL, (user_id,))).fetchone()
+        return bool(row["spoken_replies"]) if row else False

@@ -28,6 +28,7 @@ SELECT turn_id, user_id FROM platform_messages WHERE platform = ? AND chat_id = 
 """
 USER_ACTIVE = "SELECT active FROM users WHERE id = ?"
 KEEP_FILES = "SELECT keep_files FROM users WHERE id = ?"
+SPOKEN_REPLIES = "SELECT spoken_replies FROM users WHERE id = ?"
 MEMORY_COUNT = "SELECT memory_count FROM users WHERE id = ?"
 MEMORY_EXISTS = "SELECT 1 AS found FROM memories WHERE id = ? AND user_id = ?"
 STATS = """

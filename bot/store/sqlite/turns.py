@@ -38,6 +38,10 @@ _SET_KEEP_FILES_SQL = """
 INSERT INTO users(id, created_at, keep_files) VALUES (?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET keep_files = excluded.keep_files
 """
+_SET_SPOKEN_SQL = """
+INSERT INTO users(id, created_at, spoken_replies) VALUES (?, ?, ?)
+ON CONFLICT(id) DO UPDATE SET spoken_replies = excluded.spoken_replies
+"""
 
 
 def turn_memory(turn: NewTurn) -> NewMemory:
@@ -134,6 +138,14 @@ class SqliteTurns:
     async def keeps_files(self, user_id: str) -> bool:
         rows = await self._db.read(statements.KEEP_FILES, (user_id,))
         return bool(rows[0]["keep_files"]) if rows else False
+
+    async def set_spoken_replies(self, user_id: str, on: bool) -> None:
+        async with self._db.write() as db:
+            await db.execute(_SET_SPOKEN_SQL, (user_id, _now(), int(on)))
+
+    async def speaks_replies(self, user_id: str) -> bool:
+        rows = await self._db.read(statements.SPOKEN_REPLIES, (user_id,))
+        return bool(rows[0]["spoken_replies"]) if rows else False
 
 
 def _now() -> float:

@@ -35,6 +35,7 @@ from bot.wiring.settings.sections import (
 )
 from bot.wiring.settings.speech import SpeechSettings
 from bot.wiring.settings.training import TrainingSettings
+from bot.wiring.settings.tts import TtsSettings
 from bot.wiring.settings.vision import VisionSettings
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "StoreSettings",
     "TelegramSettings",
     "TrainingSettings",
+    "TtsSettings",
     "VisionSettings",
     "WebSettings",
     "WorkerSettings",
@@ -90,6 +92,7 @@ SECTIONS: dict[str, type[BaseSettings]] = {
     "documents": DocumentSettings,
     "speech": SpeechSettings,
     "vision": VisionSettings,
+    "tts": TtsSettings,
 }
 
 
@@ -112,6 +115,7 @@ class Settings(BaseModel):
     documents: DocumentSettings = Field(default_factory=DocumentSettings)
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
     vision: VisionSettings = Field(default_factory=VisionSettings)
+    tts: TtsSettings = Field(default_factory=TtsSettings)
 
     @property
     def shared_state_url(self) -> str | None:
@@ -213,6 +217,7 @@ def secret_values(settings: Settings) -> list[str]:
             settings.inference.embedding_api_key,
             settings.speech.speech_api_key,
             settings.vision.vision_api_key,
+            settings.tts.tts_api_key,
         )
         if secret is not None
     ]

@@ -19,6 +19,7 @@ from bot.core.chat.documents import ChatDocuments
 from bot.core.chat.images import Images
 from bot.core.chat.ports import Inference, Intake
 from bot.core.chat.ratelimit import RateLimiter
+from bot.core.chat.spoken import SpokenReplies
 from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
@@ -101,6 +102,8 @@ async def running_bot(
     documents: Callable[[Store, Conversation, Embedder], ChatDocuments] | None = None,
     # Where the files of people who asked are kept; forgetting one deletes it there.
     shelf: FileShelf | None = None,
+    # /voice and spoken replies; None: not wired (text only).
+    spoken: Callable[[Store], SpokenReplies] | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
@@ -124,6 +127,7 @@ async def running_bot(
         voice=voice(conversation) if voice is not None else None,
         images=images(conversation) if images is not None else None,
         documents=documents(store, conversation, embedder) if documents is not None else None,
+        spoken=spoken(store) if spoken is not None else None,
     )
     config = TelegramConfig(
         token=token or api.token,

@@ -49,6 +49,7 @@ async def chat(interaction: Interaction, message: str) -> None:
             first_delay_s=kindred.options.first_show_delay_s,
             unlinked=kindred.unlinked,
             buttons=buttons,
+            spoken=services.spoken,
         )
 
 
