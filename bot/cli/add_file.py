@@ -36,7 +36,7 @@ async def add_file(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _add_document(settings: Settings, args: argparse.Namespace) -> int:
     from bot.wiring.backends import load_embedder, open_store
-    from bot.wiring.documents import is_long, keep_file, keep_file_by_job
+    from bot.wiring.media.documents import is_long, keep_file, keep_file_by_job
 
     data = read_file(args.file, settings.documents.max_bytes, "KINDRED_DOCUMENT_MAX_BYTES")
     document = MediaFile("document", data, args.file.name)

@@ -43,7 +43,7 @@ SHOWN_CHARS = 100
 
 async def add_audio(settings: Settings, args: argparse.Namespace) -> int:
     from bot.wiring.kindred import close_models
-    from bot.wiring.media import load_speech
+    from bot.wiring.media.backends import load_speech
 
     section = settings.speech
     speech = load_speech(section, device=settings.inference.device)
@@ -66,7 +66,7 @@ async def _heard(settings: Settings, speech: SpeechToText, note: VoiceNote, key:
     (a Celery worker with REDIS_URL, threads here otherwise), which stores it itself."""
     from bot.wiring.backends import open_store
     from bot.wiring.jobs import load_jobs
-    from bot.wiring.voice_jobs import hear_wait_s, heard_message, is_long, submit_hearing
+    from bot.wiring.media.voice_jobs import hear_wait_s, heard_message, is_long, submit_hearing
 
     if not is_long(settings.speech, note.audio):
         heard = await speech.transcribe(note.audio)
@@ -90,7 +90,7 @@ async def _heard(settings: Settings, speech: SpeechToText, note: VoiceNote, key:
 async def add_image(settings: Settings, args: argparse.Namespace) -> int:
     from bot.wiring.backends import load_embedder, open_store
     from bot.wiring.kindred import close_models
-    from bot.wiring.media import load_vision
+    from bot.wiring.media.backends import load_vision
 
     vision = load_vision(settings.vision, settings.inference)
     if vision is None:

@@ -12,15 +12,15 @@ from bot.core.loading import LoadOnce
 from bot.core.media.ports import SpeechToText
 from bot.core.models import Turn
 from bot.wiring.backends import job_runner, load_embedder, load_inference, load_local_inference, open_store
-from bot.wiring.document_jobs import add_document_jobs
 from bot.wiring.job_store import StoreAccess, per_job
-from bot.wiring.media import load_speech
+from bot.wiring.media.backends import load_speech
+from bot.wiring.media.document_jobs import add_document_jobs
+from bot.wiring.media.voice_jobs import add_voice_jobs
 from bot.wiring.memory_jobs import EXTRACT_JOB, MemoryJobOptions, Models, add_memory_jobs
 from bot.wiring.miniapp_jobs import add_app_jobs, build_policy
 from bot.wiring.proactive_jobs import add_proactive_jobs
 from bot.wiring.settings import Settings
 from bot.wiring.training_jobs import add_training_jobs
-from bot.wiring.voice_jobs import add_voice_jobs
 
 log = logging.getLogger(__name__)
 

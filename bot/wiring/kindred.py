@@ -33,15 +33,15 @@ from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
 from bot.media.shelf import FolderShelf
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
-from bot.wiring.documents import ChatKeeper
 from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
-from bot.wiring.media import listening, load_speech, load_vision, seeing
+from bot.wiring.media.backends import listening, load_speech, load_vision, seeing
+from bot.wiring.media.documents import ChatKeeper
+from bot.wiring.media.spoken import load_voice, spoken_replies
+from bot.wiring.media.voice_jobs import JobHearing
 from bot.wiring.memory_jobs import Models, reward_weights
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
 from bot.wiring.shared_state import SharedState, open_shared_state
-from bot.wiring.spoken import load_voice, spoken_replies
-from bot.wiring.voice_jobs import JobHearing
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -20,7 +20,7 @@ from bot.core.media.models import ListeningPolicy
 from bot.jobs.inprocess import InProcessJobs
 from bot.media.speech.openai import OpenAISpeech
 from bot.store.sqlite.store import SqliteStore
-from bot.wiring.documents import ChatKeeper
+from bot.wiring.media.documents import ChatKeeper
 from bot.wiring.settings import DocumentSettings
 from tests.media import sounds
 from tests.media.document_files import docx_bytes, pdf_bytes

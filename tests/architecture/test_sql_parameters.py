@@ -57,7 +57,7 @@ ALLOWED = {
     ("bot/store/sqlite/memories.py", "fts_match", "user_tag(user_id)"): "the person's FTS5 tag, "
     "a hex digest of their id",
     ("bot/store/sqlite/memories.py", "fts_match", "either"): "the search words, each an FTS5 "
-    'phrase in double quotes with its quotes doubled (query_terms gives \\w+ words only)',
+    "phrase in double quotes with its quotes doubled (query_terms gives \\w+ words only)",
 }
 
 
@@ -319,8 +319,8 @@ def test_the_composers_it_trusts_exist_and_compose_only_constants_and_placeholde
 
 BAD = {
     "an f-string": 'async def f(db, user_id):\n    await db.execute(f"SELECT * FROM t WHERE id = {user_id}")',
-    "an f-string kept first": 'def f(name):\n    sql = f"DELETE FROM t WHERE u = \'{name}\'"\n    return sql',
-    "%": 'def f(db, x):\n    return db.execute("SELECT * FROM t WHERE a = \'%s\'" % x)',
+    "an f-string kept first": "def f(name):\n    sql = f\"DELETE FROM t WHERE u = '{name}'\"\n    return sql",
+    "%": "def f(db, x):\n    return db.execute(\"SELECT * FROM t WHERE a = '%s'\" % x)",
     "% with a tuple": 'def f(x, y):\n    return "UPDATE t SET a = %s WHERE b = %s" % (x, y)',
     ".format": 'def f(db, x):\n    return db.execute("SELECT * FROM t WHERE a = {}".format(x))',
     ".format of a constant": 'Q = "SELECT * FROM t WHERE a = {a}"\ndef f(x):\n    return Q.format(a=x)',
@@ -329,7 +329,7 @@ BAD = {
     "an f-string into a sink": 'async def f(db, column):\n    await db.read(f"{column}", ())',
     "a local from input": 'def f(text):\n    where = text.strip()\n    return f"SELECT 1 FROM t WHERE {where}"',  # noqa: E501
     "+= of a value": 'def f(db, x):\n    sql = "SELECT 1 FROM t WHERE a = 1"\n    sql += x\n    db.execute(sql)',  # noqa: E501
-    "an f-string condition": 'def f(x):\n    return f" AND kind = \'{x}\'"',
+    "an f-string condition": "def f(x):\n    return f\" AND kind = '{x}'\"",
     "a join of input": "def f(names):\n    return f\"SELECT {', '.join(names)} FROM t\"",
 }
 GOOD = {

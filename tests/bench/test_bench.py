@@ -28,7 +28,12 @@ def run_bench(module: str, *args: str) -> dict[str, Any]:
     env.pop("BENCH_DATABASE_URL", None)
     done = subprocess.run(
         [sys.executable, "-m", module, *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     report: dict[str, Any] = json.loads(done.stdout)  # stdout holds the JSON and nothing else
@@ -41,14 +46,35 @@ def run_bench(module: str, *args: str) -> dict[str, Any]:
 def test_memory_bench_reports_both_backends(pg_server: PgServer, onnx_export: Path) -> None:
     data_dir = onnx_export.parent.parent  # the session's ONNX export of MiniLM: not made again
     report = run_bench(
-        "bench.memory", "--backend", "both", "--sizes", "400", "--users", "20", "--queries", "6",
-        "--heavy-user", "300", "--import-turns", "40", "--extraction-model", "none",
-        "--data-dir", str(data_dir), "--database-url", pg_server.dsn,
+        "bench.memory",
+        "--backend",
+        "both",
+        "--sizes",
+        "400",
+        "--users",
+        "20",
+        "--queries",
+        "6",
+        "--heavy-user",
+        "300",
+        "--import-turns",
+        "40",
+        "--extraction-model",
+        "none",
+        "--data-dir",
+        str(data_dir),
+        "--database-url",
+        pg_server.dsn,
     )
     assert report["settings"]["bulk_vectors"] == "random unit vectors"
     assert set(report["targets"]) == {
-        "embed_one_p95_ms", "embed_vs_sentence_transformers_p95", "search_store_p95_ms",
-        "search_end_to_end_p95_ms", "write_p95_ms", "heavy_user_search_p95_ms", "index_recall_at_10",
+        "embed_one_p95_ms",
+        "embed_vs_sentence_transformers_p95",
+        "search_store_p95_ms",
+        "search_end_to_end_p95_ms",
+        "write_p95_ms",
+        "heavy_user_search_p95_ms",
+        "index_recall_at_10",
         "import_turns_per_s",
     }
     embedding = report["embedding"]
@@ -64,8 +90,13 @@ def test_memory_bench_reports_both_backends(pg_server: PgServer, onnx_export: Pa
         assert result["heavy_user"]["full_results_ratio"]["store"] == 1.0
         assert result["import"]["turns"] == 40 and result["import"]["turns_per_s"] > 0
         assert {
-            "search_store_p95_ms", "search_end_to_end_p95_ms", "write_p95_ms", "full_results_ratio",
-            "heavy_user_search_store_p95_ms", "heavy_user_search_end_to_end_p95_ms", "import_turns_per_s",
+            "search_store_p95_ms",
+            "search_end_to_end_p95_ms",
+            "write_p95_ms",
+            "full_results_ratio",
+            "heavy_user_search_store_p95_ms",
+            "heavy_user_search_end_to_end_p95_ms",
+            "import_turns_per_s",
         } <= result["checks"].keys()
         assert result["checks"]["write_p95_ms"]["target"] == report["targets"]["write_p95_ms"][backend]
         extraction = result["extraction_rules_only"]
@@ -116,8 +147,9 @@ def write_locomo_sample(folder: Path) -> Path:
 
 def test_recall_bench_reports_every_dataset_split_and_method(tmp_path: Path) -> None:
     folder = write_locomo_sample(tmp_path)
-    report = run_bench("bench.recall", "--quick", "--users", "2", "--sessions", "4", "--facts", "6",
-                       "--locomo", str(folder))
+    report = run_bench(
+        "bench.recall", "--quick", "--users", "2", "--sessions", "4", "--facts", "6", "--locomo", str(folder)
+    )
     assert list(report)[-1] == "datasets", "the per-method answer is printed last"
     generated = report["generated"]
     assert generated["users"] == 2

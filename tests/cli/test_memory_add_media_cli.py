@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli.main import main
-from bot.wiring.document_jobs import SPOOL
+from bot.wiring.media.document_jobs import SPOOL
 from tests.media import pictures, sounds
 from tests.media.speech_server import FakeSpeech
 from tests.media.threaded import on_a_thread

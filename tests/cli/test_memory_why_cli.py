@@ -41,8 +41,17 @@ async def rated_reply(user: str, shares: dict[int, float], emoji: str, value: fl
     try:
         vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
         reply = await store.turns.add_turn(
-            NewTurn(user, "c1", "assistant", "Decaf it is.", vector, "m", T0,
-                    used_memory_ids=tuple(shares), memory_shares=tuple(shares.values()))
+            NewTurn(
+                user,
+                "c1",
+                "assistant",
+                "Decaf it is.",
+                vector,
+                "m",
+                T0,
+                used_memory_ids=tuple(shares),
+                memory_shares=tuple(shares.values()),
+            )
         )
         await store.turns.record_feedback(Feedback(reply.id, user, emoji, value, T0))
         return reply.id
@@ -61,11 +70,16 @@ def test_why_explains_a_replys_reward_and_its_memories_credit(
     why = json.loads(out)
     assert why["turn_id"] == turn_id and why["user"] == "ann"
     assert why["components"] == {
-        "tool_uses": 0, "turns_followed": 0, "proactive_successes": 0, "reaction": -1.0, "reactions": 1,
+        "tool_uses": 0,
+        "turns_followed": 0,
+        "proactive_successes": 0,
+        "reaction": -1.0,
+        "reactions": 1,
     }
     assert why["reward"] == -1.0 and set(why["weights"]) == {"alpha", "beta", "gamma"}
     assert [(m["id"], m["share"], m["credit"], m["total"]) for m in why["memories"]] == [
-        (1, 0.8, -0.8, -0.8), (2, 0.2, -0.2, -0.2),
+        (1, 0.8, -0.8, -0.8),
+        (2, 0.2, -0.2, -0.2),
     ]
     assert why["memories"][0]["text"].startswith("I switched to decaf")
 
@@ -89,7 +103,14 @@ def test_search_explain_says_why_each_memory_was_chosen(
     first = rows[0]
     assert first["id"] == 1 and first["kind"] == "imported"
     assert set(first["why"]) == {
-        "relevance", "speaker", "reward", "reward_norm", "decay", "verification", "weight", "favoured",
+        "relevance",
+        "speaker",
+        "reward",
+        "reward_norm",
+        "decay",
+        "verification",
+        "weight",
+        "favoured",
     }
     assert first["why"]["reward"] == 1.0 and first["why"]["favoured"] is True
     assert rows[1]["why"]["reward"] == 0.0 and rows[1]["why"]["reward_norm"] == 0.5

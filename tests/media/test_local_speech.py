@@ -20,7 +20,7 @@ from bot.inference.whisper import WhisperModel
 from bot.media.audio import AudioLimits, prepare
 from bot.media.speech.local import MODEL_FAILED, LocalSpeech
 from bot.store.sqlite.store import SqliteStore
-from bot.wiring.media import load_speech
+from bot.wiring.media.backends import load_speech
 from bot.wiring.settings import SpeechSettings
 from tests.media import sounds
 from tests.support.fakes import HashEmbedder, ScriptedInference

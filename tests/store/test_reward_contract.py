@@ -15,8 +15,15 @@ from tests.store.test_contract import EMB, T0, memory, turn
 
 def reply(user: str, used: tuple[int, ...], shares: tuple[float, ...], *, at: datetime = T0) -> NewTurn:
     return NewTurn(
-        user, "c1", "assistant", "a reply", EMB.vector("a reply"), EMB.model_name, at,
-        used_memory_ids=used, memory_shares=shares,
+        user,
+        "c1",
+        "assistant",
+        "a reply",
+        EMB.vector("a reply"),
+        EMB.model_name,
+        at,
+        used_memory_ids=used,
+        memory_shares=shares,
     )
 
 
@@ -105,8 +112,16 @@ async def test_a_reply_record_has_every_part_of_its_reward(store: Store) -> None
 
 async def test_a_turn_stores_its_memory_under_the_kind_it_was_given(store: Store) -> None:
     stored = await store.turns.add_turn(
-        NewTurn("ann", "c1", "user", "I love jazz", EMB.vector("I love jazz"), EMB.model_name, T0,
-                memory_kind="preference")
+        NewTurn(
+            "ann",
+            "c1",
+            "user",
+            "I love jazz",
+            EMB.vector("I love jazz"),
+            EMB.model_name,
+            T0,
+            memory_kind="preference",
+        )
     )
     [found] = await store.memories.list_memories("ann", 5)
     assert (found.id, found.kind) == (stored.memory_id, "preference")

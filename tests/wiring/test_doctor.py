@@ -57,9 +57,7 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 async def test_a_worker_that_answers_is_listed_with_its_queues(env: pytest.MonkeyPatch, worker: str) -> None:
     env.setenv("REDIS_URL", worker)
     env.setenv("KINDRED_TRAIN_ENABLED", "false")
-    assert await doctor.check_redis(settings()) == Check(
-        "redis", "ok", worker.removeprefix("redis://")
-    )
+    assert await doctor.check_redis(settings()) == Check("redis", "ok", worker.removeprefix("redis://"))
     assert await doctor.check_workers(settings()) == Check("workers", "ok", "1 answered, consuming default")
 
 

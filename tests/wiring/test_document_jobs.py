@@ -18,9 +18,9 @@ from bot.core.media.models import MediaFile
 from bot.core.memory.ports import Embedder
 from bot.core.store import Store
 from bot.store.sqlite.store import SqliteStore
-from bot.wiring.document_jobs import KEEP_JOB, SPOOL, SPOOL_KEPT_S, add_document_jobs, spool
-from bot.wiring.documents import is_long
 from bot.wiring.job_store import per_job
+from bot.wiring.media.document_jobs import KEEP_JOB, SPOOL, SPOOL_KEPT_S, add_document_jobs, spool
+from bot.wiring.media.documents import is_long
 from bot.wiring.settings import DocumentSettings
 from tests.media.document_files import encrypted_pdf, pdf_bytes
 from tests.support.fakes import HashEmbedder

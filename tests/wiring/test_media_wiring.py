@@ -14,7 +14,7 @@ import pytest
 from bot.adapters.console import ConsoleIO
 from bot.media.speech.openai import OpenAISpeech
 from bot.wiring.kindred import Kindred, build
-from bot.wiring.media import load_speech
+from bot.wiring.media.backends import load_speech
 from bot.wiring.platforms import console_chat
 from bot.wiring.settings import Settings, SpeechSettings, load_settings
 from tests.inference.openai_server import FakeOpenAI

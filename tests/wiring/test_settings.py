@@ -174,6 +174,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_SPEECH_ECHO", "on", lambda s: s.speech.speech_echo, True),
     ("KINDRED_AUDIO_MAX_MB", "50", lambda s: s.speech.audio_max_bytes, 50 * 1024 * 1024),
     ("KINDRED_AUDIO_MAX_SECONDS", "120", lambda s: s.speech.audio_max_seconds, 120.0),
+    ("KINDRED_AUDIO_INLINE_SECONDS", "30", lambda s: s.speech.audio_inline_seconds, 30.0),
     # [media]: photos and images.
     ("KINDRED_VISION_BACKEND", "openai", lambda s: s.vision.vision_backend, "openai"),
     (

@@ -9,7 +9,7 @@ from pydantic import SecretStr
 
 from bot.core.errors import ConfigError
 from bot.media.vision.openai import OpenAIVision
-from bot.wiring.media import load_vision, seeing
+from bot.wiring.media.backends import load_vision, seeing
 from bot.wiring.settings import InferenceSettings, Settings, VisionSettings, secret_values
 
 CHAT_KEY = "sk-chat-vision-wiring-17"

@@ -17,7 +17,7 @@ class VisionSettings(BaseSettings):
     (`openai`), or not at all (`none`: the bot says so, and answers a caption as text).
 
     URL, model and key left unset are the chat's own (KINDRED_OPENAI_BASE_URL, KINDRED_OPENAI_MODEL,
-    KINDRED_OPENAI_API_KEY), for a chat model that sees (bot/wiring/media.py: load_vision)."""
+    KINDRED_OPENAI_API_KEY), for a chat model that sees (bot/wiring/media/backends.py: load_vision)."""
 
     model_config = section_config()
 

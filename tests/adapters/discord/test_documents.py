@@ -15,7 +15,7 @@ from bot.core.memory.ports import Embedder
 from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.store.sqlite.store import SqliteStore
-from bot.wiring.documents import ChatKeeper
+from bot.wiring.media.documents import ChatKeeper
 from bot.wiring.settings import DocumentSettings
 from tests.adapters.discord.conftest import running, services
 from tests.media.document_files import docx_bytes, pdf_bytes

@@ -19,9 +19,9 @@ from bot.core.store import Store
 from bot.jobs.inprocess import InProcessJobs
 from bot.media.shelf import FolderShelf
 from bot.store.sqlite.store import SqliteStore
-from bot.wiring.document_jobs import SPOOL, add_document_jobs
-from bot.wiring.documents import ChatKeeper
 from bot.wiring.job_store import per_job
+from bot.wiring.media.document_jobs import SPOOL, add_document_jobs
+from bot.wiring.media.documents import ChatKeeper
 from bot.wiring.settings import DocumentSettings
 from tests.adapters.telegram.conftest import ANN, GROUP, replies_done, running_bot
 from tests.media.document_files import docx_bomb, docx_bytes, encrypted_pdf, pdf_bytes

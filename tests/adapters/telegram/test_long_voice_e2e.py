@@ -20,10 +20,10 @@ from bot.core.memory.ports import Embedder
 from bot.jobs.inprocess import InProcessJobs
 from bot.media.speech.openai import OpenAISpeech
 from bot.store.sqlite.store import SqliteStore
-from bot.wiring.document_jobs import SPOOL
 from bot.wiring.job_store import per_job
+from bot.wiring.media.document_jobs import SPOOL
+from bot.wiring.media.voice_jobs import JobHearing, add_voice_jobs
 from bot.wiring.settings import SpeechSettings
-from bot.wiring.voice_jobs import JobHearing, add_voice_jobs
 from tests.adapters.telegram.conftest import ANN, replies_done, running_bot
 from tests.media import sounds
 from tests.media.speech_server import FakeSpeech, listening

@@ -35,9 +35,9 @@ from bot.core.media.models import MediaFile, MediaKind, Transcript
 from bot.core.media.ports import Show, SpeechToText
 from bot.core.memory.ports import Embedder, MemoryCuration
 from bot.media.audio import claimed_duration_s
-from bot.wiring.document_jobs import SPOOL, is_spool_name, spool, unspool
-from bot.wiring.job_progress import PROGRESS_POLL_S, followed
 from bot.wiring.job_store import StoreAccess
+from bot.wiring.media.document_jobs import SPOOL, is_spool_name, spool, unspool
+from bot.wiring.media.job_progress import PROGRESS_POLL_S, followed
 from bot.wiring.settings import SpeechSettings
 
 HEAR_JOB = "kindred.media.hear_voice"

@@ -1,5 +1,5 @@
 """Documents people share: the reader the settings choose, and a file kept for a person, here or,
-for a long one, by `kindred.media.keep_document` (bot/wiring/document_jobs.py): for
+for a long one, by `kindred.media.keep_document` (bot/wiring/media/document_jobs.py): for
 `kindred memory add-file`, and for chats (`ChatKeeper`, which shows the job's steps)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from bot.core.media.models import KeptDocument, MediaFile
 from bot.core.media.ports import DocumentReader, Show
 from bot.core.memory.ports import Embedder, MemoryIndex
 from bot.media.documents import DocumentFileReader
-from bot.wiring.document_jobs import KEEP_EXTRA_S, KEEP_JOB, spool, unspool
-from bot.wiring.job_progress import PROGRESS_POLL_S, followed
+from bot.wiring.media.document_jobs import KEEP_EXTRA_S, KEEP_JOB, spool, unspool
+from bot.wiring.media.job_progress import PROGRESS_POLL_S, followed
 from bot.wiring.settings import DocumentSettings, Settings
 
 log = logging.getLogger(__name__)
