@@ -16,6 +16,7 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -98,22 +99,40 @@ def add_document_jobs(
             # Kept and deleted by an earlier delivery of this job, or never spooled here.
             return {"ok": False, "reason": "gone", "message": f"{name} is no longer waiting to be read."}
         report_progress({"step": "reading", "file": name})
-        try:
+
+        async def kept_now() -> JobPayload:
             async with stores() as store:
                 kept = await keep_document(
                     store.memories, embedder.get(), reader, user_id, MediaFile("document", data, name),
                     limits=limits, now=datetime.now(UTC), chat_id=chat_id,
                     on_progress=_embedding_progress,
                 )  # fmt: skip
-        except MediaError as exc:
-            path.unlink(missing_ok=True)
-            return {"ok": False, "reason": "refused", "message": str(exc)}
-        except Exception as exc:
-            if not is_transient(exc):  # no retry will come for it: the file goes now
-                path.unlink(missing_ok=True)
-            raise
-        path.unlink(missing_ok=True)
-        return {"ok": True, **kept.as_payload(), "summary": kept.summary()}
+            return {"ok": True, **kept.as_payload(), "summary": kept.summary()}
+
+        return await from_spool(path, kept_now, refused=(MediaError,))
+
+
+async def from_spool(
+    path: Path, work: Callable[[], Awaitable[JobPayload]], *, refused: tuple[type[Exception], ...]
+) -> JobPayload:
+    """What `work()` returns, or `{"ok": False, "reason": "refused"}` with the words of one of the
+    `refused` errors; the spooled file at `path` is deleted once the job is done with it. A failure
+    that will be retried leaves the file for the retry."""
+    try:
+        result = await work()
+    except refused as exc:
+        result = {"ok": False, "reason": "refused", "message": str(exc)}
+    except Exception as exc:
+        if not is_transient(exc):  # no retry will come for it: the file goes now
+            _drop(path)
+        raise
+    _drop(path)
+    return result
+
+
+def _drop(path: Path) -> None:
+    # One unlink on local disk: not worth a thread.
+    path.unlink(missing_ok=True)
 
 
 def _embedding_progress(done: int, total: int) -> None:

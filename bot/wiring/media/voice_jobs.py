@@ -29,14 +29,14 @@ from bot.core.chat.person_turn import keep_words
 from bot.core.chat.voice import spoken
 from bot.core.errors import InvalidInput, JobError, MediaError
 from bot.core.events import UserMessage, VoiceNote
-from bot.core.jobs import JobId, JobPayload, JobRegistry, Jobs, is_transient, report_progress
+from bot.core.jobs import JobId, JobPayload, JobRegistry, Jobs, report_progress
 from bot.core.loading import LoadOnce
 from bot.core.media.models import MediaFile, MediaKind, Transcript
 from bot.core.media.ports import Show, SpeechToText
 from bot.core.memory.ports import Embedder, MemoryCuration
 from bot.media.audio import claimed_duration_s
 from bot.wiring.job_store import StoreAccess
-from bot.wiring.media.document_jobs import SPOOL, is_spool_name, spool, unspool
+from bot.wiring.media.document_jobs import SPOOL, from_spool, is_spool_name, spool, unspool
 from bot.wiring.media.job_progress import PROGRESS_POLL_S, followed
 from bot.wiring.settings import SpeechSettings
 
@@ -81,25 +81,19 @@ def add_voice_jobs(
             path.unlink(missing_ok=True)
             raise JobError(f"{HEAR_JOB}: KINDRED_SPEECH_BACKEND is none where this job runs")
         report_progress({"step": "hearing"})
-        try:
+
+        async def kept_now() -> JobPayload:
             heard = await _heard(backend, note.audio(data))
             if not heard.text.strip():
-                path.unlink(missing_ok=True)
                 return {"ok": False, "reason": "silence", "message": ""}
             report_progress({"step": "keeping"})
             async with stores() as store:
                 turn = await keep_words(
                     store.turns, embedder.get(), note.message(heard), max_chars=max_message_chars
                 )
-        except (MediaError, InvalidInput) as exc:
-            path.unlink(missing_ok=True)
-            return {"ok": False, "reason": "refused", "message": str(exc)}
-        except Exception as exc:
-            if not is_transient(exc):  # no retry will come for it: the file goes now
-                path.unlink(missing_ok=True)
-            raise
-        path.unlink(missing_ok=True)
-        return {"ok": True, "turn_id": turn.id, "memory_id": turn.memory_id, **heard.meta()}
+            return {"ok": True, "turn_id": turn.id, "memory_id": turn.memory_id, **heard.meta()}
+
+        return await from_spool(path, kept_now, refused=(MediaError, InvalidInput))
 
 
 async def _heard(backend: SpeechToText, audio: MediaFile) -> Transcript:
