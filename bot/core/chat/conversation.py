@@ -32,7 +32,7 @@ from bot.core.models import Feedback, Generation, MessageLink, NewTurn, Turn, Ve
 from bot.core.proactive import ProactiveReplies
 from bot.core.store import Store
 from bot.core.text import EMBED_CHARS, clean_message
-from bot.core.usage import UsageMeter
+from bot.core.usage import UsageMeter, UsageReport
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,7 @@ class Conversation:
         self._clock = clock
         # Every reply's tokens, budget or none ([personal]): `kindred usage`, /usage.
         self.usage = UsageMeter(store.usage, clock=clock)
+        self.usage_report = UsageReport(store.usage, clock=clock)
         self.variants = VariantPicker(store, policy.base_model, policy.best_of)
         self.writer = ReplyWriter(
             inference, embedder, policy.max_new_tokens, base_model=policy.base_model, seed=policy.sample_seed
