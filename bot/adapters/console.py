@@ -127,8 +127,7 @@ def _read_in_thread(read_line: Callable[[], str]) -> asyncio.Future[str]:
 
 @dataclass(frozen=True, slots=True)
 class ChatParts:
-    """What the chat answers with: the conversation (with its models), the memory commands and
-    the apps' commands."""
+    """What the chat answers with: the conversation (with its models) and the commands' parts."""
 
     conversation: Conversation
     controls: Controls | None = None
@@ -224,6 +223,8 @@ class ConsoleChat:
             await self._controlled(self._said(spoken.command(self.user_id, rest) if spoken else None))
         elif command in ("/file", "/image"):
             await self._file(rest, image=command == "/image")
+        elif command == "/usage":
+            await self._controlled(self._said(self.conversation.usage_report.command(self.user_id)))
         else:
             await self._chat(text)
 

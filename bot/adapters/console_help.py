@@ -17,5 +17,6 @@ HELP = (
     "/voice on|off — whether I also say my replies aloud (written to a file: a terminal can't play them)\n"
     "/file PATH [CAPTION] — send me a voice note, an audio file, a photo or a document (PDF, .docx, text)\n"
     "/image PATH [CAPTION] — send me a photo or an image from your disk\n"
+    "/usage — what you used today and this month (tokens, voice seconds, images)\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )

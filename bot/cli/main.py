@@ -16,6 +16,7 @@ from bot.cli import backup as cli_backup
 from bot.cli import discord_sync as cli_discord
 from bot.cli import doctor as cli_doctor
 from bot.cli import train as cli_train
+from bot.cli import usage as cli_usage
 from bot.cli import workers as cli_workers
 from bot.cli.logs import setup_logging
 from bot.core.errors import KindredError
@@ -118,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_doctor.add_command(commands)
     cli_backup.add_commands(commands)
     cli_discord.add_commands(commands)
+    cli_usage.add_command(commands)
     return parser
 
 
@@ -158,6 +160,8 @@ def _handler(args: argparse.Namespace) -> Callable[[Settings, argparse.Namespace
         return _stats
     if args.command == "doctor":
         return cli_doctor.doctor
+    if args.command == "usage":
+        return cli_usage.usage
     if args.command in cli_backup.HANDLERS:
         return cli_backup.HANDLERS[args.command]
     if args.command in cli_workers.HANDLERS:

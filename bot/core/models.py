@@ -52,6 +52,10 @@ class StreamEnd:
     """
 
     reason: EndReason | None = None
+    # The tokens the backend read (the prompt) and wrote, as it reports them (an OpenAI-compatible
+    # `usage`); None where it does not, and the core counts them with `Inference.count_tokens`.
+    tokens_in: int | None = None
+    tokens_out: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,11 @@ class Sampled:
     text: str
     # The token budget stopped it before the model ended it (finish_reason "length").
     cut: bool
+    # The tokens read and written for it, as the backend reports them; None: the core counts them.
+    # A backend that reports one usage for several candidates (one request with `n`) puts it all
+    # on the first of them and 0 on the others, so that the candidates' sum is what it reported.
+    tokens_in: int | None = None
+    tokens_out: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from bot.core.miniapps.ports import AppStore
     from bot.core.models import DayStats, Stats
     from bot.core.proactive.ports import ProactiveStore
+    from bot.core.usage.ports import UsageLog
 
 
 class Store(Protocol):
@@ -68,6 +69,11 @@ class Store(Protocol):
     @property
     def proactive(self) -> ProactiveStore:
         """The proactive check-ins' settings, reminders and sent ledger."""
+        ...
+
+    @property
+    def usage(self) -> UsageLog:
+        """What each person used: replies' tokens, voice seconds, images, proactive messages, builds."""
         ...
 
     # The size of the vectors this store holds, and the model and size that embedded its newest

@@ -32,7 +32,7 @@ import httpx
 
 from bot.core.chat.quoting import template_messages
 from bot.core.errors import InferenceError, InferenceTimeout
-from bot.core.models import ChatMessage, EndReason, Sampled, StreamEnd
+from bot.core.models import ChatMessage, Sampled, StreamEnd
 from bot.inference.engine.lora import find_adapter
 from bot.inference.openai_wire import DONE, Delta, api_client, error_detail, parse_choices, parse_sse_line
 from bot.inference.together import all_of
@@ -152,6 +152,7 @@ class OpenAICompatInference:
                 if item is None:
                     if ending is not None:
                         ending.reason = finish.reason
+                        ending.tokens_in, ending.tokens_out = finish.tokens_in, finish.tokens_out
                     return
                 if isinstance(item, BaseException):
                     raise item
@@ -217,7 +218,7 @@ class OpenAICompatInference:
                     if response.status_code != 200:
                         await response.aread()
                         raise self._status_error(response, f"model {model!r}")
-                    ending.reason = await self._relay(response, queue)
+                    await self._relay(response, queue, ending)
             queue.put_nowait(None)
         except (TimeoutError, httpx.TimeoutException):
             queue.put_nowait(self._timeout())
@@ -239,6 +240,9 @@ class OpenAICompatInference:
             "temperature": self.sampling.temperature,
             "top_p": self.sampling.top_p,
         }
+        if n is None:
+            # The last chunk then carries the tokens the server counted (kindred usage).
+            body["stream_options"] = {"include_usage": True}
         if n is not None and n > 1:
             body["n"] = n  # left out for one: a server that knows no `n` may refuse it
         if seed is not None:
@@ -246,26 +250,27 @@ class OpenAICompatInference:
         return body
 
     async def _relay(
-        self, response: httpx.Response, queue: asyncio.Queue[str | BaseException | None]
-    ) -> EndReason | None:
-        """Put the streamed text in `queue`; return how the server said the reply ended."""
+        self, response: httpx.Response, queue: asyncio.Queue[str | BaseException | None], ending: StreamEnd
+    ) -> None:
+        """Put the streamed text in `queue`; put in `ending` how the server said the reply ended and
+        the tokens it counted (its last chunk's `usage`, asked for with `include_usage`)."""
         finished = False
-        reason: EndReason | None = None
         async for line in response.aiter_lines():
             event = parse_sse_line(line, self.base_url)
             if event is DONE:
-                return reason
+                return
             if isinstance(event, Delta):
                 if event.text:
                     queue.put_nowait(event.text)
                 finished = finished or event.finished
-                reason = reason or event.reason
+                ending.reason = ending.reason or event.reason
+                if event.usage is not None:
+                    ending.tokens_in, ending.tokens_out = event.usage
         if not finished:
             raise InferenceError(
                 f"the OpenAI-compatible server at {self.base_url} ended the stream before the reply was "
                 "finished (no finish_reason, no [DONE])"
             )
-        return reason
 
     async def _model_for(self, adapter: str | None) -> str:
         """The `model` to send: the base model, or the adapter's name (registered first if new)."""

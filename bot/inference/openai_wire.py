@@ -8,7 +8,7 @@ Anything that is not what the API promises becomes InferenceError naming the ser
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -38,6 +38,8 @@ class Delta:
     text: str
     finished: bool
     reason: EndReason | None = None  # the finish_reason, when it is one the port knows
+    # (prompt, completion) tokens: the last chunk's `usage`, sent when `include_usage` was asked.
+    usage: tuple[int, int] | None = None
 
 
 def parse_sse_line(line: str, server: str) -> Delta | object | None:
@@ -73,7 +75,19 @@ def parse_sse_line(line: str, server: str) -> Delta | object | None:
             f"the OpenAI-compatible server at {server} sent a malformed stream line: {line[:80]!r}"
         ) from exc
     finish = choice.get("finish_reason")
-    return Delta(text, finish is not None, finish if finish in ("stop", "length") else None)
+    reason = finish if finish in ("stop", "length") else None
+    return Delta(text, finish is not None, reason, usage_of(payload))
+
+
+def usage_of(payload: Any) -> tuple[int, int] | None:
+    """A response's `usage` as (prompt, completion) tokens; None when it has none or it is not numbers."""
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if not isinstance(prompt, int) or not isinstance(completion, int) or prompt < 0 or completion < 0:
+        return None
+    return prompt, completion
 
 
 def parse_choices(response: httpx.Response, server: str) -> list[Sampled]:
@@ -101,7 +115,14 @@ def parse_choices(response: httpx.Response, server: str) -> list[Sampled]:
         ) from exc
     if not found:
         raise InferenceError(f"the OpenAI-compatible server at {server} sent a completion with no choices")
-    return [sampled for _, sampled in sorted(found, key=lambda pair: pair[0])]
+    ordered = [sampled for _, sampled in sorted(found, key=lambda pair: pair[0])]
+    usage = usage_of(payload)
+    if usage is None:
+        return ordered
+    # One usage for all the choices: on the first, so that the candidates sum to it (models.Sampled).
+    first, *rest = ordered
+    return [replace(first, tokens_in=usage[0], tokens_out=usage[1]),
+            *(replace(other, tokens_in=0, tokens_out=0) for other in rest)]  # fmt: skip
 
 
 def error_detail(response: httpx.Response) -> str:

@@ -251,3 +251,24 @@ async def test_app_in_the_terminal_prints_a_link_that_opens_while_the_chat_runs(
         _, stderr = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0, stderr.decode()[-3000:]
     assert b"Traceback" not in stderr
+
+
+def test_a_terminal_chat_is_counted_and_kindred_usage_prints_it(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
+    """No budget configured: the local engine's tokenizer counts each reply, `/usage` tells the
+    person, and `kindred usage --json` prints the same numbers, one line for the person today."""
+    env = chat_env(tmp_path, shared_data, str(tiny_model))
+    done = kindred(["chat", "--user", "ann"], b"My dog is called Pepper.\nI live in Porto.\n/usage\n", env)
+    assert done.returncode == 0, done.stderr.decode()
+    listed = kindred(["usage", "--json"], b"", env)
+    assert listed.returncode == 0, listed.stderr.decode()
+    [line] = [json.loads(text) for text in listed.stdout.decode().splitlines()]
+    assert line["user"] == "ann" and line["day"] == datetime.now(UTC).date().isoformat()
+    assert line["replies"] == 2 and (line["cost"], line["budget_left"]) == (0.0, None)
+    # A prompt holds at least the persona and the message; a reply at most 12 new tokens each
+    # (KINDRED_MAX_NEW_TOKENS), re-counted with the same tokenizer.
+    assert line["tokens_in"] > 2 * 5 and 0 < line["tokens_out"] <= 2 * 14
+    counted = f"{line['tokens_in']:,} tokens in, {line['tokens_out']:,} out (2 replies)"
+    assert f"Today: {counted}" in done.stdout.decode()
+    assert kindred(["usage", "--user", "nobody"], b"", env).stdout.decode().startswith("No use on")

@@ -59,6 +59,10 @@ class FakeOpenAI:
     most_at_once: int = 0
     # A whole completion asked for with this seed is refused (HTTP 500): one of several fails.
     fail_seed: int | None = None
+    # Set: the server reports `usage`, this many prompt tokens and a token per chunk written (every
+    # choice's), on a whole completion always, on a stream only when `stream_options.include_usage`
+    # asked for it (a last chunk with no choices, as OpenAI and vLLM send it). None: no usage at all.
+    prompt_tokens: int | None = None
 
     def fail_next(self, kind: Failure) -> None:
         self._failures.append(kind)
@@ -182,9 +186,19 @@ class FakeOpenAI:
             choices.append({"index": index, "message": message, "finish_reason": finish})
         if failure == "no_choices":
             choices = []
-        return web.json_response(
-            {"object": "chat.completion", "model": body["model"], "choices": choices[::-1]}
-        )
+        answer: dict[str, Any] = {
+            "object": "chat.completion",
+            "model": body["model"],
+            "choices": choices[::-1],
+        }
+        if self.prompt_tokens is not None:
+            answer["usage"] = self._usage(len(chunks) * len(choices))
+        return web.json_response(answer)
+
+    def _usage(self, written: int) -> dict[str, int]:
+        assert self.prompt_tokens is not None
+        total = self.prompt_tokens + written
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": written, "total_tokens": total}
 
     async def _stream(
         self, request: web.Request, body: dict[str, Any], failure: str | None
@@ -203,6 +217,9 @@ class FakeOpenAI:
                 await response.write(event(chunk, body["model"]))
                 await asyncio.sleep(self.chunk_delay_s)
             await response.write(event("", body["model"], finish=finish))
+            if self.prompt_tokens is not None and (body.get("stream_options") or {}).get("include_usage"):
+                usage = {"object": "chat.completion.chunk", "choices": [], "usage": self._usage(len(chunks))}
+                await response.write(f"data: {json.dumps(usage)}\n\n".encode())
             if failure != "no_done":
                 await response.write(b"data: [DONE]\n\n")
         except ConnectionResetError:

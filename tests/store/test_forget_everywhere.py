@@ -91,7 +91,7 @@ async def test_forget_all_leaves_the_person_in_no_table_and_no_index(place: str)
         before = holding(await every_row(place), ann, ann_word)
         # The person really is in every kind of table before (so the check below can fail).
         for table in ("users", "turns", "memories", "feedback", "generations", "apps", "app_versions",
-                      "app_builds", "platform_messages", "training_examples"):  # fmt: skip
+                      "app_builds", "platform_messages", "training_examples", "usage_records"):  # fmt: skip
             assert table in before, f"the fill left nothing of the person in {table}"
         forgotten = await store.memories.forget_all(ann)
         assert forgotten >= 4

@@ -32,6 +32,7 @@ from bot.core.models import Feedback, Generation, MessageLink, NewTurn, Turn, Ve
 from bot.core.proactive import ProactiveReplies
 from bot.core.store import Store
 from bot.core.text import EMBED_CHARS, clean_message
+from bot.core.usage import UsageMeter, UsageReport
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,9 @@ class Conversation:
         # Replies whose delivery is unknown: recorded by the delivery, confirmed, told, sent again.
         self.doubts = DeliveryDoubts(store)
         self._clock = clock
+        # Every reply's tokens, budget or none ([personal]): `kindred usage`, /usage.
+        self.usage = UsageMeter(store.usage, clock=clock)
+        self.usage_report = UsageReport(store.usage, clock=clock)
         self.variants = VariantPicker(store, policy.base_model, policy.best_of)
         self.writer = ReplyWriter(
             inference, embedder, policy.max_new_tokens, base_model=policy.base_model, seed=policy.sample_seed
@@ -130,6 +134,10 @@ class Conversation:
             yield Refusal(MODEL_FAILED.format(reason=exc))
             return
         made = self.writer.generation(messages, draft)
+        tokens_in, tokens_out, samples = self.writer.tokens(messages, draft)
+        group = None if message.private else message.chat_id
+        await self.usage.count(message.user_id, "reply", group_id=group, tokens_in=tokens_in,
+                               tokens_out=tokens_out, amount=samples)  # fmt: skip
         reply = _shown("".join(draft.parts).strip(), made.cut)
         reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored, made))
         if stored is not None and self._after_turn is not None:

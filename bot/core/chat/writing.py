@@ -32,6 +32,8 @@ class Draft:
     pick: Pick
     parts: list[str] = field(default_factory=list)
     ending: StreamEnd = field(default_factory=StreamEnd)
+    # Every candidate a best-of-n drew, the chosen one among them: each counts as used.
+    candidates: list[Sampled] = field(default_factory=list)
 
 
 class ReplyWriter:
@@ -101,6 +103,7 @@ class ReplyWriter:
         model = draft.pick.reward_model
         assert model is not None  # write() chose this path for it
         vectors = await self.embedder.embed([c.text.strip()[:EMBED_CHARS] or "…" for c in candidates])
+        draft.candidates = candidates
         chosen = candidates[choose_best(model, context, vectors)]
         draft.ending.reason = "length" if chosen.cut else "stop"
         return chosen.text
@@ -138,6 +141,21 @@ class ReplyWriter:
             arm=pick.arm,
             canary_id=pick.canary_id,
         )
+
+    def tokens(self, messages: Sequence[ChatMessage], draft: Draft) -> tuple[int, int, int]:
+        """(tokens in, tokens out, samples) the reply used: as the backend reported them, else
+        counted with its tokenizer; a best-of-n counts every candidate, each reading the prompt."""
+        prompt = sum(self.inference.count_tokens(message.content) for message in messages)
+        if draft.candidates:
+            read = sum(prompt if c.tokens_in is None else c.tokens_in for c in draft.candidates)
+            written = sum(self.inference.count_tokens(c.text) if c.tokens_out is None else c.tokens_out
+                          for c in draft.candidates)  # fmt: skip
+            return read, written, len(draft.candidates)
+        ending = draft.ending
+        read = prompt if ending.tokens_in is None else ending.tokens_in
+        if ending.tokens_out is not None:
+            return read, ending.tokens_out, 1
+        return read, self.inference.count_tokens("".join(draft.parts)), 1
 
     def _cut(self, draft: Draft) -> bool:
         """Whether the token budget stopped the reply, as the engine says. Re-counting the text is

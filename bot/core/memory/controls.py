@@ -103,6 +103,7 @@ COMMANDS = (
     CommandInfo("persona", "who I am"),
     CommandInfo("privacy", "what I keep and why"),
     CommandInfo("voice", "whether I also answer in voice notes (/voice on or off)"),
+    CommandInfo("usage", "what you used today and this month"),
     CommandInfo("app", "build a small web app for you (/app a packing list)"),
     CommandInfo("apps", "your apps: list them, restore a version, revoke a link"),
     CommandInfo("proactive", "whether I may write to you first (/proactive on or off), your time zone"),

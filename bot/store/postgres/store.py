@@ -28,6 +28,7 @@ from bot.store.sql.deliveries import SqlDeliveries
 from bot.store.sql.proactive import SqlProactive
 from bot.store.sql.rows import activity_window, day_stats
 from bot.store.sql.trials import SqlTrials
+from bot.store.sql.usage import SqlUsage
 
 __all__ = ["DEFAULT_TIMEOUT_S", "PostgresStore", "schema_versions"]
 
@@ -76,6 +77,7 @@ class PostgresStore(StoreRoles):
         self.miniapps = pg_apps(pool)
         self.proactive = SqlProactive(PostgresRunner(pool))
         self.deliveries = SqlDeliveries(PostgresRunner(pool))
+        self.usage = SqlUsage(PostgresRunner(pool))
         self.trials = SqlTrials(PostgresRunner(pool))
         self._search = memories  # typed as itself: it has the two dense paths the Protocol lacks
 

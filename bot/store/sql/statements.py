@@ -58,6 +58,7 @@ FORGET_PERSON = (
     "DELETE FROM reminders WHERE user_id = ?",
     "DELETE FROM proactive_settings WHERE user_id = ?",
     "DELETE FROM turns WHERE user_id = ?",
+    "DELETE FROM usage_records WHERE user_id = ?",  # [personal]
     "DELETE FROM app_builds WHERE owner = ?",
     "DELETE FROM apps WHERE owner = ?",
     "DELETE FROM users WHERE id = ?",
@@ -66,7 +67,7 @@ FORGET_PERSON = (
 FORGOTTEN_TABLES = (
     "feedback", "training_examples", "platform_messages", "memories", "memory_sources", "turns",
     "generations", "canary_entries", "reply_memories", "reply_signals", "app_builds", "apps", "app_versions",
-    "app_state", "proactive_sent", "reminders", "proactive_settings", "users",
+    "app_state", "proactive_sent", "reminders", "proactive_settings", "usage_records", "users",
 )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from bot.store.sql.deliveries import SqlDeliveries
 from bot.store.sql.proactive import SqlProactive
 from bot.store.sql.rows import activity_window, day_stats, to_epoch
 from bot.store.sql.trials import SqlTrials
+from bot.store.sql.usage import SqlUsage
 from bot.store.sqlite.curation import SqliteCuration
 from bot.store.sqlite.db import SqliteDatabase
 from bot.store.sqlite.learning import SqliteLearning
@@ -68,6 +69,7 @@ class SqliteStore(StoreRoles):
         self.miniapps = sqlite_apps(db)
         self.proactive = SqlProactive(SqliteRunner(db))
         self.deliveries = SqlDeliveries(SqliteRunner(db))
+        self.usage = SqlUsage(SqliteRunner(db))
         self.trials = SqlTrials(SqliteRunner(db))
 
     @classmethod

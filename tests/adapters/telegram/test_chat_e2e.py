@@ -47,6 +47,7 @@ async def test_a_private_chat_previews_a_draft_then_sends_the_reply_with_feedbac
         "persona",
         "privacy",
         "voice",
+        "usage",
         "app",
         "apps",
         "proactive",
