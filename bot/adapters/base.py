@@ -16,6 +16,7 @@ from bot.core.chat.voice import VoiceNotes
 from bot.core.learning.commands import TrainingCommands
 from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
+from bot.core.personas import PersonaPicker
 from bot.core.proactive.commands import ProactiveCommands
 
 
@@ -44,6 +45,8 @@ class Services:
     documents: ChatDocuments | None = None
     # /voice, and replies said aloud to those who turned it on; None where not wired (text only).
     spoken: SpokenReplies | None = None
+    # /persona's picker; None: the admin's one persona, shown as before.
+    personas: PersonaPicker | None = None
 
 
 class PlatformAdapter(Protocol):

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from bot.adapters.console_files import USAGE, path_and_caption, read_within
 from bot.adapters.console_help import HELP
+from bot.adapters.console_persona import setting_answer
 from bot.adapters.console_surface import TERMINAL, ConsoleSpeaker, ConsoleSurface
 from bot.adapters.delivery import deliver
 from bot.adapters.spoken import SpeakTo
@@ -218,13 +219,11 @@ class ConsoleChat:
             await self._controlled(self._app_command(command, rest))
         elif command in ("/proactive", "/reminders"):
             await self._controlled(self._proactive_command(command, rest))
-        elif command == "/voice":
-            spoken = self._ready_parts().spoken
-            await self._controlled(self._said(spoken.command(self.user_id, rest) if spoken else None))
+        elif command in ("/voice", "/persona", "/usage"):
+            answer = setting_answer(self._ready_parts(), command, self.user_id, rest)
+            await self._controlled(self._said(answer))
         elif command in ("/file", "/image"):
             await self._file(rest, image=command == "/image")
-        elif command == "/usage":
-            await self._controlled(self._said(self.conversation.usage_report.command(self.user_id)))
         else:
             await self._chat(text)
 

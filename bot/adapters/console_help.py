@@ -14,6 +14,7 @@ HELP = (
     "/app WHAT — build a small web app for you; /app retry — the last one that did not build\n"
     "/apps — your apps (restore, revoke)\n"
     "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
+    "/persona [NAME] — who I am here, and the others; /persona NAME switches (I remember you either way)\n"
     "/voice on|off — whether I also say my replies aloud (written to a file: a terminal can't play them)\n"
     "/file PATH [CAPTION] — send me a voice note, an audio file, a photo or a document (PDF, .docx, text)\n"
     "/image PATH [CAPTION] — send me a photo or an image from your disk\n"

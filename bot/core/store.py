@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from bot.core.memory.ports import MemoryCuration, MemoryIndex
     from bot.core.miniapps.ports import AppStore
     from bot.core.models import DayStats, Stats
+    from bot.core.personas.ports import PersonaChoices
     from bot.core.proactive.ports import ProactiveStore
     from bot.core.usage.ports import UsageLog
 
@@ -64,6 +65,11 @@ class Store(Protocol):
     @property
     def miniapps(self) -> AppStore:
         """The mini-apps."""
+        ...
+
+    @property
+    def personas(self) -> PersonaChoices:
+        """Each chat's persona ([personal] 2)."""
         ...
 
     @property

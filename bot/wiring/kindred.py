@@ -28,6 +28,7 @@ from bot.core.memory.controls import Controls
 from bot.core.memory.ports import Embedder
 from bot.core.memory.scoring import TURN_HALF_LIFE_DAYS, Scoring
 from bot.core.miniapps.commands import AppCommands, DeliveryLog
+from bot.core.personas import PersonaPicker, PersonaSource
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
@@ -39,6 +40,7 @@ from bot.wiring.media.documents import ChatKeeper
 from bot.wiring.media.spoken import load_voice, spoken_replies
 from bot.wiring.media.voice_jobs import JobHearing
 from bot.wiring.memory_jobs import Models, reward_weights
+from bot.wiring.personas import PersonaFile, personas_path
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
 from bot.wiring.shared_state import SharedState, open_shared_state
@@ -64,6 +66,8 @@ class Kindred:
     vision: ImageDescriber | None = None
     # Who says replies aloud to those who ask (/voice on); None: nobody (the bot says so).
     voice: SpeechSynthesis | None = None
+    # The admin's personas, as the file says now ([personal] 2).
+    personas: PersonaSource | None = None
 
     async def close(self) -> list[Path]:
         """Write what waits, finish the jobs, close every part. Returns the files holding the words
@@ -110,7 +114,9 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
 
     `load_models`: what loads the embedder and the model instead (a benchmark's load fixtures)."""
     started = time.monotonic()
-    # First: a speech backend whose extra is missing stops the start before anything opens.
+    # First, as every setting: a broken personas file stops the start, naming its line.
+    personas = load_personas(settings)
+    # Then: a speech backend whose extra is missing stops the start before anything opens.
     speech = load_speech(settings.speech, device=settings.inference.device)
     try:
         vision = load_vision(settings.vision, settings.inference)
@@ -145,9 +151,15 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         policy(settings),
         after_turn=extraction_submitter(jobs),
         proactive=ProactiveReplies(store, reachable=reachable(settings)),
+        personas=PersonaPicker(personas, store.personas),
     )
     shared = open_shared_state(settings)
-    return Kindred(settings, store, embedder, conversation, jobs, shared, speech, vision, voice)
+    return Kindred(settings, store, embedder, conversation, jobs, shared, speech, vision, voice, personas)
+
+
+def load_personas(settings: Settings) -> PersonaFile:
+    """The personas file, or `KINDRED_PERSONA` alone without one. Raises ConfigError."""
+    return PersonaFile(personas_path(settings.data_dir, settings.chat.personas_file), settings.chat.persona)
 
 
 async def _load_models(settings: Settings, started: float) -> tuple[Embedder, Inference]:
@@ -234,6 +246,7 @@ def services(kindred: Kindred) -> Services:
         images=images(kindred),
         documents=chat_documents(kindred, shelf),
         spoken=spoken_replies(kindred.store.turns, kindred.voice, kindred.settings.tts),
+        personas=kindred.conversation.personas,
     )
 
 

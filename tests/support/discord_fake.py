@@ -27,6 +27,8 @@ class FakeDiscord:
         """`port`: where to listen (a test that starts it late knows its URL beforehand); 0: any."""
         self.guild_channel = p.text_channel(p.GUILD_CHANNEL_ID, p.GUILD_ID)
         self.gateway = FakeGateway({p.GUILD_ID: [self.guild_channel]})
+        # A member's permissions in the server, by user id, where not everything ("0": none).
+        self.member_permissions: dict[str, str] = {}
         self.rest = FakeRest(self.gateway, {p.GUILD_CHANNEL_ID: p.GUILD_ID})
         self.port = port
         self.url = f"http://127.0.0.1:{port}" if port else ""
@@ -160,6 +162,8 @@ class FakeDiscord:
             installed_by_user=where != "server",
             message=message,
         )
+        if "member" in payload and person["id"] in self.member_permissions:
+            payload["member"]["permissions"] = self.member_permissions[person["id"]]
         self.rest.interactions[payload["token"]] = payload
         await self.gateway.dispatch("INTERACTION_CREATE", payload)
         return str(payload["token"])

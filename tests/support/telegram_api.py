@@ -172,6 +172,8 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
         self.commands: list[JSON] = []
         self.callback_answers: list[JSON] = []
         self.bot_reactions: list[JSON] = []
+        # (chat id, user id) of each group's administrators, as getChatMember answers.
+        self.admins: set[tuple[int, int]] = set()
         self.webhook: JSON | None = None
         self.allowed_updates: list[str] | None = None
         self._failures: list[_Failure] = []
@@ -491,6 +493,16 @@ class FakeTelegramBotApi(tu.ChatWorld, Started):
             {"callback_query_id": query_id, "text": p.get("text"), "show_alert": bool(p.get("show_alert"))}
         )
         return True
+
+    async def _m_getChatMember(self, p: JSON) -> JSON:
+        chat, user_id = self._chat(p), int(p["user_id"])
+        user = self._users.get(user_id) or tu.user_json(user_id)
+        if (chat.data["id"], user_id) not in self.admins:
+            return {"status": "member", "user": user}
+        rights = ("can_be_edited is_anonymous can_manage_chat can_delete_messages can_manage_video_chats "
+                  "can_restrict_members can_promote_members can_change_info can_invite_users "
+                  "can_post_stories can_edit_stories can_delete_stories").split()  # fmt: skip
+        return {"status": "administrator", "user": user, **dict.fromkeys(rights, False)}
 
     async def _m_setMessageReaction(self, p: JSON) -> bool:
         chat = self._chat(p)

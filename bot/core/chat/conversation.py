@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bot.core.chat.doubts import DeliveryDoubts
@@ -29,6 +29,7 @@ from bot.core.learning import RewardWeights, VariantPicker
 from bot.core.memory import REPLY, Recalled, Scoring, distinct, fit_budget, hybrid_search, shares
 from bot.core.memory.ports import Embedder
 from bot.core.models import Feedback, Generation, MessageLink, NewTurn, Turn, Vector
+from bot.core.personas import PersonaPicker
 from bot.core.proactive import ProactiveReplies
 from bot.core.store import Store
 from bot.core.text import EMBED_CHARS, clean_message
@@ -75,8 +76,11 @@ class Conversation:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         after_turn: Callable[[Turn], None] | None = None,
         proactive: ProactiveReplies | None = None,
+        personas: PersonaPicker | None = None,
     ) -> None:
         self.store = store
+        # Each chat's persona ([personal] 2); None: `policy.persona` everywhere.
+        self.personas = personas
         # Reads each stored message for "remind me …" and for how a proactive message was taken.
         self.proactive = proactive
         # Called once a person's turn and the reply to it are stored: queues memory extraction.
@@ -116,8 +120,9 @@ class Conversation:
                 yield event
             return
         recalled = await self._recall(message, text, vector, recent, stored)
+        persona = await self.personas.persona(message.chat_id) if self.personas else None
         messages = build_messages(
-            self.policy.persona,
+            persona.prompt if persona else self.policy.persona,
             recalled,
             [turn for turn in recent if stored is None or turn.id != stored.id],
             text,
@@ -134,6 +139,8 @@ class Conversation:
             yield Refusal(MODEL_FAILED.format(reason=exc))
             return
         made = self.writer.generation(messages, draft)
+        if persona is not None:  # the variant record names who spoke ([canary])
+            made = replace(made, persona=persona.name)
         tokens_in, tokens_out, samples = self.writer.tokens(messages, draft)
         group = None if message.private else message.chat_id
         await self.usage.count(message.user_id, "reply", group_id=group, tokens_in=tokens_in,

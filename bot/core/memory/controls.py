@@ -100,7 +100,7 @@ COMMANDS = (
     CommandInfo("confirm", "confirm a memory is right (/confirm ID)"),
     CommandInfo("correct", "correct a memory (/correct ID what is true now)"),
     CommandInfo("export", "everything I keep about you, as a file"),
-    CommandInfo("persona", "who I am"),
+    CommandInfo("persona", "who I am here, and the others to pick"),
     CommandInfo("privacy", "what I keep and why"),
     CommandInfo("voice", "whether I also answer in voice notes (/voice on or off)"),
     CommandInfo("usage", "what you used today and this month"),

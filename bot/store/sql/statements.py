@@ -61,13 +61,15 @@ FORGET_PERSON = (
     "DELETE FROM usage_records WHERE user_id = ?",  # [personal]
     "DELETE FROM app_builds WHERE owner = ?",
     "DELETE FROM apps WHERE owner = ?",
+    "DELETE FROM chat_personas WHERE owner = ?",  # [personal]: their private chats' persona
     "DELETE FROM users WHERE id = ?",
 )
 # The tables FORGET_PERSON touches, with those its cascades reach: what PostgreSQL vacuums after.
 FORGOTTEN_TABLES = (
     "feedback", "training_examples", "platform_messages", "memories", "memory_sources", "turns",
     "generations", "canary_entries", "reply_memories", "reply_signals", "app_builds", "apps", "app_versions",
-    "app_state", "proactive_sent", "reminders", "proactive_settings", "usage_records", "users",
+    "app_state", "proactive_sent", "reminders", "proactive_settings", "usage_records", "chat_personas",
+    "users",
 )  # fmt: skip
 
 

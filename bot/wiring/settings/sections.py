@@ -91,6 +91,8 @@ class ChatSettings(BaseSettings):
     model_config = section_config()
 
     persona: str = DEFAULT_PERSONA
+    # The admin's personas ([personal] 2); unset: personas.toml in the data directory, if it exists.
+    personas_file: Path | None = None
     max_new_tokens: int = Field(default=_CONVERSATION.max_new_tokens, ge=1, le=8192)
     recent_turns: int = Field(default=_CONVERSATION.recent_turns, ge=0, le=200)
     max_message_chars: int = Field(default=_CONVERSATION.max_message_chars, ge=1)

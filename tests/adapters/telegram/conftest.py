@@ -27,6 +27,7 @@ from bot.core.media.ports import FileShelf
 from bot.core.memory.controls import Controls
 from bot.core.memory.ports import Embedder
 from bot.core.miniapps.commands import AppCommands
+from bot.core.personas import PersonaPicker, PersonaSource
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
@@ -104,6 +105,8 @@ async def running_bot(
     shelf: FileShelf | None = None,
     # /voice and spoken replies; None: not wired (text only).
     spoken: Callable[[Store], SpokenReplies] | None = None,
+    # /persona's picker over these personas; None: not wired (the one persona is shown).
+    personas: PersonaSource | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
@@ -114,6 +117,7 @@ async def running_bot(
         inference or ScriptedInference("Lovely to hear from you."),
         ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS, max_new_tokens=max_new_tokens),
         proactive=ProactiveReplies(store),
+        personas=PersonaPicker(personas, store.personas) if personas is not None else None,
     )
     services = Services(
         conversation=conversation,
@@ -128,6 +132,7 @@ async def running_bot(
         images=images(conversation) if images is not None else None,
         documents=documents(store, conversation, embedder) if documents is not None else None,
         spoken=spoken(store) if spoken is not None else None,
+        personas=conversation.personas,
     )
     config = TelegramConfig(
         token=token or api.token,

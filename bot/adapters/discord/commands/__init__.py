@@ -1,5 +1,5 @@
 """The slash commands, as one command tree, and the buttons their answers carry: one module per
-feature, each declaring its own. /chat and /persona (chat.py); /memories, /forget, /confirm,
+feature, each declaring its own. /chat (chat.py); /persona (persona.py); /memories, /forget, /confirm,
 /correct and /export (memory.py); /privacy with its `training` switch; /voice; /usage; /app and /apps
 (miniapps.py); /proactive and /reminders; /help; and the admins' /train_now, /rollback and
 /canary (learning.py). Each is a thin translation to the core."""
@@ -12,7 +12,7 @@ import discord
 from discord import app_commands
 
 from bot.adapters.delivery import SORRY
-from bot.adapters.discord.commands.chat import CHAT, PERSONA
+from bot.adapters.discord.commands.chat import CHAT
 from bot.adapters.discord.commands.interaction import (
     Button,
     Feature,
@@ -24,6 +24,7 @@ from bot.adapters.discord.commands.interaction import (
 from bot.adapters.discord.commands.learning import LEARNING
 from bot.adapters.discord.commands.memory import MEMORY
 from bot.adapters.discord.commands.miniapps import MINIAPPS
+from bot.adapters.discord.commands.persona import PERSONA
 from bot.adapters.discord.commands.privacy import PRIVACY
 from bot.adapters.discord.commands.proactive import PROACTIVE
 from bot.adapters.discord.commands.usage import USAGE

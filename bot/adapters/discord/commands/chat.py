@@ -1,10 +1,10 @@
-"""/chat, which talks with Kindred wherever the app is installed, and /persona."""
+"""/chat, which talks with Kindred wherever the app is installed."""
 
 from __future__ import annotations
 
 from discord import app_commands
 
-from bot.adapters.discord.commands.interaction import Feature, Interaction, chat_of, described, reply_text
+from bot.adapters.discord.commands.interaction import Feature, Interaction, chat_of
 from bot.adapters.discord.context import kindred_of
 from bot.adapters.discord.feedback import feedback_view
 from bot.adapters.discord.policy import places, reactions_reach_me, user_key
@@ -65,9 +65,4 @@ def needs_buttons(interaction: Interaction) -> bool:
     return not reactions_reach_me(in_my_dm=interaction.context.dm_channel, in_my_server=in_my_server)
 
 
-async def persona(interaction: Interaction) -> None:
-    await reply_text(interaction, kindred_of(interaction.client).services.controls.persona_text())
-
-
 CHAT = Feature(commands=(("chat", "talk with me, anywhere the app is installed", chat),))
-PERSONA = Feature(commands=(described("persona", persona),))

@@ -1,4 +1,4 @@
-"""/start, /help and /persona, and the answer to a /command Kindred does not have."""
+"""/start and /help, and the answer to a /command Kindred does not have."""
 
 from __future__ import annotations
 
@@ -41,7 +41,6 @@ class General(Feature):
         return [
             self.command("start", self.start),
             self.command("help", self.help),
-            self.command("persona", self.persona),
         ]
 
     def fallback(self) -> Handler:
@@ -57,10 +56,6 @@ class General(Feature):
     async def help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.effective_message
         await update.effective_message.reply_text(help_text())
-
-    async def persona(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        assert update.effective_message
-        await update.effective_message.reply_text(self.controls.persona_text())
 
     async def unknown(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A /command Kindred does not have: answered in a private chat, and in a group only when

@@ -1,0 +1,30 @@
+"""The terminal's settings lines: /voice [on|off], /persona [NAME] and /usage, each answered in words."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # console.py imports this module
+    from bot.adapters.console import ChatParts
+
+# The terminal is one private chat: the person owns its persona choice.
+CHAT_ID = "console"
+
+
+def setting_answer(parts: ChatParts, command: str, user_id: str, argument: str) -> Awaitable[str] | None:
+    """The answer to `/voice`, `/persona` or `/usage`; None: no voice is configured."""
+    if command == "/voice":
+        return parts.spoken.command(user_id, argument) if parts.spoken else None
+    if command == "/usage":
+        return parts.conversation.usage_report.command(user_id)
+    return persona_answer(parts, user_id, argument)
+
+
+async def persona_answer(parts: ChatParts, user_id: str, name: str) -> str:
+    personas = parts.conversation.personas
+    if personas is None:
+        return f"This is who I am:\n\n{parts.conversation.policy.persona}"
+    if name:
+        return await personas.pick(CHAT_ID, name, owner=user_id)
+    return (await personas.menu(CHAT_ID)).text
