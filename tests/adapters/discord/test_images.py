@@ -43,7 +43,14 @@ def texts(fake: FakeDiscord, message: p.Payload) -> list[str]:
 
 
 async def answered(fake: FakeDiscord, message: p.Payload) -> list[str]:
-    await wait_until(lambda: texts(fake, message), what="an answer")
+    """What the bot showed, once whole: a streamed reply is shown in pieces (a busy machine shows
+    its first word alone), and every answer here ends with a sentence."""
+
+    def whole() -> bool:
+        shown = texts(fake, message)
+        return bool(shown) and shown[-1].rstrip().endswith((".", "!", "?", "…"))
+
+    await wait_until(whole, what="a whole answer")
     return texts(fake, message)
 
 
