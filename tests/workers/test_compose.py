@@ -168,7 +168,7 @@ DATABASE = "POSTGRES_PASSWORD"
 NEEDS = {
     "bot": {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "DISCORD_BOT_TOKEN", "KINDRED_ADMIN_PASSWORD",
             "KINDRED_OPENAI_API_KEY", "KINDRED_EMBEDDING_API_KEY", "KINDRED_SPEECH_API_KEY",
-            "KINDRED_VISION_API_KEY", DATABASE},
+            "KINDRED_VISION_API_KEY", "KINDRED_TTS_API_KEY", DATABASE},
     # The proactive beat runs on the default queue and sends through the platforms' APIs; the
     # memory jobs there embed.
     "worker-cpu": {"KINDRED_OPENAI_API_KEY", "KINDRED_EMBEDDING_API_KEY", "TELEGRAM_BOT_TOKEN",
@@ -179,7 +179,7 @@ NEEDS = {
     # Replicas serve Telegram's webhook; Discord's gateway stays with `bot`.
     "bot-replica": {"TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET", "KINDRED_ADMIN_PASSWORD",
                     "KINDRED_OPENAI_API_KEY", "KINDRED_EMBEDDING_API_KEY", "KINDRED_SPEECH_API_KEY",
-                    "KINDRED_VISION_API_KEY", DATABASE},
+                    "KINDRED_VISION_API_KEY", "KINDRED_TTS_API_KEY", DATABASE},
     "front": set(),
     "beat": set(),
     "flower": {"KINDRED_FLOWER_PASSWORD"},
