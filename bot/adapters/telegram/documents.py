@@ -12,13 +12,20 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 
-from telegram import Bot, Chat, Message, Update
+from telegram import Bot, Message, Update
 from telegram.constants import ChatType
 from telegram.ext import ContextTypes, filters
 
 from bot.adapters.telegram.chat import ChatHandler
 from bot.adapters.telegram.ids import chat_key, user_key
-from bot.adapters.telegram.voice import Attachment, addressed, caption_of, download, status_message
+from bot.adapters.telegram.voice import (
+    Attachment,
+    addressed,
+    caption_of,
+    download,
+    from_a_person,
+    status_message,
+)
 from bot.core.chat.documents import ChatDocuments
 from bot.core.events import DocumentNote, Refusal, ReplyEvent
 from bot.core.media.models import MediaFile
@@ -51,17 +58,16 @@ class DocumentHandler:
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         bot = context.bot
-        message, person = update.effective_message, update.effective_user
-        if message is None or person is None or person.is_bot or type(person.id) is not int:
+        sent = from_a_person(update)
+        if sent is None:
             return
-        if message.sender_chat is not None or message.is_automatic_forward:
-            return
+        message, person_id = sent
         found = document_attachment(message)
-        if found is None or not isinstance(message.chat, Chat) or type(message.chat.id) is not int:
+        if found is None:
             return
         if not addressed(message, bot.id, bot.username, self.chat):
             return
-        user_id = user_key(person.id)
+        user_id = user_key(person_id)
         if not await self.chat.admitted(message, user_id):
             return
         await self.chat.answer(message, user_id, self._kept(bot, message, user_id, found))

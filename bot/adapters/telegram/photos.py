@@ -14,14 +14,14 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
-from telegram import Bot, Chat, Document, Message, PhotoSize, Update
+from telegram import Bot, Document, Message, PhotoSize, Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import ContextTypes, filters
 
 from bot.adapters.telegram.chat import ChatHandler
 from bot.adapters.telegram.ids import chat_key, user_key
-from bot.adapters.telegram.voice import addressed, caption_of
+from bot.adapters.telegram.voice import addressed, caption_of, from_a_person
 from bot.core.chat.images import Images
 from bot.core.events import ImageNote, Refusal, ReplyEvent
 from bot.core.media.models import MediaFile
@@ -83,17 +83,16 @@ class PhotoHandler:
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         bot = context.bot
-        message, person = update.effective_message, update.effective_user
-        if message is None or person is None or person.is_bot or type(person.id) is not int:
+        sent = from_a_person(update)
+        if sent is None:
             return
-        if message.sender_chat is not None or message.is_automatic_forward:
-            return  # no person to remember it for (see chat.py's incoming)
+        message, person_id = sent
         found = picture(message, self.images.policy.max_bytes)
-        if found is None or not isinstance(message.chat, Chat) or type(message.chat.id) is not int:
+        if found is None:
             return
         if not addressed(message, bot.id, bot.username, self.chat):
             return
-        user_id = user_key(person.id)
+        user_id = user_key(person_id)
         if not await self.chat.admitted(message, user_id):
             return
         await self.chat.answer(message, user_id, self._seen(bot, message, user_id, found))

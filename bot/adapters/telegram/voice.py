@@ -95,6 +95,19 @@ def addressed(message: Message, bot_id: int, bot_username: str, handler: ChatHan
     return is_addressed(message, bot_id, bot_username, handler.policy.group_mode)
 
 
+def from_a_person(update: Update) -> tuple[Message, int] | None:
+    """The message and its sender's id, when a person sent it in a chat: not a bot, a channel or
+    an automatic forward (no person to remember it for; see chat.py's incoming)."""
+    message, person = update.effective_message, update.effective_user
+    if message is None or person is None or person.is_bot or type(person.id) is not int:
+        return None
+    if message.sender_chat is not None or message.is_automatic_forward:
+        return None
+    if not isinstance(message.chat, Chat) or type(message.chat.id) is not int:
+        return None
+    return message, person.id
+
+
 class VoiceHandler:
     """Hears a note and answers it through the chat's own delivery (ChatHandler.answer)."""
 
@@ -104,17 +117,16 @@ class VoiceHandler:
 
     async def __call__(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         bot = context.bot
-        message, person = update.effective_message, update.effective_user
-        if message is None or person is None or person.is_bot or type(person.id) is not int:
+        sent = from_a_person(update)
+        if sent is None:
             return
-        if message.sender_chat is not None or message.is_automatic_forward:
-            return  # no person to remember it for (see chat.py's incoming)
+        message, person_id = sent
         found = attachment(message)
-        if found is None or not isinstance(message.chat, Chat) or type(message.chat.id) is not int:
+        if found is None:
             return
         if not addressed(message, bot.id, bot.username, self.chat):
             return
-        user_id = user_key(person.id)
+        user_id = user_key(person_id)
         if not await self.chat.admitted(message, user_id):
             return
         await self.chat.answer(message, user_id, self._heard(bot, message, user_id, found))
