@@ -26,6 +26,9 @@ class UserMessage:
     # A photo's description, as the vision model saw it: `text` is the caption (the person's own
     # words); this goes into the prompt beside it as the model's words, never stored as theirs.
     seen: Seen | None = None
+    # The allowlist entries the message's place matches (its chat, its server): whether the
+    # person is a guest, for their budget.
+    places: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,7 @@ class VoiceNote:
     idempotency_key: str | None = None
     private: bool = True
     caption: str = ""
+    places: tuple[str, ...] = ()  # as UserMessage's
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +58,7 @@ class ImageNote:
     idempotency_key: str | None = None
     private: bool = True
     caption: str = ""
+    places: tuple[str, ...] = ()  # as UserMessage's
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,7 @@ class DocumentNote:
     idempotency_key: str | None = None
     private: bool = True
     caption: str = ""
+    places: tuple[str, ...] = ()  # as UserMessage's
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,10 @@ from bot.core.personas import PersonaPicker, PersonaSource
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
+from bot.core.usage import Allowance, NoPrices, Prices, UsageMeter, ZoneCache
 from bot.media.shelf import FolderShelf
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
+from bot.wiring.budgets import BudgetFile, budgets_path
 from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
 from bot.wiring.media.backends import listening, load_speech, load_vision, seeing
 from bot.wiring.media.documents import ChatKeeper
@@ -44,6 +46,7 @@ from bot.wiring.personas import PersonaFile, personas_path
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
 from bot.wiring.shared_state import SharedState, open_shared_state
+from bot.wiring.zones import StoreZones
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -114,8 +117,9 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
 
     `load_models`: what loads the embedder and the model instead (a benchmark's load fixtures)."""
     started = time.monotonic()
-    # First, as every setting: a broken personas file stops the start, naming its line.
+    # First, as every setting: a broken personas or budgets file stops the start, naming its line.
     personas = load_personas(settings)
+    budgets = load_budgets(settings, NoPrices())
     # Then: a speech backend whose extra is missing stops the start before anything opens.
     speech = load_speech(settings.speech, device=settings.inference.device)
     try:
@@ -144,6 +148,8 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     in_process = not settings.workers.redis_url
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
     jobs = load_jobs(settings, job_registry(settings, models))
+    shared = open_shared_state(settings)
+    meter = UsageMeter(store.usage, prices=NoPrices(), zones=ZoneCache(StoreZones(store.proactive)))
     conversation = Conversation(
         store,
         embedder,
@@ -152,9 +158,22 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         after_turn=extraction_submitter(jobs),
         proactive=ProactiveReplies(store, reachable=reachable(settings)),
         personas=PersonaPicker(personas, store.personas),
+        meter=meter,
+        allowance=Allowance(store.usage, shared.holds, budgets, meter),
+        access=access(settings),
     )
-    shared = open_shared_state(settings)
     return Kindred(settings, store, embedder, conversation, jobs, shared, speech, vision, voice, personas)
+
+
+def load_budgets(settings: Settings, prices: Prices) -> BudgetFile:
+    """The budgets file, or none. Raises ConfigError."""
+    path = budgets_path(settings.data_dir, settings.chat.budgets_file)
+    return BudgetFile(path, prices, (settings.inference.model,))
+
+
+def access(settings: Settings) -> Access:
+    chat = settings.chat
+    return Access(id_set(chat.allowed_ids), id_set(chat.admin_ids) or frozenset(), chat.guests)
 
 
 def load_personas(settings: Settings) -> PersonaFile:
@@ -230,7 +249,7 @@ def services(kindred: Kindred) -> Services:
         limiter=RateLimiter(
             chat.user_messages_per_minute, chat.user_message_burst, buckets=kindred.shared.buckets
         ),
-        access=Access(id_set(chat.allowed_ids), id_set(chat.admin_ids) or frozenset()),
+        access=kindred.conversation.room.access,
         training=TrainingCommands(
             kindred.store, kindred.jobs.submit, stale_after=timedelta(minutes=training.stale_minutes)
         ),

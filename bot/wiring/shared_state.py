@@ -1,5 +1,5 @@
 """Where replicas share their state: Redis (KINDRED_SHARED_STATE_URL, else REDIS_URL), or this
-process alone. Both give the same two ports, so nothing past here knows which."""
+process alone. Both give the same three ports, so nothing past here knows which."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.core.chat.ports import Buckets, Intake
+from bot.core.usage.ports import Holds
 from bot.shared_state.local_buckets import LocalBuckets
+from bot.shared_state.local_holds import LocalHolds
 from bot.shared_state.local_intake import LocalIntake
 from bot.wiring.settings import Settings
 
@@ -16,6 +18,8 @@ from bot.wiring.settings import Settings
 class SharedState:
     intake: Intake
     buckets: Buckets
+    # Room held for the replies in flight, that budgets count ([personal] 1).
+    holds: Holds
     close: Callable[[], Awaitable[None]]
     where: str  # "redis" or "local", for the log and /healthz
 
@@ -24,7 +28,7 @@ class SharedState:
         async def nothing() -> None:
             pass
 
-        return SharedState(LocalIntake(), LocalBuckets(), nothing, "local")
+        return SharedState(LocalIntake(), LocalBuckets(), LocalHolds(), nothing, "local")
 
 
 def open_shared_state(settings: Settings) -> SharedState:
@@ -35,6 +39,7 @@ def open_shared_state(settings: Settings) -> SharedState:
         return SharedState.local()
     from bot.shared_state.connection import connect
     from bot.shared_state.redis_buckets import RedisBuckets
+    from bot.shared_state.redis_holds import RedisHolds
     from bot.shared_state.redis_intake import RedisIntake
 
     client = connect(url)
@@ -44,4 +49,4 @@ def open_shared_state(settings: Settings) -> SharedState:
         await intake.close()
         await client.aclose()
 
-    return SharedState(intake, RedisBuckets(client), close, "redis")
+    return SharedState(intake, RedisBuckets(client), RedisHolds(client), close, "redis")

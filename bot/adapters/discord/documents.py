@@ -62,7 +62,7 @@ async def kept(
     mime = attachment.content_type if isinstance(attachment.content_type, str) else ""
     note = DocumentNote(
         text.user_id, text.chat_id, MediaFile("document", data, name, mime), text.sent_at,
-        text.idempotency_key, text.private, caption=text.text,
+        text.idempotency_key, text.private, caption=text.text, places=text.places,
     )  # fmt: skip
     async for event in documents.handle(note, status_message(channel)):
         yield event

@@ -43,7 +43,7 @@ async def seen(
     mime = attachment.content_type if isinstance(attachment.content_type, str) else ""
     note = ImageNote(
         text.user_id, text.chat_id, MediaFile("image", b"", str(attachment.filename), mime), text.sent_at,
-        text.idempotency_key, text.private, caption=text.text,
+        text.idempotency_key, text.private, caption=text.text, places=text.places,
     )  # fmt: skip
     # discord.py checks no types: what is not a number is measured from the file instead.
     why = images.refusal(attachment.size if type(attachment.size) is int else None)

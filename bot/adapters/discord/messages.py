@@ -52,6 +52,7 @@ class ChannelMessages:
             sent_at=message.created_at,
             idempotency_key=key,
             private=message.guild is None,
+            places=where,
         )
         attachment = audio_attachment(message) if services.voice is not None else None
         picture = image_attachment(message) if services.images is not None else None

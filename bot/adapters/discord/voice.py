@@ -60,8 +60,9 @@ async def heard(
     mime = attachment.content_type if isinstance(attachment.content_type, str) else ""
     audio = MediaFile(kind, data, str(attachment.filename), mime, duration)
     note = VoiceNote(
-        text.user_id, text.chat_id, audio, text.sent_at, text.idempotency_key, text.private, caption=text.text
-    )
+        text.user_id, text.chat_id, audio, text.sent_at, text.idempotency_key, text.private,
+        caption=text.text, places=text.places,
+    )  # fmt: skip
     async for event in voice.handle(note, status_message(channel) if channel is not None else None):
         yield event
 

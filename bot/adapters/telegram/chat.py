@@ -114,6 +114,7 @@ def incoming(update: Update, bot_id: int, bot_username: str, mode: GroupMode) ->
         # A redelivered update (webhook retry, restart mid-poll) stores nothing twice.
         idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
         private=private,
+        places=(place_key(message.chat.id),),
     )
 
 

@@ -17,7 +17,7 @@ from telegram.constants import ChatType
 from telegram.ext import ContextTypes, filters
 
 from bot.adapters.telegram.chat import ChatHandler
-from bot.adapters.telegram.ids import chat_key, user_key
+from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.adapters.telegram.voice import (
     Attachment,
     addressed,
@@ -92,6 +92,7 @@ class DocumentHandler:
             idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
             private=private,
             caption=caption_of(message, private, bot.username),
+            places=(place_key(message.chat.id),),
         )
         async for event in self.documents.handle(note, status_message(message)):
             yield event

@@ -20,7 +20,7 @@ from telegram.error import BadRequest, TelegramError
 from telegram.ext import ContextTypes, filters
 
 from bot.adapters.telegram.chat import ChatHandler
-from bot.adapters.telegram.ids import chat_key, user_key
+from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.adapters.telegram.voice import addressed, caption_of, from_a_person
 from bot.core.chat.images import Images
 from bot.core.events import ImageNote, Refusal, ReplyEvent
@@ -110,6 +110,7 @@ class PhotoHandler:
             idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
             private=private,
             caption=caption_of(message, private, bot.username),
+            places=(place_key(message.chat.id),),
         )
         why = self.images.refusal(found.size)
         data = await _download(bot, found) if why is None else Refusal(why)

@@ -23,7 +23,7 @@ from telegram.ext import ContextTypes, filters
 from telegram.warnings import PTBDeprecationWarning
 
 from bot.adapters.telegram.chat import ChatHandler, is_addressed, without_mention
-from bot.adapters.telegram.ids import chat_key, user_key
+from bot.adapters.telegram.ids import chat_key, place_key, user_key
 from bot.core.chat.voice import VoiceNotes
 from bot.core.events import Refusal, ReplyEvent, VoiceNote
 from bot.core.media.models import MediaFile, MediaKind
@@ -152,6 +152,7 @@ class VoiceHandler:
             idempotency_key=f"telegram:{message.chat.id}:{message.message_id}",
             private=private,
             caption=caption_of(message, private, bot.username),
+            places=(place_key(message.chat.id),),
         )
         async for event in self.voice.handle(note, status_message(message)):
             yield event

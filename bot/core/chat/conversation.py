@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from bot.core.chat.access import Access
+from bot.core.chat.budgeted import ReplyRoom
 from bot.core.chat.doubts import DeliveryDoubts
 from bot.core.chat.outbox import Outbox, Pending, PendingFeedback, PendingLink, RemoveFeedback
 from bot.core.chat.person_turn import message_key, person_turn
@@ -33,7 +35,7 @@ from bot.core.personas import PersonaPicker
 from bot.core.proactive import ProactiveReplies
 from bot.core.store import Store
 from bot.core.text import EMBED_CHARS, clean_message
-from bot.core.usage import UsageMeter, UsageReport
+from bot.core.usage import Allowance, OutOfBudget, UsageMeter, UsageReport
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,9 @@ class Conversation:
         after_turn: Callable[[Turn], None] | None = None,
         proactive: ProactiveReplies | None = None,
         personas: PersonaPicker | None = None,
+        meter: UsageMeter | None = None,
+        allowance: Allowance | None = None,
+        access: Access | None = None,
     ) -> None:
         self.store = store
         # Each chat's persona ([personal] 2); None: `policy.persona` everywhere.
@@ -94,8 +99,10 @@ class Conversation:
         self.doubts = DeliveryDoubts(store)
         self._clock = clock
         # Every reply's tokens, budget or none ([personal]): `kindred usage`, /usage.
-        self.usage = UsageMeter(store.usage, clock=clock)
-        self.usage_report = UsageReport(store.usage, clock=clock)
+        self.usage = meter or UsageMeter(store.usage, clock=clock)
+        # The budgets, where the admin set any: a reply holds room for what it may use.
+        self.room = ReplyRoom(allowance, access or Access(), inference.count_tokens, policy)
+        self.usage_report = UsageReport(store.usage, clock=clock, allowance=allowance, meter=self.usage)
         self.variants = VariantPicker(store, policy.base_model, policy.best_of)
         self.writer = ReplyWriter(
             inference, embedder, policy.max_new_tokens, base_model=policy.base_model, seed=policy.sample_seed
@@ -131,20 +138,26 @@ class Conversation:
             photo=message.seen.description if message.seen else None,
         )
         draft = Draft(await self.variants.pick(message.user_id, key))
+        group = None if message.private else message.chat_id
+        held = await self.room.hold(message, group, messages, draft.pick.n)
+        if isinstance(held, OutOfBudget):
+            yield Refusal(held.text)  # the person's words are stored: nothing is lost
+            return
         try:
             async for chunk in self.writer.write(messages, draft, key, vector):
                 yield ReplyChunk(chunk)
+            made = self.writer.generation(messages, draft)
+            if persona is not None:  # the variant record names who spoke ([canary])
+                made = replace(made, persona=persona.name)
+            tokens_in, tokens_out, samples = self.writer.tokens(messages, draft)
+            await self.usage.count(message.user_id, "reply", group_id=group, tokens_in=tokens_in,
+                                   tokens_out=tokens_out, amount=samples, model=made.base_model)  # fmt: skip
         except InferenceError as exc:
             log.warning("generation failed: %s", exc)
             yield Refusal(MODEL_FAILED.format(reason=exc))
             return
-        made = self.writer.generation(messages, draft)
-        if persona is not None:  # the variant record names who spoke ([canary])
-            made = replace(made, persona=persona.name)
-        tokens_in, tokens_out, samples = self.writer.tokens(messages, draft)
-        group = None if message.private else message.chat_id
-        await self.usage.count(message.user_id, "reply", group_id=group, tokens_in=tokens_in,
-                               tokens_out=tokens_out, amount=samples)  # fmt: skip
+        finally:
+            await self.room.release(held)  # after the count: the use is never out of both
         reply = _shown("".join(draft.parts).strip(), made.cut)
         reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored, made))
         if stored is not None and self._after_turn is not None:

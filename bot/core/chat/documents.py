@@ -109,7 +109,13 @@ class ChatDocuments:
         # The caption is the person's own words, asked once the file is kept: recall finds its
         # passages like any memory, so "what does it say about the budget?" is answered from them.
         message = UserMessage(
-            note.user_id, note.chat_id, caption, note.sent_at, note.idempotency_key, note.private
+            note.user_id,
+            note.chat_id,
+            caption,
+            note.sent_at,
+            note.idempotency_key,
+            note.private,
+            places=note.places,
         )
         lead = f"{summary}\n\n"
         yield ReplyChunk(lead)

@@ -98,7 +98,7 @@ class Images:
     ) -> AsyncIterator[ReplyEvent]:
         message = UserMessage(
             note.user_id, note.chat_id, note.caption.strip() or NO_CAPTION, note.sent_at,
-            note.idempotency_key, note.private, seen=seen,
+            note.idempotency_key, note.private, seen=seen, places=note.places,
         )  # fmt: skip
         if notice is not None:
             yield ReplyChunk(notice)

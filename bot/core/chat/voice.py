@@ -96,7 +96,7 @@ class VoiceNotes:
             return
         message = UserMessage(
             note.user_id, note.chat_id, spoken(note.caption, heard.text), note.sent_at,
-            note.idempotency_key, note.private, heard=heard,
+            note.idempotency_key, note.private, heard=heard, places=note.places,
         )  # fmt: skip
         async for event in self._answered(message, heard):
             yield event

@@ -24,11 +24,17 @@ class UsageRecord:
     tokens_out: int = 0
     amount: float = 1.0
     group_id: str | None = None
+    # The model that answered ('' for a use no model made) and what the use cost at its prices.
+    model: str = ""
+    cost: float = 0.0
+    # The person's own day (their time zone where known); None: the UTC day of `at`.
+    day: date | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class UsageDay:
-    """One person's (or, with `group`, one group chat's) use on one UTC day."""
+    """One person's use on one of their days (their time zone where known, else UTC), or, with
+    `group`, one group chat's on one UTC day."""
 
     who: str
     day: date
@@ -40,3 +46,12 @@ class UsageDay:
     images: int = 0
     proactive: int = 0
     app_builds: int = 0
+    cost: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """Tokens (in and out together) and cost used in one budget period."""
+
+    tokens: int = 0
+    cost: float = 0.0

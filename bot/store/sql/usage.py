@@ -7,28 +7,40 @@ from collections.abc import Iterable
 from datetime import UTC, date
 from typing import Any
 
-from bot.core.usage import USAGE_KINDS, UsageDay, UsageKind, UsageRecord
+from bot.core.usage import USAGE_KINDS, Spent, UsageDay, UsageKind, UsageRecord
+from bot.core.usage.periods import month_of
 from bot.store.sql.proactive import Runner
 from bot.store.sql.rows import NamedRow
 
 _RECORD = """
-INSERT INTO usage_records (user_id, group_id, kind, tokens_in, tokens_out, amount, day, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO usage_records (user_id, group_id, kind, tokens_in, tokens_out, amount, day, created_at,
+                           model, cost, group_day)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-# A person's rows and, apart, each group chat's (the rows of its people), per day and kind.
+# A person's rows on their own days and, apart, each group chat's (the rows of its people) on UTC
+# days, per day and kind.
 _SUMS = """
 SELECT 0 AS is_group, user_id AS who, day, kind, SUM(tokens_in) AS tokens_in,
-       SUM(tokens_out) AS tokens_out, SUM(amount) AS amount, COUNT(*) AS uses
+       SUM(tokens_out) AS tokens_out, SUM(amount) AS amount, SUM(cost) AS cost, COUNT(*) AS uses
 FROM usage_records WHERE day >= ? AND day <= ? {person}
 GROUP BY user_id, day, kind
 UNION ALL
-SELECT 1 AS is_group, group_id AS who, day, kind, SUM(tokens_in) AS tokens_in,
-       SUM(tokens_out) AS tokens_out, SUM(amount) AS amount, COUNT(*) AS uses
-FROM usage_records WHERE group_id IS NOT NULL AND day >= ? AND day <= ? {group}
-GROUP BY group_id, day, kind
+SELECT 1 AS is_group, group_id AS who, group_day AS day, kind, SUM(tokens_in) AS tokens_in,
+       SUM(tokens_out) AS tokens_out, SUM(amount) AS amount, SUM(cost) AS cost, COUNT(*) AS uses
+FROM usage_records WHERE group_id IS NOT NULL AND group_day >= ? AND group_day <= ? {group}
+GROUP BY group_id, group_day, kind
+"""
+# One day's and its month's tokens and cost, for a budget: {who} and {day} name the person's
+# columns or the group chat's.
+_SPENT = """
+SELECT COALESCE(SUM(CASE WHEN {day} = ? THEN tokens_in + tokens_out ELSE 0 END), 0) AS day_tokens,
+       COALESCE(SUM(CASE WHEN {day} = ? THEN cost ELSE 0 END), 0) AS day_cost,
+       COALESCE(SUM(tokens_in + tokens_out), 0) AS month_tokens,
+       COALESCE(SUM(cost), 0) AS month_cost
+FROM usage_records WHERE {who} = ? AND {day} >= ? AND {day} <= ?
 """
 _RECORDS = """
-SELECT user_id, group_id, kind, tokens_in, tokens_out, amount, created_at
+SELECT user_id, group_id, kind, tokens_in, tokens_out, amount, created_at, model, cost, day
 FROM usage_records WHERE user_id = ? ORDER BY id
 """
 
@@ -43,9 +55,12 @@ class SqlUsage:
     async def record(self, record: UsageRecord) -> None:
         if record.kind not in USAGE_KINDS:
             raise ValueError(f"no such use: {record.kind!r}")
-        day = record.at.astimezone(UTC).date().isoformat()
+        utc_day = record.at.astimezone(UTC).date().isoformat()
+        day = record.day.isoformat() if record.day is not None else utc_day
+        group_day = utc_day if record.group_id is not None else None
         params = (record.user_id, record.group_id, record.kind, record.tokens_in, record.tokens_out,
-                  float(record.amount), day, self._d.moment_param(record.at))  # fmt: skip
+                  float(record.amount), day, self._d.moment_param(record.at), record.model,
+                  float(record.cost), group_day)  # fmt: skip
         async with self._runner.transaction() as run:
             await run(self._d.sql(_RECORD), params)
 
@@ -57,6 +72,21 @@ class SqlUsage:
         async with self._runner.transaction() as run:
             rows = await run(self._d.sql(sql), params)
         return _by_day(rows)
+
+    async def spent(self, who: str, day: date, *, group: bool = False) -> tuple[Spent, Spent]:
+        if group:
+            sql = _SPENT.format(who="group_id", day="group_day")
+        else:
+            sql = _SPENT.format(who="user_id", day="day")
+        first, last = month_of(day)
+        params = (day.isoformat(), day.isoformat(), who, first.isoformat(), last.isoformat())
+        async with self._runner.transaction() as run:
+            rows = await run(self._d.sql(sql), params)
+        r = rows[0]
+        return (
+            Spent(int(r["day_tokens"]), float(r["day_cost"])),
+            Spent(int(r["month_tokens"]), float(r["month_cost"])),
+        )
 
     async def records(self, user_id: str) -> list[UsageRecord]:
         async with self._runner.transaction() as run:
@@ -70,6 +100,9 @@ class SqlUsage:
                 int(r["tokens_out"]),
                 float(r["amount"]),
                 r["group_id"],
+                r["model"],
+                float(r["cost"]),
+                date.fromisoformat(r["day"]),
             )
             for r in rows
         ]
@@ -90,6 +123,7 @@ def _by_day(rows: Iterable[NamedRow]) -> list[UsageDay]:
         kind = r["kind"]
         totals["tokens_in"] = totals.get("tokens_in", 0) + int(r["tokens_in"])
         totals["tokens_out"] = totals.get("tokens_out", 0) + int(r["tokens_out"])
+        totals["cost"] = totals.get("cost", 0.0) + float(r["cost"])
         if kind == "reply":
             totals["replies"] = int(r["uses"])
         elif kind == "voice_seconds":

@@ -93,6 +93,8 @@ class ChatSettings(BaseSettings):
     persona: str = DEFAULT_PERSONA
     # The admin's personas ([personal] 2); unset: personas.toml in the data directory, if it exists.
     personas_file: Path | None = None
+    # The admin's budgets ([personal] 1); unset: budgets.toml in the data directory, if it exists.
+    budgets_file: Path | None = None
     max_new_tokens: int = Field(default=_CONVERSATION.max_new_tokens, ge=1, le=8192)
     recent_turns: int = Field(default=_CONVERSATION.recent_turns, ge=0, le=200)
     max_message_chars: int = Field(default=_CONVERSATION.max_message_chars, ge=1)
@@ -101,6 +103,8 @@ class ChatSettings(BaseSettings):
     # telegram-chat:-100…. Unset: everyone may talk.
     allowed_ids: str | None = None
     admin_ids: str = ""
+    # on: people the allowlist leaves out may talk too, on the guests' budget (budgets.toml).
+    guests: bool = False
     # Per person; 0 turns limiting off. The burst lets someone send a few lines at once.
     user_messages_per_minute: float = Field(default=20.0, ge=0)
     user_message_burst: int = Field(default=5, ge=1)

@@ -37,6 +37,7 @@ async def chat(interaction: Interaction, message: str) -> None:
         idempotency_key=f"discord-interaction:{interaction.id}",
         # A DM with the bot is private; a server channel or someone else's DM is not.
         private=is_private(interaction),
+        places=places(interaction.guild_id),
     )
     wants_buttons = kindred.options.feedback_buttons and needs_buttons(interaction)
     buttons = feedback_view() if wants_buttons else None
