@@ -25,6 +25,12 @@ class Budgets:
         return self.book
 
 
+def policy(max_new_tokens: int) -> ConversationPolicy:
+    return ConversationPolicy(
+        persona="You are Kindred.", recent_turns=0, max_new_tokens=max_new_tokens, base_model="smol"
+    )
+
+
 def budgeted(
     store: Store,
     holds: Holds,
@@ -41,9 +47,7 @@ def budgeted(
         store,
         HashEmbedder(),
         inference,
-        ConversationPolicy(
-            persona="You are Kindred.", recent_turns=0, max_new_tokens=max_new_tokens, base_model="smol"
-        ),  # fmt: skip
+        policy(max_new_tokens),
         clock=clock,
         meter=meter,
         allowance=Allowance(store.usage, holds, Budgets(budgets), meter, clock=clock),
