@@ -1,16 +1,18 @@
 """`kindred usage [--json] [--user ID] [--month YYYY-MM | --since DATE]`: what each person and
-group chat used, one JSON object per line, one per person (or group) and UTC day; today by
-default. The same sums as /usage (bot/core/usage/report.py)."""
+group chat used, one JSON object per line, one per person (or group) and day (a person's own day,
+in their time zone where known; a group's UTC day); today by default. `budget_left` is what is left
+of each budget on the person's current day. The same sums as /usage (bot/core/usage/report.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
-from bot.core.usage import UsageReport
+from bot.core.usage import Allowance, UsageMeter, UsageReport, ZoneCache
+from bot.core.usage.periods import month_of
 from bot.wiring.settings import Settings
 
 
@@ -40,21 +42,30 @@ def day(text: str) -> date:
 def period(args: argparse.Namespace, today: date) -> tuple[date, date]:
     """The days asked for, first and last included."""
     if args.month is not None:
-        after = (args.month.replace(day=28) + timedelta(days=4)).replace(day=1)
-        return args.month, after - timedelta(days=1)
+        return month_of(args.month)
     if args.since is not None:
         return args.since, today
     return today, today
 
 
 async def usage(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.shared_state.local_holds import LocalHolds
     from bot.wiring.backends import open_store
+    from bot.wiring.kindred import access, load_budgets, prices
+    from bot.wiring.zones import StoreZones
 
+    budgets = load_budgets(settings, prices(settings))  # a broken file is named before the store opens
     store = await open_store(settings)
     try:
-        report = UsageReport(store.usage)
+        meter = UsageMeter(store.usage, prices=prices(settings), zones=ZoneCache(StoreZones(store.proactive)))
+        # Reading only: no reply is held here, so the holds need not be the replicas'.
+        allowance = Allowance(store.usage, LocalHolds(), budgets, meter)
+        report = UsageReport(store.usage, allowance=allowance, meter=meter, tier=access(settings).tier)
         first, last = period(args, datetime.now(UTC).date())
-        lines = await report.lines(first, last, args.user)
+        if args.month is None and args.since is None:
+            lines = await report.today_lines(args.user)  # each person's own today
+        else:
+            lines = await report.lines(first, last, args.user)
     finally:
         await store.close()
     if args.json:

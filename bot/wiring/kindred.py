@@ -119,7 +119,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     started = time.monotonic()
     # First, as every setting: a broken personas or budgets file stops the start, naming its line.
     personas = load_personas(settings)
-    budgets = load_budgets(settings, NoPrices())
+    budgets = load_budgets(settings, prices(settings))
     # Then: a speech backend whose extra is missing stops the start before anything opens.
     speech = load_speech(settings.speech, device=settings.inference.device)
     try:
@@ -149,7 +149,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
     jobs = load_jobs(settings, job_registry(settings, models))
     shared = open_shared_state(settings)
-    meter = UsageMeter(store.usage, prices=NoPrices(), zones=ZoneCache(StoreZones(store.proactive)))
+    meter = UsageMeter(store.usage, prices=prices(settings), zones=ZoneCache(StoreZones(store.proactive)))
     conversation = Conversation(
         store,
         embedder,
@@ -169,6 +169,11 @@ def load_budgets(settings: Settings, prices: Prices) -> BudgetFile:
     """The budgets file, or none. Raises ConfigError."""
     path = budgets_path(settings.data_dir, settings.chat.budgets_file)
     return BudgetFile(path, prices, (settings.inference.model,))
+
+
+def prices(settings: Settings) -> Prices:
+    """The price of each model, where the admin gave them; none yet: every use costs nothing."""
+    return NoPrices()
 
 
 def access(settings: Settings) -> Access:

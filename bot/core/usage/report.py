@@ -4,7 +4,7 @@ from the same sums, so that the two always agree."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from bot.core.usage.allowance import Allowance, Standing
@@ -98,6 +98,21 @@ class UsageReport:
             current = standing is not None and day.day == await self._day(day.who, group=day.group)
             lines.append(usage_line(day, standing.left() if standing and current else None))
         return lines
+
+    async def today_lines(self, who: str | None = None) -> list[dict[str, Any]]:
+        """Each person's line for their own today (east of UTC it may be tomorrow's date, west of
+        it yesterday's), and each group chat's for UTC's today."""
+        utc = self.today()
+        lines = await self.lines(utc - timedelta(days=1), utc + timedelta(days=1), who)
+        today = []
+        for line in lines:
+            group = "group" in line
+            if (
+                line["day"]
+                == (await self._day(line["group"] if group else line["user"], group=group)).isoformat()
+            ):
+                today.append(line)
+        return today
 
     async def standing(self, who: str, *, group: bool = False) -> Standing | None:
         """Where the person (or group chat) stands against their budget; None: they have none."""
