@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
@@ -13,6 +14,7 @@ from bot.core.chat.ports import Inference
 from bot.core.events import Refusal, ReplyDone, ReplyEvent, UserMessage
 from bot.core.store import Store
 from bot.core.usage import Allowance, BudgetBook, Holds, Prices, UsageMeter, ZoneCache, parse_budgets
+from bot.shared_state.local_holds import LocalHolds
 from bot.wiring.zones import StoreZones
 from tests.support.fakes import HashEmbedder
 
@@ -23,6 +25,14 @@ class Budgets:
 
     def budgets(self) -> BudgetBook:
         return self.book
+
+
+def under_budgets(store: Store, budgets: str | None) -> dict[str, Any]:
+    """A Conversation's meter and allowance under these budgets, holds in this process; {}: none."""
+    if budgets is None:
+        return {}
+    meter = UsageMeter(store.usage, zones=ZoneCache(StoreZones(store.proactive)))
+    return {"meter": meter, "allowance": Allowance(store.usage, LocalHolds(), Budgets(budgets), meter)}
 
 
 def policy(max_new_tokens: int) -> ConversationPolicy:

@@ -33,6 +33,7 @@ from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.store import Store
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
+from tests.support.budgets import under_budgets
 from tests.support.fakes import HashEmbedder, ScriptedInference
 from tests.support.places import open_place
 from tests.support.telegram_api import FakeTelegramBotApi
@@ -107,6 +108,8 @@ async def running_bot(
     spoken: Callable[[Store], SpokenReplies] | None = None,
     # /persona's picker over these personas; None: not wired (the one persona is shown).
     personas: PersonaSource | None = None,
+    # budgets.toml's text; None: no budgets (usage is counted all the same).
+    budgets: str | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
@@ -118,12 +121,14 @@ async def running_bot(
         ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS, max_new_tokens=max_new_tokens),
         proactive=ProactiveReplies(store),
         personas=PersonaPicker(personas, store.personas) if personas is not None else None,
+        **under_budgets(store, budgets),
+        access=access,
     )
     services = Services(
         conversation=conversation,
         controls=Controls(store, PERSONA, embedder=embedder, shelf=shelf),
         limiter=limiter or RateLimiter(per_minute=0, burst=1, buckets=LocalBuckets()),
-        access=access or Access(),
+        access=conversation.room.access,
         training=training(store) if training is not None else None,
         apps=apps(store) if apps is not None else None,
         proactive=ProactiveCommands(store.proactive),
