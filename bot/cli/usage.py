@@ -49,10 +49,10 @@ def period(args: argparse.Namespace, today: date) -> tuple[date, date]:
 
 
 async def usage(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.core.proactive.zones import StoreZones
     from bot.shared_state.local_holds import LocalHolds
     from bot.wiring.backends import open_store
     from bot.wiring.kindred import access, load_budgets, prices
-    from bot.wiring.zones import StoreZones
 
     budgets = load_budgets(settings, prices(settings))  # a broken file is named before the store opens
     store = await open_store(settings)

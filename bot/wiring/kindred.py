@@ -31,6 +31,7 @@ from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.personas import PersonaPicker, PersonaSource
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
+from bot.core.proactive.zones import StoreZones
 from bot.core.store import Store
 from bot.core.usage import Allowance, NoPrices, Prices, UsageMeter, ZoneCache
 from bot.media.shelf import FolderShelf
@@ -46,7 +47,6 @@ from bot.wiring.personas import PersonaFile, personas_path
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
 from bot.wiring.shared_state import SharedState, open_shared_state
-from bot.wiring.zones import StoreZones
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -263,6 +263,7 @@ def services(kindred: Kindred) -> Services:
             kindred.jobs,
             app_link(kindred.settings),
             deliveries=DeliveryLog(kindred.store.turns, kindred.embedder),
+            usage=kindred.conversation.usage,
         ),
         proactive=ProactiveCommands(kindred.store.proactive, reachable=reachable(kindred.settings)),
         intake=kindred.shared.intake,

@@ -12,6 +12,7 @@ from bot.core.jobs import JobRegistry
 from bot.core.miniapps.build import BuildPolicy
 from bot.core.miniapps.commands import AppCommands
 from bot.core.store import Store
+from bot.core.usage import UsageMeter
 from bot.jobs.inprocess import InProcessJobs
 from bot.store.sqlite.store import SqliteStore
 from bot.wiring.job_store import per_job
@@ -40,7 +41,8 @@ async def app_commands(
     jobs = InProcessJobs(registry, workers=2)
     try:
         yield lambda store: AppCommands(
-            store.miniapps, jobs, lambda token: f"{APPS_URL}/a/{token}", poll_s=0.02
-        )
+            store.miniapps, jobs, lambda token: f"{APPS_URL}/a/{token}", poll_s=0.02,
+            usage=UsageMeter(store.usage),
+        )  # fmt: skip
     finally:
         await jobs.close()

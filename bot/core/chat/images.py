@@ -88,6 +88,8 @@ class Images:
                 yield event
             return
         seen = dataclasses.replace(seen, description=clipped(seen.description))
+        group = None if note.private else note.chat_id
+        await self.conversation.usage.count(note.user_id, "image", group_id=group)
         async for event in self._answered(note, seen, None):
             yield event
         if seen.description:

@@ -125,6 +125,9 @@ class VoiceNotes:
             yield event
 
     async def _answered(self, message: UserMessage, heard: Transcript) -> AsyncIterator[ReplyEvent]:
+        group = None if message.private else message.chat_id
+        await self.conversation.usage.count(message.user_id, "voice_seconds", group_id=group,
+                                            amount=heard.duration_s)  # fmt: skip
         echo = _echo(heard.text) if self.policy.echo else None
         if echo is not None:
             yield ReplyChunk(echo)

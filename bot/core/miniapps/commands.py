@@ -22,6 +22,7 @@ from bot.core.miniapps.build import BUILD_JOB, STEPS
 from bot.core.miniapps.models import AppRecord, BuildRecord
 from bot.core.miniapps.ports import AppStore
 from bot.core.models import NewTurn
+from bot.core.usage import UsageMeter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -115,8 +116,11 @@ class AppCommands:
         timeout_s: float = RESULT_WAIT_S,
         deliveries: DeliveryLog | None = None,
         queue_patience_s: float = QUEUE_PATIENCE_S,
+        usage: UsageMeter | None = None,
     ) -> None:
         self._apps = apps
+        # Each app built is counted for its owner ([personal] 1): /usage, kindred usage.
+        self._usage = usage
         self._deliveries = deliveries
         self._jobs = jobs
         self.link = link
@@ -191,6 +195,8 @@ class AppCommands:
             version = int(result.get("version", 1))
             made = "is ready" if version == 1 else f"is updated (version {version})"
             text = f"“{title}” {made}: {url}"
+            if self._usage is not None:
+                await self._usage.count(owner, "app_build")
         await self._delivered(owner, chat_id, text, key, int(result["app_id"]))
         return AppAnswer(text, url=url, title=title)
 

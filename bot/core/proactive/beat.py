@@ -46,7 +46,9 @@ from bot.core.proactive.models import (
 from bot.core.proactive.occasions import as_message
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
 from bot.core.proactive.reminder import next_due
+from bot.core.proactive.zones import StoreZones
 from bot.core.store import Store
+from bot.core.usage import UsageMeter, ZoneCache
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,8 @@ class ProactiveBeat:
         self.messengers = dict(messengers)
         self._embedder = embedder
         self.options = options or BeatOptions()
+        # Each message sent is counted for its person ([personal] 1), on their own day.
+        self.usage = UsageMeter(store.usage, zones=ZoneCache(StoreZones(store.proactive)))
 
     async def run(self, now: datetime) -> BeatReport:
         report = BeatReport()
@@ -198,6 +202,7 @@ class ProactiveBeat:
             doubt = DeliveryDoubt(messenger.platform, where, turn_id, occasion.user_id)
             await self.store.deliveries.record(doubt)
         await pro.settle(occasion.key, Delivery("sent", now, chat_id, turn_id, message_id))
+        await self.usage.count(occasion.user_id, "proactive", at=now)
         report.sent += 1
         return True
 

@@ -86,10 +86,11 @@ class UsageMeter:
         tokens_out: int = 0,
         amount: float = 1.0,
         model: str = "",
+        at: datetime | None = None,
     ) -> None:
-        """Record one use now. With the store down the use goes uncounted (logged): the person's
-        reply, note or build matters more than its count."""
-        at = self._clock()
+        """Record one use (now, unless `at` says when). With the store down the use goes
+        uncounted (logged): the person's reply, note or build matters more than its count."""
+        at = at or self._clock()
         tokens_in, tokens_out = max(0, tokens_in), max(0, tokens_out)
         day = local_day(at, await self.zones.of(user_id))
         cost = self.cost(model, tokens_in, tokens_out)

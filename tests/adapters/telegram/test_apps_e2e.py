@@ -15,9 +15,12 @@ from tests.support.telegram_api import FakeTelegramBotApi
 async def test_app_in_a_private_chat_edits_one_status_into_a_web_app_button(
     api: FakeTelegramBotApi, tmp_path: Path
 ) -> None:
-    async with app_commands(tmp_path / "kindred.db") as apps, running_bot(api, tmp_path, apps=apps):
+    async with app_commands(tmp_path / "kindred.db") as apps, running_bot(api, tmp_path, apps=apps) as bot:
         api.private_message(ANN, "/app a packing checklist for my beach trip")
         await api.wait_until(lambda: any("is ready" in text for text in api.texts(ANN)), 20.0)
+        today = datetime.now(UTC).date()
+        [used] = await bot.store.usage.days(today - timedelta(days=1), today, f"telegram:{ANN}")
+        assert used.app_builds == 1, "the app built is counted for its owner"
         [status] = api.bot_messages(ANN)
         assert status.history[0] == "Working out what you need…" and len(status.history) >= 2
         assert status.text is not None and f"{APPS_URL}/a/" in status.text

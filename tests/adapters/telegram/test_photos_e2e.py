@@ -48,7 +48,9 @@ async def test_a_photo_is_fetched_in_its_largest_size_seen_answered_and_remember
         assert await replies_done(api, ANN, 1) == [REPLY]
         turns = await bot.turns(PERSON, PERSON)
         kept = await bot.store.memories.list_memories(PERSON, 10)
+        [used] = await bot.store.usage.days(kept[0].created_at.date(), kept[0].created_at.date(), PERSON)
     assert turns == [("user", "My new bike!"), ("assistant", REPLY)]
+    assert (used.images, used.replies) == (1, 1), "the image seen is counted beside the reply"
     [described] = [memory for memory in kept if memory.kind == IMAGE]
     assert described.text == "A mostly red picture, 1280 by 960 pixels." and described.speaker == "assistant"
     [got] = server.received

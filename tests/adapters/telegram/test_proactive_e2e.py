@@ -54,6 +54,8 @@ async def test_the_dont_suggest_again_button_turns_that_kind_off_for_its_person_
         finally:
             await messenger.close()
         assert report.sent == 1
+        [used] = await bot.store.usage.days(now.date(), now.date(), ANN_KEY)
+        assert used.proactive == 1, "the message Kindred started is counted for its person"
         [shown] = api.bot_messages(ANN)
         assert shown.reply_markup is not None
         [[button]] = shown.reply_markup["inline_keyboard"]

@@ -1,4 +1,5 @@
-"""Each person's time zone, as they told /proactive: where their budget's day begins."""
+"""Each person's time zone, as they told /proactive (or Kindred inferred it): where their day,
+and so their budget's, begins ([personal] 1)."""
 
 from __future__ import annotations
 
