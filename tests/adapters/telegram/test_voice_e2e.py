@@ -61,7 +61,7 @@ async def test_a_voice_note_is_fetched_heard_answered_and_stored_as_the_persons_
         [memory] = await bot.store.curation.get_memories(PERSON, [turns[0].memory_id])
         [used] = await bot.store.usage.days(turns[0].created_at.date(), turns[0].created_at.date(), PERSON)
     assert texts == ["Lovely to hear from you."]
-    assert (round(used.voice_seconds, 2), used.replies) == (2.0, 1), "the note's seconds are counted beside the reply"
+    assert (round(used.voice_seconds, 2), used.replies) == (2.0, 1), "seconds counted beside the reply"
     assert [(turn.role, turn.text) for turn in turns] == [
         ("user", SAID),
         ("assistant", "Lovely to hear from you."),
