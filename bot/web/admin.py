@@ -4,7 +4,8 @@ Users, turns, memories and reactions per day, the reward trend as an inline SVG 
 no CDN), the jobs waiting per queue, and learning: the latest training runs (status, examples,
 loss curve, gate report) and the positive-reaction rate per adapter version
 (`training_view.py`), the variants with their reactions and the canary with its bounds over time
-(`trials_view.py`), and each proactive trigger's messages and success rate over the same days.
+(`trials_view.py`), each proactive trigger's messages and success rate over the same days, and
+everyone's usage with what is left of their budgets (`usage_view.py`).
 Builds join it in a later issue. The page reads through a small Protocol
 and a callable handed in by the composition root; it knows no store or queue implementation.
 """
@@ -29,8 +30,10 @@ from bot.core.learning.reward import RewardWeights
 from bot.core.learning.variant_report import DEFAULT_WEIGHTS, status_report
 from bot.core.models import DayStats, Stats
 from bot.core.proactive.models import TriggerRate
+from bot.core.usage import UsageReport
 from bot.web.training_view import learning_section
 from bot.web.trials_view import trials_section
+from bot.web.usage_view import usage_section
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,8 @@ class AdminPage:
     replies: Callable[[], str] | None = None
     # R's weights for the variants' mean R (tool uses α, proactive successes γ).
     weights: RewardWeights = DEFAULT_WEIGHTS
+    # Everyone's usage and budgets, as `kindred usage` reads them; None: not shown.
+    usage: UsageReport | None = None
 
     async def handle(self, request: web.Request) -> web.Response:
         if not self.authorised(request.headers.get("Authorization", "")):
@@ -97,6 +102,11 @@ class AdminPage:
         learning = learning_section(runs, rates) + trials_section(trials)
         if self.proactive is not None:
             learning += proactive_section(await self.proactive.trigger_rates(since), self.days)
+        if self.usage is not None:
+            last = self.usage.today()
+            first = last - timedelta(days=self.days - 1)
+            everyday = await self.usage.lines(first, last)
+            learning = usage_section(await self.usage.today_lines(), everyday, first, last) + learning
         replies = None if self.replies is None else self.replies()
         page = render(stats, days, depths, self.flower_url, learning, replies)
         return web.Response(text=page, content_type="text/html", headers=_NO_STORE)

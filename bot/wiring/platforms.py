@@ -126,6 +126,7 @@ def web_server(
             proactive=kindred.store.proactive,
             replies=lambda: replies_place(settings.inference.backend, kindred.conversation.inference),
             weights=reward_weights(settings.memory),
+            usage=kindred.conversation.usage_report,
         )
     token = settings.telegram.bot_token
     options = AppHostingOptions(

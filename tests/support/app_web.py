@@ -18,11 +18,14 @@ from aiohttp import web
 
 from bot.core.chat.ports import Inference
 from bot.core.miniapps.build import BuildPolicy, BuildRequest, Built, build_app
+from bot.core.usage import Allowance, UsageMeter, UsageReport
+from bot.shared_state.local_holds import LocalHolds
 from bot.store.sqlite.store import SqliteStore
 from bot.web.admin import AdminPage
 from bot.web.miniapps.hosting import AppHosting, AppHostingOptions
 from bot.web.miniapps.render import TemplateRenderer
 from bot.web.server import WebServer, build_web_app
+from tests.support.budgets import Budgets
 
 ADMIN_PASSWORD = "browser-admin-pw"
 RENDERER = TemplateRenderer()
@@ -58,6 +61,10 @@ class AppSite:
                                policy=policy, inference=inference)  # fmt: skip
 
 
+# The budgets /admin shows what is left of.
+SITE_BUDGETS = "[everyone]\ntokens_per_day = 5000\n"
+
+
 @asynccontextmanager
 async def app_site(
     directory: Path, *, state_quota_bytes: int | None = None, telegram_key: bytes | None = None
@@ -68,7 +75,10 @@ async def app_site(
     async def health() -> dict[str, object]:
         return {}
 
-    admin = AdminPage(store, _queue_depths, ADMIN_PASSWORD)
+    meter = UsageMeter(store.usage)
+    allowance = Allowance(store.usage, LocalHolds(), Budgets(SITE_BUDGETS), meter)
+    usage = UsageReport(store.usage, allowance=allowance, meter=meter)
+    admin = AdminPage(store, _queue_depths, ADMIN_PASSWORD, usage=usage)
     options = AppHostingOptions(telegram_key=telegram_key)
     if state_quota_bytes is not None:
         options = replace(options, state_quota_bytes=state_quota_bytes)

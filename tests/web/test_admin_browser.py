@@ -12,6 +12,7 @@ import pytest
 from playwright.async_api import Browser, Error, HttpCredentials, expect
 
 from bot.core.models import Feedback, NewTurn
+from bot.core.usage import UsageRecord
 from tests.support.app_web import ADMIN_PASSWORD, AppSite, app_site, bare_pages
 from tests.support.browser import VIEWPORT, Watched, artefacts_dir, screenshot
 from tests.support.fakes import HashEmbedder
@@ -34,6 +35,9 @@ async def site(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AppSit
             reply = await opened.store.turns.add_turn(turn("ann", f"reply {back}", at, role="assistant"))
             await opened.store.turns.record_feedback(Feedback(reply.id, "ann", "👍", value, at))
         await opened.store.turns.add_turn(turn("bob", "hi", now))
+        for back in (0, 2, 3):
+            use = UsageRecord("telegram:1", "reply", now - timedelta(days=back), 1200, 300, cost=0.002)
+            await opened.store.usage.record(use)
         yield opened
 
 
@@ -70,6 +74,13 @@ async def test_admin_renders_with_no_console_error(
         await expect(cards.nth(0)).to_contain_text("2users")  # ann and bob
         await expect(tab.page.locator("svg[aria-label='reward per day'] circle")).to_have_count(6)
         await expect(tab.page.get_by_text("build")).to_have_count(1)  # the queues table
+        bars = tab.page.locator("svg[aria-label='tokens per day'] rect")
+        await expect(bars).to_have_count(30)
+        await expect(bars.last.locator("title")).to_contain_text("1,500 tokens")
+        # What `kindred usage --json` prints for her today: 1,500 used of 5,000.
+        row = tab.page.locator("table.usage tr", has_text="telegram:1")
+        await expect(row).to_contain_text("1,200")
+        await expect(row).to_contain_text("tokens today: 3,500")
         shots: Path = artefacts_dir(tmp_path_factory.mktemp("admin-screenshots"))
         path = await screenshot(tab.page, shots, "admin", full_page=True)
         assert path.stat().st_size > 1000

@@ -102,7 +102,9 @@ class Conversation:
         self.usage = meter or UsageMeter(store.usage, clock=clock)
         # The budgets, where the admin set any: a reply holds room for what it may use.
         self.room = ReplyRoom(allowance, access or Access(), inference.count_tokens, policy)
-        self.usage_report = UsageReport(store.usage, clock=clock, allowance=allowance, meter=self.usage)
+        self.usage_report = UsageReport(
+            store.usage, clock=clock, allowance=allowance, meter=self.usage, tier=self.room.access.tier
+        )
         self.variants = VariantPicker(store, policy.base_model, policy.best_of)
         self.writer = ReplyWriter(
             inference, embedder, policy.max_new_tokens, base_model=policy.base_model, seed=policy.sample_seed
