@@ -115,3 +115,13 @@ def test_an_edit_is_reloaded_and_a_broken_one_refused(
     assert any("edit is refused" in r.getMessage() and "no price" in r.getMessage() for r in caplog.records)
     path.write_text("[everyone]\ntokens_per_day = 7\n")
     assert budgets.budgets().everyone == Limits(7)
+
+
+def test_the_documented_example_loads_as_written() -> None:
+    text = (Path(__file__).resolve().parents[3] / "docs" / "budgets.example.toml").read_text()
+    book = parse_budgets(text, "docs/budgets.example.toml")
+    assert book.person("telegram:5", "member") == Limits(20000, 300000)
+    assert book.person("telegram:5", "guest") == Limits(2000, 10000)
+    assert book.person("telegram:123456789", "member") == Limits(100000, None)
+    assert book.group("telegram:-1001234567890") == Limits(200000)
+    assert not book.costs
