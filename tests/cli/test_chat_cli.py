@@ -272,3 +272,33 @@ def test_a_terminal_chat_is_counted_and_kindred_usage_prints_it(
     counted = f"{line['tokens_in']:,} tokens in, {line['tokens_out']:,} out (2 replies)"
     assert f"Today: {counted}" in done.stdout.decode()
     assert kindred(["usage", "--user", "nobody"], b"", env).stdout.decode().startswith("No use on")
+
+
+def test_a_terminal_chat_runs_out_of_its_budget_and_says_when_it_renews(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
+    """A budget of 10 tokens a day: the first reply uses it, the second message is kept and
+    answered with when the day renews; /usage and `kindred usage --json` show nothing left."""
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text("[everyone]\ntokens_per_day = 10\n")
+    env = chat_env(tmp_path, shared_data, str(tiny_model)) | {"KINDRED_BUDGETS_FILE": str(budgets)}
+    done = kindred(["chat", "--user", "ann"], b"My dog is called Pepper.\nI live in Porto.\n/usage\n", env)
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode()
+    assert "You've used your allowance for today (10 tokens). It renews at midnight, UTC" in out
+    assert "Left: 0 tokens today." in out
+    [line] = [
+        json.loads(text) for text in kindred(["usage", "--json"], b"", env).stdout.decode().splitlines()
+    ]
+    assert (line["replies"], line["budget_left"]) == (1, {"tokens_today": 0})
+
+
+def test_a_broken_budgets_file_stops_the_start_naming_its_line(
+    tmp_path: Path, shared_data: Path, tiny_model: Path
+) -> None:
+    budgets = tmp_path / "budgets.toml"
+    budgets.write_text("[everyone]\ntokens_per_day = 10\ntokens_per_day = 20\n")
+    env = chat_env(tmp_path, shared_data, str(tiny_model)) | {"KINDRED_BUDGETS_FILE": str(budgets)}
+    done = kindred(["chat", "--user", "ann"], b"Hello\n", env)
+    assert done.returncode != 0 and b"Traceback" not in done.stderr
+    assert f"{budgets}: Cannot overwrite a value (at line 3".encode() in done.stderr, done.stderr
