@@ -33,6 +33,7 @@ from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
 from tests.conftest import STORE_FILE
 from tests.support import discord_payloads as p
+from tests.support.budgets import under_budgets
 from tests.support.discord_fake import FakeDiscord
 from tests.support.fakes import HashEmbedder, ScriptedInference
 
@@ -76,6 +77,7 @@ def services(
     voice: Callable[[Conversation], VoiceNotes] | None = None,
     images: Callable[[Conversation], Images] | None = None,
     documents: Callable[[Store, Conversation, Embedder], ChatDocuments] | None = None,
+    budgets: str | None = None,
 ) -> Services:
     policy = ConversationPolicy(
         persona=PERSONA,
@@ -85,13 +87,16 @@ def services(
     )
     embedder = HashEmbedder()
     replies = ProactiveReplies(store)
-    conversation = Conversation(store, embedder, inference or ScriptedInference(), policy, proactive=replies)
+    conversation = Conversation(
+        store, embedder, inference or ScriptedInference(), policy, proactive=replies,
+        **under_budgets(store, budgets), access=access,
+    )  # fmt: skip
     return Services(
         documents=documents(store, conversation, embedder) if documents is not None else None,
         conversation=conversation,
         controls=Controls(store, PERSONA, embedder=embedder),
         limiter=RateLimiter(per_minute, burst, LocalBuckets()),
-        access=access or Access(),
+        access=conversation.room.access,
         intake=LocalIntake(),
         training=training,
         apps=apps,
