@@ -18,6 +18,7 @@ from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
 from bot.core.personas import PersonaPicker
 from bot.core.proactive.commands import ProactiveCommands
+from bot.core.settings import SettingsLinks, SettingsScreen, standard_rows
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,19 @@ class Services:
     spoken: SpokenReplies | None = None
     # /persona's picker; None: the admin's one persona, shown as before.
     personas: PersonaPicker | None = None
+    # /settings web's signed links to the settings page; None: no page is served (no key, no server).
+    settings_links: SettingsLinks | None = None
+
+    def settings(self) -> SettingsScreen:
+        """/settings: a row for each wired part that keeps a person's choice."""
+        rows = standard_rows(
+            personas=self.personas,
+            spoken=self.spoken,
+            proactive=self.proactive,
+            controls=self.controls,
+            usage=self.conversation.usage_report,
+        )
+        return SettingsScreen(rows, self.settings_links)
 
 
 class PlatformAdapter(Protocol):
