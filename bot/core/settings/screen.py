@@ -69,7 +69,10 @@ class SettingsScreen:
     async def choose(self, who: Who, key: str, value: str) -> str:
         """A choice made on the screen (or typed after /settings), applied by its row, or why not."""
         row = next((r for r in self.rows if r.key == key.strip().lower()), None)
-        view = await row.view(who) if row is not None else None
+        try:
+            view = await row.view(who) if row is not None else None
+        except StoreUnavailable:
+            return STORE_DOWN
         if row is None or view is None:
             names = ", ".join(v.key for v in await self.views(who))
             return f"I have no setting called {' '.join(key.split())[:30]!r}. There are: {names}."

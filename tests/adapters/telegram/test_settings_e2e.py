@@ -46,14 +46,15 @@ async def press(api: FakeTelegramBotApi, chat: int, person: int, data: str, edit
 
 
 async def test_each_button_applies_its_choice_through_its_command(
-    api: FakeTelegramBotApi, tmp_path: Path
+    api: FakeTelegramBotApi, tmp_path: Path, place: str
 ) -> None:
+    """On both stores: the rows read and write only what the commands already keep."""
     async with speaking() as (_, voice):
 
         def spoken(store: Store) -> SpokenReplies:
             return SpokenReplies(store.turns, voice)
 
-        async with running_bot(api, tmp_path, personas=Fixed(), spoken=spoken) as bot:
+        async with running_bot(api, tmp_path, personas=Fixed(), spoken=spoken, place=place) as bot:
             api.private_message(ANN, "/settings")
             await api.wait_until(lambda: len(api.bot_messages(ANN)) == 1, what="the settings")
             first = api.texts(ANN)[0]
