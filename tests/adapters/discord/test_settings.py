@@ -21,6 +21,7 @@ from tests.support.discord_rest import Shown
 from tests.support.waiting import wait_until
 
 PERSON = f"discord:{ANN['id']}"
+SUPPRESS_EMBEDS = 1 << 2
 LINKS = SettingsLinks(b"k" * 32, "https://kindred.example")
 MENUS = [
     "kindred:settings:persona",
@@ -96,4 +97,5 @@ async def test_the_web_link_names_the_person_and_their_dm(fake: FakeDiscord, sto
     url = said.content.splitlines()[-1]
     claim = LINKS.read(url.removeprefix("https://kindred.example/s/"))
     assert said.ephemeral and not isinstance(claim, str)
+    assert said.flags & SUPPRESS_EMBEDS  # no crawler reads the page to draw an embed
     assert (claim.person, claim.chat) == (PERSON, f"discord:{dm_channel_id(ANN)}")

@@ -135,6 +135,10 @@ async def test_settings_web_gives_a_signed_link_only_in_a_private_chat(
         claim = links.read(url.removeprefix("https://kindred.example/s/"))
         assert not isinstance(claim, str) and (claim.person, claim.chat) == (PERSON, PERSON)
     assert api.texts(GROUP) == [WEB_NOT_HERE]
+    sent = [c.params for c in api.calls_of("sendMessage") if "/s/" in str(c.params.get("text"))]
+    assert len(sent) == 2 and all(
+        p["link_preview_options"]["is_disabled"] for p in sent
+    )  # no crawler reads it
 
 
 async def test_a_typed_setting_is_checked_and_an_unknown_one_answers_with_what_exists(

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
-from bot.adapters.discord.commands.interaction import Feature, Interaction, chat_of, described, reply_text
+from bot.adapters.discord.commands.interaction import Feature, Interaction, chat_of, described
 from bot.adapters.discord.context import kindred_of
 from bot.adapters.discord.options import MESSAGE_LIMIT
 from bot.adapters.discord.policy import user_key
@@ -82,7 +82,8 @@ async def settings(interaction: Interaction, link: Literal["web"] | None = None)
     screen = kindred_of(interaction.client).services.settings()
     who = who_of(interaction)
     if link == "web":
-        await reply_text(interaction, screen.web_link(who))
+        # No embed: Discord's servers would fetch the person's page to draw one.
+        await interaction.response.send_message(screen.web_link(who), ephemeral=True, suppress_embeds=True)
         return
     parts = chunks(await screen.views(who))
     text = (await screen.text(who))[:MESSAGE_LIMIT]

@@ -5,7 +5,7 @@ only the group's settings show, and only its admins change them, as /persona che
 
 from __future__ import annotations
 
-from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, Message, Update
 from telegram.constants import ChatType
 from telegram.error import BadRequest
 from telegram.ext import CallbackQueryHandler, ContextTypes
@@ -18,6 +18,8 @@ from bot.core.settings import RowView, SettingsScreen, Who
 PREFIX = "settings:"
 WEB = PREFIX + "web"
 PER_ROW = 3
+# No preview of a settings link: Telegram's servers would fetch the person's page to draw one.
+NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 def keyboard(views: list[RowView], web: bool) -> InlineKeyboardMarkup:
@@ -52,7 +54,8 @@ class Settings(Feature):
         screen = self.services.settings()
         key, _, value = words(context).strip().partition(" ")
         if key.lower() == "web" and not value:
-            await message.reply_text(screen.web_link(self._who(message.chat, person.id)))
+            link = screen.web_link(self._who(message.chat, person.id))
+            await message.reply_text(link, link_preview_options=NO_PREVIEW)
             return
         answer = ""
         if key:
@@ -69,7 +72,8 @@ class Settings(Feature):
             return
         screen = self.services.settings()
         if query.data == WEB:
-            await shown.reply_text(screen.web_link(self._who(shown.chat, query.from_user.id)))
+            link = screen.web_link(self._who(shown.chat, query.from_user.id))
+            await shown.reply_text(link, link_preview_options=NO_PREVIEW)
             return
         key, _, value = query.data.removeprefix(PREFIX).partition(":")
         who = await self._deciding(shown.chat, query.from_user.id, context)
