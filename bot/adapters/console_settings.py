@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.adapters.base import setting_parts
 from bot.core.settings import SettingsScreen, Who, standard_rows
 
 if TYPE_CHECKING:  # console.py imports this module
@@ -15,14 +16,8 @@ HOW = "/settings KEY VALUE changes one (for example /settings training off); /se
 
 async def settings_answer(parts: ChatParts, user_id: str, chat_id: str, argument: str) -> str:
     conversation = parts.conversation
-    rows = standard_rows(
-        personas=conversation.personas,
-        spoken=parts.spoken,
-        proactive=parts.proactive,
-        controls=parts.controls,
-        usage=conversation.usage_report,
-    )
-    screen = SettingsScreen(rows)
+    wired = setting_parts(conversation, parts.controls, parts.spoken, parts.proactive, conversation.personas)
+    screen = SettingsScreen(standard_rows(wired))
     who = Who(user_id, chat_id, private_chat=True, only_they_see=True)
     key, _, value = argument.partition(" ")
     answer = await screen.choose(who, key, value.strip()) if key else ""

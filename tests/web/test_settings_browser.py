@@ -20,7 +20,7 @@ from bot.core.chat.spoken import SpokenReplies
 from bot.core.memory.controls import Controls
 from bot.core.personas import PersonaPicker
 from bot.core.proactive.commands import ProactiveCommands
-from bot.core.settings import SettingsLinks, SettingsScreen, standard_rows
+from bot.core.settings import SettingParts, SettingsLinks, SettingsScreen, standard_rows
 from bot.core.usage import UsageReport
 from bot.store.sqlite.store import SqliteStore
 from bot.web.server import WebServer, build_web_app
@@ -47,13 +47,16 @@ async def settings_site(directory: Path) -> AsyncIterator[Site]:
     store = await SqliteStore.open(directory / "settings.db")
     now = [datetime.now(UTC)]
     links = SettingsLinks(b"browser-settings-key-0123456789ab", "http://127.0.0.1", clock=lambda: now[0])
-    rows = standard_rows(
+    spoken = SpokenReplies(store.turns, None)
+    parts = SettingParts(
+        store,
         personas=PersonaPicker(Fixed(), store.personas),
-        spoken=SpokenReplies(store.turns, None),
-        proactive=ProactiveCommands(store.proactive),
-        controls=Controls(store, "You are Kindred."),
+        voice=spoken.command,
+        proactive=ProactiveCommands(store.proactive).proactive,
+        privacy=Controls(store, "You are Kindred.").privacy,
         usage=UsageReport(store.usage),
     )
+    rows = standard_rows(parts)
 
     async def health() -> dict[str, object]:
         return {}

@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.core.memory.controls import Controls
-from bot.core.settings import Choice, RowView, SettingsLinks, SettingsScreen, standard_rows
+from bot.core.settings import Choice, RowView, SettingParts, SettingsLinks, SettingsScreen, standard_rows
 from bot.store.sqlite.store import SqliteStore
 from bot.web.server import build_web_app
 from bot.web.settings_page import SettingsPage, row_form
@@ -27,9 +27,7 @@ async def client(store: SqliteStore) -> AsyncIterator[Client]:
     async def health() -> dict[str, object]:
         return {}
 
-    rows = standard_rows(
-        personas=None, spoken=None, proactive=None, controls=Controls(store, "P"), usage=None
-    )
+    rows = standard_rows(SettingParts(store, privacy=Controls(store, "P").privacy))
     page = SettingsPage(SettingsScreen(rows, LINKS), LINKS)
     client = TestClient(TestServer(build_web_app(webhooks={}, health=health, settings=page)))
     await client.start_server()

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.core.personas import PersonaPicker
+    from bot.core.store import Store
+    from bot.core.usage import UsageReport
+
+# A command as a person types it: (person, the words after its name) -> the answer in plain words.
+Command = Callable[[str, str], Awaitable[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +59,21 @@ class RowView:
     def choice(self, value: str) -> Choice | None:
         wanted = value.strip().lower()
         return next((c for c in self.choices if c.value == wanted), None)
+
+
+@dataclass(frozen=True)
+class SettingParts:
+    """What the rows read (the store) and change settings through: each existing command, None
+    where that part is not wired (its row is then left out)."""
+
+    store: Store
+    personas: PersonaPicker | None = None
+    # /voice; `voice_available`: a speech voice is configured (else the row says it is not).
+    voice: Command | None = None
+    voice_available: bool = False
+    # /proactive: check-ins and quiet hours.
+    proactive: Command | None = None
+    # /privacy: the training row; `default_training` is the consent of someone who never chose.
+    privacy: Command | None = None
+    default_training: bool = True
+    usage: UsageReport | None = None

@@ -1,16 +1,18 @@
 """The rows of /settings, each over the command that already sets its value. A new setting is
-one class here (a key, its view, its apply) and one line in `standard_rows`."""
+one class here (a key, its view, its apply) and one line in `standard_rows`.
+
+A row reads the person's choice through the Store's roles and changes it through the command a
+person would type (`SettingParts`): the screen and the commands cannot disagree, and this room
+knows no other room's classes."""
 
 from __future__ import annotations
 
 from datetime import time
 
-from bot.core.chat.spoken import SpokenReplies
-from bot.core.memory.controls import Controls
 from bot.core.personas import PersonaPicker
-from bot.core.proactive.commands import ProactiveCommands, clock
-from bot.core.settings.models import Choice, RowView, Who
+from bot.core.settings.models import Choice, Command, RowView, SettingParts, Who
 from bot.core.settings.screen import SettingRow
+from bot.core.store import Store
 from bot.core.usage import UsageReport
 
 ON_OFF = (Choice("on", "on"), Choice("off", "off"))
@@ -45,46 +47,50 @@ class VoiceRow:
     key = "voice"
     name = "Spoken replies"
 
-    def __init__(self, spoken: SpokenReplies) -> None:
-        self.spoken = spoken
+    def __init__(self, store: Store, command: Command, available: bool) -> None:
+        self.store = store
+        self.command = command
+        self.available = available
 
     async def view(self, who: Who) -> RowView:
-        if self.spoken.voice is None:
+        if not self.available:
             return RowView(self.key, self.name, "not available here (no voice is configured)")
-        on = await self.spoken.turns.speaks_replies(who.person)
+        on = await self.store.turns.speaks_replies(who.person)
         value = "on: text, then a voice note" if on else "off: text only"
         return RowView(self.key, self.name, value, ON_OFF, on_off(on), "/voice on|off")
 
     async def apply(self, who: Who, value: str) -> str:
-        return await self.spoken.command(who.person, value)
+        return await self.command(who.person, value)
 
 
 class CheckInsRow:
     key = "checkins"
 
-    def __init__(self, commands: ProactiveCommands) -> None:
-        self.commands = commands
+    def __init__(self, store: Store, command: Command) -> None:
+        self.store = store
+        self.command = command
 
     async def view(self, who: Who) -> RowView:
-        on = (await self.commands.store.proactive_settings(who.person)).enabled
+        on = (await self.store.proactive.proactive_settings(who.person)).enabled
         value = "on: I may write to you first" if on else "off: I write only when you do"
         return RowView(self.key, "Check-ins", value, ON_OFF, on_off(on), "/proactive on|off")
 
     async def apply(self, who: Who, value: str) -> str:
-        return await self.commands.proactive(who.person, value)
+        return await self.command(who.person, value)
 
 
 class QuietHoursRow:
     key = "quiet"
 
-    def __init__(self, commands: ProactiveCommands) -> None:
-        self.commands = commands
+    def __init__(self, store: Store, command: Command) -> None:
+        self.store = store
+        self.command = command
 
     async def view(self, who: Who) -> RowView:
-        settings = await self.commands.store.proactive_settings(who.person)
+        settings = await self.store.proactive.proactive_settings(who.person)
         start, end = settings.quiet_start, settings.quiet_end
         zone = settings.timezone or "your time zone is not set: /proactive timezone NAME"
-        value = "none" if start == end else f"{clock(start)}–{clock(end)}"
+        value = "none" if start == end else f"{start:%H:%M}–{end:%H:%M}"
         current = next(
             (quiet_value(s, e) for s, e in QUIET_PRESETS if (time(s), time(e)) == (start, end)), None
         )
@@ -93,7 +99,7 @@ class QuietHoursRow:
         return RowView(self.key, "Quiet hours", f"{value} ({zone})", choices, current, command)
 
     async def apply(self, who: Who, value: str) -> str:
-        return await self.commands.proactive(who.person, f"quiet {value}")
+        return await self.command(who.person, f"quiet {value}")
 
 
 def quiet_value(start: int, end: int) -> str:
@@ -107,12 +113,14 @@ def quiet_label(start: int, end: int) -> str:
 class TrainingRow:
     key = "training"
 
-    def __init__(self, controls: Controls) -> None:
-        self.controls = controls
+    def __init__(self, store: Store, command: Command, default: bool) -> None:
+        self.store = store
+        self.command = command
+        self.default = default
 
     async def view(self, who: Who) -> RowView:
-        consent = await self.controls.store.learning.training_consent(who.person)
-        on = self.controls.default_training_consent if consent is None else consent
+        consent = await self.store.learning.training_consent(who.person)
+        on = self.default if consent is None else consent
         why = "the default here" if consent is None else "your choice"
         value = f"{on_off(on)} ({why})"
         return RowView(
@@ -120,7 +128,7 @@ class TrainingRow:
         )
 
     async def apply(self, who: Who, value: str) -> str:
-        return await self.controls.privacy(who.person, f"training {value}")
+        return await self.command(who.person, f"training {value}")
 
 
 class UsageRow:
@@ -141,24 +149,17 @@ class UsageRow:
         return await self.report.command(who.person)
 
 
-def standard_rows(
-    *,
-    personas: PersonaPicker | None,
-    spoken: SpokenReplies | None,
-    proactive: ProactiveCommands | None,
-    controls: Controls | None,
-    usage: UsageReport | None,
-) -> list[SettingRow]:
+def standard_rows(parts: SettingParts) -> list[SettingRow]:
     """Every row whose part is wired, in the order the screen shows them."""
     rows: list[SettingRow] = []
-    if personas is not None:
-        rows.append(PersonaRow(personas))
-    if spoken is not None:
-        rows.append(VoiceRow(spoken))
-    if proactive is not None:
-        rows += [CheckInsRow(proactive), QuietHoursRow(proactive)]
-    if controls is not None:
-        rows.append(TrainingRow(controls))
-    if usage is not None:
-        rows.append(UsageRow(usage))
+    if parts.personas is not None:
+        rows.append(PersonaRow(parts.personas))
+    if parts.voice is not None:
+        rows.append(VoiceRow(parts.store, parts.voice, parts.voice_available))
+    if parts.proactive is not None:
+        rows += [CheckInsRow(parts.store, parts.proactive), QuietHoursRow(parts.store, parts.proactive)]
+    if parts.privacy is not None:
+        rows.append(TrainingRow(parts.store, parts.privacy, parts.default_training))
+    if parts.usage is not None:
+        rows.append(UsageRow(parts.usage))
     return rows
