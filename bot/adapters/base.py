@@ -18,6 +18,7 @@ from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
 from bot.core.personas import PersonaPicker
 from bot.core.proactive.commands import ProactiveCommands
+from bot.core.settings import SettingParts, SettingsLinks, SettingsScreen, standard_rows
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,33 @@ class Services:
     spoken: SpokenReplies | None = None
     # /persona's picker; None: the admin's one persona, shown as before.
     personas: PersonaPicker | None = None
+    # /settings web's signed links to the settings page; None: no page is served (no key, no server).
+    settings_links: SettingsLinks | None = None
+
+    def settings(self) -> SettingsScreen:
+        """/settings: a row for each wired part that keeps a person's choice."""
+        parts = setting_parts(self.conversation, self.controls, self.spoken, self.proactive, self.personas)
+        return SettingsScreen(standard_rows(parts), self.settings_links)
+
+
+def setting_parts(
+    conversation: Conversation,
+    controls: Controls | None,
+    spoken: SpokenReplies | None,
+    proactive: ProactiveCommands | None,
+    personas: PersonaPicker | None,
+) -> SettingParts:
+    """The commands /settings changes each setting through, as each surface has them wired."""
+    return SettingParts(
+        conversation.store,
+        personas=personas,
+        voice=spoken.command if spoken is not None else None,
+        voice_available=spoken is not None and spoken.voice is not None,
+        proactive=proactive.proactive if proactive is not None else None,
+        privacy=controls.privacy if controls is not None else None,
+        default_training=controls.default_training_consent if controls is not None else True,
+        usage=conversation.usage_report,
+    )
 
 
 class PlatformAdapter(Protocol):

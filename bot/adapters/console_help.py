@@ -19,5 +19,6 @@ HELP = (
     "/file PATH [CAPTION] — send me a voice note, an audio file, a photo or a document (PDF, .docx, text)\n"
     "/image PATH [CAPTION] — send me a photo or an image from your disk\n"
     "/usage — what you used today and this month (tokens, voice seconds, images)\n"
+    "/settings — your choices on one screen; /settings KEY VALUE changes one (/settings training off)\n"
     "/help, /quit. End of input (Ctrl-D) also quits."
 )

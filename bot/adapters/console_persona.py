@@ -1,9 +1,12 @@
-"""The terminal's settings lines: /voice [on|off], /persona [NAME] and /usage, each answered in words."""
+"""The terminal's settings lines: /voice [on|off], /persona [NAME], /usage and /settings, each
+answered in words."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
+
+from bot.adapters.console_settings import settings_answer
 
 if TYPE_CHECKING:  # console.py imports this module
     from bot.adapters.console import ChatParts
@@ -13,7 +16,9 @@ CHAT_ID = "console"
 
 
 def setting_answer(parts: ChatParts, command: str, user_id: str, argument: str) -> Awaitable[str] | None:
-    """The answer to `/voice`, `/persona` or `/usage`; None: no voice is configured."""
+    """The answer to `/voice`, `/persona`, `/usage` or `/settings`; None: no voice is configured."""
+    if command == "/settings":
+        return settings_answer(parts, user_id, CHAT_ID, argument)
     if command == "/voice":
         return parts.spoken.command(user_id, argument) if parts.spoken else None
     if command == "/usage":

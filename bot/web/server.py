@@ -1,4 +1,5 @@
-"""Kindred's one web server: platform webhooks, /healthz and the /admin page (`admin.py`).
+"""Kindred's one web server: platform webhooks, /healthz, the /admin page (`admin.py`), the
+mini-apps (`miniapps/hosting.py`) and each person's settings page (`settings_page.py`).
 
 It knows nothing of Telegram or Discord: a webhook is a path and a function from (headers, body) to
 (status, text), handed in by the composition root.
@@ -14,6 +15,7 @@ from aiohttp import web
 
 from bot.web.admin import AdminPage
 from bot.web.miniapps.hosting import AppHosting
+from bot.web.settings_page import SettingsPage
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +31,13 @@ def build_web_app(
     health: HealthCheck,
     admin: AdminPage | None = None,
     apps: AppHosting | None = None,
+    settings: SettingsPage | None = None,
 ) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     if apps is not None:
         apps.add_routes(app.router)
+    if settings is not None:
+        settings.add_routes(app.router)
     if admin is not None:
         app.router.add_get("/admin", admin.handle)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.adapters.base import Services
+from bot.adapters.telegram.secret import derived_webhook_secret
 from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.documents import ChatDocuments
@@ -32,6 +33,7 @@ from bot.core.personas import PersonaPicker, PersonaSource
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.proactive.zones import StoreZones
+from bot.core.settings import SettingsLinks, derived_key
 from bot.core.store import Store
 from bot.core.usage import Allowance, NoPrices, Prices, UsageMeter, ZoneCache
 from bot.media.shelf import FolderShelf
@@ -272,6 +274,7 @@ def services(kindred: Kindred) -> Services:
         documents=chat_documents(kindred, shelf),
         spoken=spoken_replies(kindred.store.turns, kindred.voice, kindred.settings.tts),
         personas=kindred.conversation.personas,
+        settings_links=settings_links(kindred.settings),
     )
 
 
@@ -306,6 +309,28 @@ def chat_documents(kindred: Kindred, shelf: FolderShelf) -> ChatDocuments:
 
 def app_link(settings: Settings) -> Callable[[str], str]:
     """An app's link from its token: on the apps origin when one is set, else this web server."""
-    web = settings.web
-    base = (web.apps_url or f"http://{web.host}:{web.port}").rstrip("/")
+    base = web_base(settings)
     return lambda token: f"{base}/a/{token}"
+
+
+def web_base(settings: Settings) -> str:
+    """Where links to this web server point: the apps origin when one is set, else its address."""
+    web = settings.web
+    return (web.apps_url or f"http://{web.host}:{web.port}").rstrip("/")
+
+
+def settings_links(settings: Settings) -> SettingsLinks | None:
+    """/settings web's links, on the same origin as the apps' links, signed with a key derived
+    from the web secret every replica already shares: Telegram's webhook secret (as set, or as
+    derived from the bot token), else Discord's bot token. None without either (a terminal alone:
+    no platform to give a link in)."""
+    telegram, discord = settings.telegram, settings.discord
+    if telegram.webhook_secret is not None:
+        secret = telegram.webhook_secret.get_secret_value()
+    elif telegram.bot_token is not None:
+        secret = derived_webhook_secret(telegram.bot_token.get_secret_value())
+    elif discord.bot_token is not None:
+        secret = discord.bot_token.get_secret_value()
+    else:
+        return None
+    return SettingsLinks(derived_key(secret), web_base(settings))

@@ -112,6 +112,7 @@ def web_server(
     from bot.web.admin import AdminPage
     from bot.web.miniapps.hosting import AppHosting, AppHostingOptions
     from bot.web.server import WebServer, build_web_app
+    from bot.web.settings_page import SettingsPage
     from bot.web.telegram_init import secret_key
     from bot.wiring.memory_jobs import reward_weights
 
@@ -135,7 +136,12 @@ def web_server(
         telegram_key=None if token is None else secret_key(token.get_secret_value()),
     )
     hosting = AppHosting(kindred.store.miniapps, options, rewards=kindred.store.rewards)
-    return WebServer(build_web_app(webhooks=found.webhooks, health=health, admin=admin, apps=hosting))
+    shared = services(kindred)
+    links = shared.settings_links
+    page = None if links is None else SettingsPage(shared.settings(), links)
+    return WebServer(
+        build_web_app(webhooks=found.webhooks, health=health, admin=admin, apps=hosting, settings=page)
+    )
 
 
 def in_process_schedule(settings: Settings, kindred: Kindred) -> InProcessSchedule | None:

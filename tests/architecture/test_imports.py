@@ -243,7 +243,18 @@ def test_every_path_in_the_architecture_exists() -> None:
     assert drawn and not missing, missing
 
 
-ROOMS = ("chat", "memory", "learning", "miniapps", "proactive", "jobs", "media", "usage")
+ROOMS = (
+    "chat",
+    "memory",
+    "learning",
+    "miniapps",
+    "proactive",
+    "jobs",
+    "media",
+    "usage",
+    "personas",
+    "settings",
+)
 # What a room shows the others: its Protocols, its value types, and what its __init__ exports.
 ROOM_SURFACE = ("ports", "models")
 

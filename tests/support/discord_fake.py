@@ -144,6 +144,13 @@ class FakeDiscord:
         message = self.rest.payload(shown)
         return await self._interact(3, p.button(custom_id), person, where, message=message)
 
+    async def choose(
+        self, person: p.Payload, shown: Shown, custom_id: str, value: str, *, where: str = "dm"
+    ) -> str:
+        """Pick `value` in the select menu `custom_id` on Kindred's message `shown`."""
+        message = self.rest.payload(shown)
+        return await self._interact(3, p.select_menu(custom_id, [value]), person, where, message=message)
+
     async def _interact(
         self, kind: int, data: p.Payload, person: p.Payload, where: str, message: p.Payload | None = None
     ) -> str:

@@ -218,7 +218,7 @@ def interaction(
     installed_by_user: bool = False,
     message: Payload | None = None,
 ) -> Payload:
-    """An INTERACTION_CREATE payload. `kind` 2: a slash command, 3: a button press."""
+    """An INTERACTION_CREATE payload. `kind` 2: a slash command, 3: a button press or a menu choice."""
     owners: dict[str, str] = {"1": person["id"]} if installed_by_user else {"0": str(guild_id or 0)}
     if guild_id is None and not installed_by_user:
         owners = {"1": person["id"]}
@@ -261,6 +261,11 @@ def slash(name: str, **options: str) -> Payload:
 
 def button(custom_id: str) -> Payload:
     return {"custom_id": custom_id, "component_type": 2}
+
+
+def select_menu(custom_id: str, values: list[str]) -> Payload:
+    """A string select menu's choice: component type 3, the values picked."""
+    return {"custom_id": custom_id, "component_type": 3, "values": values}
 
 
 def reaction(

@@ -32,8 +32,7 @@ FOOTER = "Forget one with /forget ID, confirm it with /confirm ID, fix it with /
 SESSION_GAP = RewardWeights().session_gap
 # A memory line in a chat list: enough to recognise it, short enough for a phone screen.
 LINE_CHARS = 160
-# /export sends one file: Telegram takes a bot's upload up to 50 MB, and past that the upload
-# fails after the whole file was built. Refused before, in words that say what else works.
+# /export is one file; Telegram fails a bot's upload over 50 MB only once it is built: refused before.
 MAX_CHAT_EXPORT_BYTES = 45 * 2**20
 EXPORT_TOO_BIG = (
     "Everything I keep about you is more than {size}, too much to send as one file here. "
@@ -104,6 +103,7 @@ COMMANDS = (
     CommandInfo("privacy", "what I keep and why"),
     CommandInfo("voice", "whether I also answer in voice notes (/voice on or off)"),
     CommandInfo("usage", "what you used today and this month"),
+    CommandInfo("settings", "your choices on one screen (/settings web: the same as a web page)"),
     CommandInfo("app", "build a small web app for you (/app a packing list)"),
     CommandInfo("apps", "your apps: list them, restore a version, revoke a link"),
     CommandInfo("proactive", "whether I may write to you first (/proactive on or off), your time zone"),

@@ -30,6 +30,7 @@ from bot.core.miniapps.commands import AppCommands
 from bot.core.personas import PersonaPicker, PersonaSource
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
+from bot.core.settings import SettingsLinks
 from bot.core.store import Store
 from bot.shared_state.local_buckets import LocalBuckets
 from bot.shared_state.local_intake import LocalIntake
@@ -110,6 +111,8 @@ async def running_bot(
     personas: PersonaSource | None = None,
     # budgets.toml's text; None: no budgets (usage is counted all the same).
     budgets: str | None = None,
+    # /settings web's signed links; None: no settings page.
+    settings_links: SettingsLinks | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
@@ -138,6 +141,7 @@ async def running_bot(
         documents=documents(store, conversation, embedder) if documents is not None else None,
         spoken=spoken(store) if spoken is not None else None,
         personas=conversation.personas,
+        settings_links=settings_links,
     )
     config = TelegramConfig(
         token=token or api.token,

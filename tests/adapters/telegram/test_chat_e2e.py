@@ -48,6 +48,7 @@ async def test_a_private_chat_previews_a_draft_then_sends_the_reply_with_feedbac
         "privacy",
         "voice",
         "usage",
+        "settings",
         "app",
         "apps",
         "proactive",

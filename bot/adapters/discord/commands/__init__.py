@@ -1,8 +1,8 @@
 """The slash commands, as one command tree, and the buttons their answers carry: one module per
 feature, each declaring its own. /chat (chat.py); /persona (persona.py); /memories, /forget, /confirm,
-/correct and /export (memory.py); /privacy with its `training` switch; /voice; /usage; /app and /apps
-(miniapps.py); /proactive and /reminders; /help; and the admins' /train_now, /rollback and
-/canary (learning.py). Each is a thin translation to the core."""
+/correct and /export (memory.py); /privacy with its `training` switch; /voice; /usage; /settings
+with its select menus; /app and /apps (miniapps.py); /proactive and /reminders; /help; and the
+admins' /train_now, /rollback and /canary (learning.py). Each is a thin translation to the core."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from bot.adapters.discord.commands.miniapps import MINIAPPS
 from bot.adapters.discord.commands.persona import PERSONA
 from bot.adapters.discord.commands.privacy import PRIVACY
 from bot.adapters.discord.commands.proactive import PROACTIVE
+from bot.adapters.discord.commands.settings import SETTINGS
 from bot.adapters.discord.commands.usage import USAGE
 from bot.adapters.discord.commands.voice import VOICE
 
@@ -42,7 +43,7 @@ async def help_(interaction: Interaction) -> None:
 
 HELP = Feature(commands=(described("help", help_),))
 # In the order /help lists them.
-FEATURES = (CHAT, MEMORY, PERSONA, PRIVACY, VOICE, USAGE, MINIAPPS, PROACTIVE, HELP, LEARNING)
+FEATURES = (CHAT, MEMORY, PERSONA, PRIVACY, VOICE, USAGE, SETTINGS, MINIAPPS, PROACTIVE, HELP, LEARNING)
 # What client.py registers as persistent buttons, so that a press works after a restart.
 BUTTONS: tuple[Button, ...] = tuple(button for feature in FEATURES for button in feature.buttons)
 

@@ -15,6 +15,7 @@ from bot.adapters.telegram.commands.miniapps import Miniapps
 from bot.adapters.telegram.commands.persona import Personas
 from bot.adapters.telegram.commands.privacy import Privacy
 from bot.adapters.telegram.commands.proactive import Proactive
+from bot.adapters.telegram.commands.settings import Settings
 from bot.adapters.telegram.commands.usage import Usage
 from bot.adapters.telegram.commands.voice import Voice
 from bot.core.memory.controls import COMMANDS
@@ -30,6 +31,6 @@ def command_handlers(services: Services) -> list[Handler]:
     """Every feature's handlers, then the answer to a command none of them took."""
     general = General(services)
     features = (general, Personas(services), Memory(services), Privacy(services), Voice(services),
-                Usage(services), Miniapps(services), Proactive(services), Learning(services),
-                Admin(services))  # fmt: skip
+                Usage(services), Settings(services), Miniapps(services), Proactive(services),
+                Learning(services), Admin(services))  # fmt: skip
     return [*(handler for feature in features for handler in feature.handlers()), general.fallback()]
