@@ -1,9 +1,12 @@
-"""The terminal's settings lines: /voice [on|off], /persona [NAME] and /usage, each answered in words."""
+"""The terminal's settings lines: /voice [on|off], /persona [NAME], /model [NAME] and /usage, each
+answered in words."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
+
+from bot.core.chat_models import ONE_MODEL
 
 if TYPE_CHECKING:  # console.py imports this module
     from bot.adapters.console import ChatParts
@@ -13,11 +16,13 @@ CHAT_ID = "console"
 
 
 def setting_answer(parts: ChatParts, command: str, user_id: str, argument: str) -> Awaitable[str] | None:
-    """The answer to `/voice`, `/persona` or `/usage`; None: no voice is configured."""
+    """The answer to `/voice`, `/persona`, `/model` or `/usage`; None: no voice is configured."""
     if command == "/voice":
         return parts.spoken.command(user_id, argument) if parts.spoken else None
     if command == "/usage":
         return parts.conversation.usage_report.command(user_id)
+    if command == "/model":
+        return model_answer(parts, user_id, argument)
     return persona_answer(parts, user_id, argument)
 
 
@@ -28,3 +33,12 @@ async def persona_answer(parts: ChatParts, user_id: str, name: str) -> str:
     if name:
         return await personas.pick(CHAT_ID, name, owner=user_id)
     return (await personas.menu(CHAT_ID)).text
+
+
+async def model_answer(parts: ChatParts, user_id: str, name: str) -> str:
+    models = parts.conversation.models
+    if models is None:
+        return ONE_MODEL
+    if name:
+        return await models.pick(CHAT_ID, user_id, name, owner=user_id)
+    return (await models.menu(CHAT_ID, user_id)).text

@@ -20,6 +20,7 @@ from bot.core.chat.images import Images
 from bot.core.chat.ports import Inference
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
+from bot.core.chat_models import ModelPicker, ModelSource
 from bot.core.jobs import Jobs
 from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
@@ -40,6 +41,7 @@ from bot.wiring.media.documents import ChatKeeper
 from bot.wiring.media.spoken import load_voice, spoken_replies
 from bot.wiring.media.voice_jobs import JobHearing
 from bot.wiring.memory_jobs import Models, reward_weights
+from bot.wiring.models import ListedModels, load_model_file
 from bot.wiring.personas import PersonaFile, personas_path
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
@@ -68,6 +70,8 @@ class Kindred:
     voice: SpeechSynthesis | None = None
     # The admin's personas, as the file says now ([personal] 2).
     personas: PersonaSource | None = None
+    # The admin's models, as the file says now ([personal] 3).
+    models: ModelSource | None = None
 
     async def close(self) -> list[Path]:
         """Write what waits, finish the jobs, close every part. Returns the files holding the words
@@ -83,8 +87,9 @@ class Kindred:
         try:
             await self.jobs.close()
         finally:
+            listed = self.conversation.models.backends if self.conversation.models else None
             await close_models(
-                self.embedder, self.conversation.inference, self.speech, self.vision, self.voice
+                self.embedder, self.conversation.inference, listed, self.speech, self.vision, self.voice
             )
             await self.store.close()
             await self.shared.close()
@@ -116,6 +121,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     started = time.monotonic()
     # First, as every setting: a broken personas file stops the start, naming its line.
     personas = load_personas(settings)
+    models_file = load_model_file(settings)
     # Then: a speech backend whose extra is missing stops the start before anything opens.
     speech = load_speech(settings.speech, device=settings.inference.device)
     try:
@@ -144,6 +150,8 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     in_process = not settings.workers.redis_url
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
     jobs = load_jobs(settings, job_registry(settings, models))
+    persona_picker = PersonaPicker(personas, store.personas)
+    admins = id_set(settings.chat.admin_ids) or frozenset()
     conversation = Conversation(
         store,
         embedder,
@@ -151,10 +159,15 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         policy(settings),
         after_turn=extraction_submitter(jobs),
         proactive=ProactiveReplies(store, reachable=reachable(settings)),
-        personas=PersonaPicker(personas, store.personas),
+        personas=persona_picker,
+        models=ModelPicker(
+            models_file, store.models, ListedModels(settings, inference), admins.__contains__, persona_picker
+        ),
     )
     shared = open_shared_state(settings)
-    return Kindred(settings, store, embedder, conversation, jobs, shared, speech, vision, voice, personas)
+    return Kindred(
+        settings, store, embedder, conversation, jobs, shared, speech, vision, voice, personas, models_file
+    )
 
 
 def load_personas(settings: Settings) -> PersonaFile:
@@ -247,6 +260,7 @@ def services(kindred: Kindred) -> Services:
         documents=chat_documents(kindred, shelf),
         spoken=spoken_replies(kindred.store.turns, kindred.voice, kindred.settings.tts),
         personas=kindred.conversation.personas,
+        models=kindred.conversation.models,
     )
 
 

@@ -1,8 +1,8 @@
 """The slash commands, as one command tree, and the buttons their answers carry: one module per
-feature, each declaring its own. /chat (chat.py); /persona (persona.py); /memories, /forget, /confirm,
-/correct and /export (memory.py); /privacy with its `training` switch; /voice; /usage; /app and /apps
-(miniapps.py); /proactive and /reminders; /help; and the admins' /train_now, /rollback and
-/canary (learning.py). Each is a thin translation to the core."""
+feature, each declaring its own. /chat (chat.py); /persona (persona.py); /model (model.py);
+/memories, /forget, /confirm, /correct and /export (memory.py); /privacy with its `training`
+switch; /voice; /usage; /app and /apps (miniapps.py); /proactive and /reminders; /help; and the
+admins' /train_now, /rollback and /canary (learning.py). Each is a thin translation to the core."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from bot.adapters.discord.commands.interaction import (
 from bot.adapters.discord.commands.learning import LEARNING
 from bot.adapters.discord.commands.memory import MEMORY
 from bot.adapters.discord.commands.miniapps import MINIAPPS
+from bot.adapters.discord.commands.model import MODEL
 from bot.adapters.discord.commands.persona import PERSONA
 from bot.adapters.discord.commands.privacy import PRIVACY
 from bot.adapters.discord.commands.proactive import PROACTIVE
@@ -42,7 +43,7 @@ async def help_(interaction: Interaction) -> None:
 
 HELP = Feature(commands=(described("help", help_),))
 # In the order /help lists them.
-FEATURES = (CHAT, MEMORY, PERSONA, PRIVACY, VOICE, USAGE, MINIAPPS, PROACTIVE, HELP, LEARNING)
+FEATURES = (CHAT, MEMORY, PERSONA, MODEL, PRIVACY, VOICE, USAGE, MINIAPPS, PROACTIVE, HELP, LEARNING)
 # What client.py registers as persistent buttons, so that a press works after a restart.
 BUTTONS: tuple[Button, ...] = tuple(button for feature in FEATURES for button in feature.buttons)
 

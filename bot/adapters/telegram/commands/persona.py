@@ -10,16 +10,17 @@ from telegram.ext import CallbackQueryHandler, ContextTypes
 
 from bot.adapters.telegram.commands.feature import Feature, Handler, words
 from bot.adapters.telegram.ids import chat_key, user_key
+from bot.core.chat_models import ModelMenu
 from bot.core.personas import PersonaMenu
 
 PICK_PREFIX = "persona:"
 ADMINS = (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
-def picker_keyboard(menu: PersonaMenu) -> InlineKeyboardMarkup:
-    """One button per persona, two a row; the current one marked."""
+def picker_keyboard(menu: PersonaMenu | ModelMenu, prefix: str = PICK_PREFIX) -> InlineKeyboardMarkup:
+    """One button per name (a persona, a model), two a row; the current one marked."""
     buttons = [
-        InlineKeyboardButton(f"✓ {name}" if name == menu.current else name, callback_data=PICK_PREFIX + name)
+        InlineKeyboardButton(f"✓ {name}" if name == menu.current else name, callback_data=prefix + name)
         for name in menu.names
     ]
     return InlineKeyboardMarkup([buttons[i : i + 2] for i in range(0, len(buttons), 2)])
