@@ -125,7 +125,7 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     # Then: a speech backend whose extra is missing stops the start before anything opens.
     speech = load_speech(settings.speech, device=settings.inference.device)
     try:
-        vision = load_vision(settings.vision, settings.inference)
+        vision = load_vision(settings.vision, settings.inference, models_file.book())
     except BaseException:
         await close_models(speech)
         raise
