@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.core.errors import ConfigError
+from bot.core.personas.tables import named_default, read_tables, text_field
 
 # A name is typed after /model, offered as a Discord choice (at most 25) and carried in a Telegram
 # button's data (64 bytes): one short word, as a persona's.
@@ -104,27 +104,12 @@ class ModelBook:
 def parse_models(text: str, where: str = "models.toml") -> ModelBook:
     """The models in `text`. Raises ConfigError with one line that names `where` and what is
     wrong: tomllib's message (with its line and column) for a syntax error, else the model."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+    data, entries = read_tables(text, where, "model", most=MAX_MODELS, needs="a name, backend and model")
     unknown = sorted(set(data) - _TOP)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: currency, default, [[model]])")
-    entries = data.get("model")
-    if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"{where}: no models; each one is a [[model]] table with a name, backend and model")
-    if len(entries) > MAX_MODELS:
-        raise ConfigError(f"{where}: {len(entries)} models; at most {MAX_MODELS} fit a picker")
     models = tuple(_model(entry, number, where) for number, entry in enumerate(entries, 1))
-    names = [m.name for m in models]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise ConfigError(f"{where}: the model name {twice[0]!r} is used twice")
-    default = data.get("default", names[0])
-    if not isinstance(default, str) or default.strip().lower() not in names:
-        raise ConfigError(f"{where}: default = {default!r} names no model; there are {', '.join(names)}")
-    default = default.strip().lower()
+    default = named_default(data, [m.name for m in models], where, "model")
     chosen = next(m for m in models if m.name == default)
     if chosen.who != EVERYONE:
         raise ConfigError(f'{where}: the default model {default!r} must be for everyone (who = "everyone")')
@@ -179,15 +164,7 @@ def _model(entry: Any, number: int, where: str) -> ChatModel:
 
 
 def _text(entry: dict[str, Any], key: str, place: str) -> str | None:
-    value = entry.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ConfigError(f"{place}: {key} must be a string")
-    value = value.strip()
-    if len(value) > 500:
-        raise ConfigError(f"{place}: {key} is over 500 characters")
-    return value or None
+    return text_field(entry, key, place, 500)
 
 
 def _flag(entry: dict[str, Any], key: str, place: str) -> bool:

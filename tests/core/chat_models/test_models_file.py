@@ -4,7 +4,6 @@ with the old list kept; no file leaves the configured model alone; prices and wh
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -12,18 +11,11 @@ import pytest
 from bot.core.chat_models import ModelBook, parse_models
 from bot.core.errors import ConfigError
 from bot.wiring.models import ModelFile
+from tests.core.personas.test_personas_file import touched
 from tests.support.chat_models import BOOK, MODELS
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "models.example.toml"
 PERSONAS_EXAMPLE = EXAMPLE.with_name("personas.example.toml")
-
-
-def touched(path: Path, text: str, step: int) -> None:
-    """Write `text` and move the modification time on: two writes within the clock's grain
-    would otherwise look like one."""
-    path.write_text(text, encoding="utf-8")
-    stamp = path.stat().st_mtime_ns + step * 1_000_000_000
-    os.utime(path, ns=(stamp, stamp))
 
 
 def test_the_documented_example_loads_as_written() -> None:
@@ -76,7 +68,7 @@ def test_a_syntax_error_at_start_names_the_file_and_line(tmp_path: Path) -> None
          'model = "y"\n', "used twice"),
         ('default = "b"\n[[model]]\nname = "a"\nbackend = "local"\nmodel = "x"\n', "names no model"),
         ('[[model]]\nname = "a"\nbackend = "local"\nmodel = "x"\ncolour = "red"\n', "unknown key 'colour'"),
-        ("title = 'nothing'\n", "unknown key 'title'"),
+        ("title = 'x'\n[[model]]\nname = 'a'\nbackend = 'local'\nmodel = 'x'\n", "unknown key 'title'"),
         ("currency = 'USD'\n", "no models"),
     ],
 )  # fmt: skip
