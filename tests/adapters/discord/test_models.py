@@ -61,3 +61,14 @@ async def test_in_a_server_a_member_who_may_not_manage_it_is_refused(
         switched = await answer(fake, await fake.slash(ANN, "model", where="server", use="big"))
     assert refused == "Only this group's admins can change my model here."
     assert switched.startswith("Done: I answer with big in this chat now.")
+
+
+async def test_typing_a_name_offers_only_the_models_the_person_may_use(
+    fake: FakeDiscord, store: SqliteStore
+) -> None:
+    """Ann (on `secret`'s list, not an admin) is offered `secret` and never `boss`."""
+    async with running(with_models(store)):
+        everything = await fake.autocomplete(ANN, "model", "use", "")
+        some = await fake.autocomplete(ANN, "model", "use", "S")
+    assert [choice["value"] for choice in everything] == ["small", "big", "secret"]
+    assert [choice["value"] for choice in some] == ["small", "secret"]
