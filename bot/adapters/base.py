@@ -13,6 +13,7 @@ from bot.core.chat.ports import Intake
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.spoken import SpokenReplies
 from bot.core.chat.voice import VoiceNotes
+from bot.core.chat_models import ModelPicker
 from bot.core.learning.commands import TrainingCommands
 from bot.core.memory.controls import Controls
 from bot.core.miniapps.commands import AppCommands
@@ -48,6 +49,8 @@ class Services:
     spoken: SpokenReplies | None = None
     # /persona's picker; None: the admin's one persona, shown as before.
     personas: PersonaPicker | None = None
+    # /model's picker; None: the configured model, shown as the only one.
+    models: ModelPicker | None = None
     # /settings web's signed links to the settings page; None: no page is served (no key, no server).
     settings_links: SettingsLinks | None = None
 

@@ -219,7 +219,7 @@ class ConsoleChat:
             await self._controlled(self._app_command(command, rest))
         elif command in ("/proactive", "/reminders"):
             await self._controlled(self._proactive_command(command, rest))
-        elif command in ("/voice", "/persona", "/usage", "/settings"):
+        elif command in ("/voice", "/persona", "/model", "/usage", "/settings"):
             answer = setting_answer(self._ready_parts(), command, self.user_id, rest)
             await self._controlled(self._said(answer))
         elif command in ("/file", "/image"):

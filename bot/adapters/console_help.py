@@ -15,6 +15,7 @@ HELP = (
     "/apps — your apps (restore, revoke)\n"
     "/proactive on|off — whether I may write to you first; /reminders [cancel N] — your reminders\n"
     "/persona [NAME] — who I am here, and the others; /persona NAME switches (I remember you either way)\n"
+    "/model [NAME] — the model I answer with here, and the others you may use; /model NAME switches\n"
     "/voice on|off — whether I also say my replies aloud (written to a file: a terminal can't play them)\n"
     "/file PATH [CAPTION] — send me a voice note, an audio file, a photo or a document (PDF, .docx, text)\n"
     "/image PATH [CAPTION] — send me a photo or an image from your disk\n"

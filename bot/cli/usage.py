@@ -52,12 +52,14 @@ async def usage(settings: Settings, args: argparse.Namespace) -> int:
     from bot.core.proactive.zones import StoreZones
     from bot.shared_state.local_holds import LocalHolds
     from bot.wiring.backends import open_store
-    from bot.wiring.kindred import access, load_budgets, prices
+    from bot.wiring.kindred import access, load_budgets, model_prices
+    from bot.wiring.models import load_model_file
 
-    budgets = load_budgets(settings, prices(settings))  # a broken file is named before the store opens
+    prices = model_prices(settings, load_model_file(settings))
+    budgets = load_budgets(settings, prices)  # a broken file is named before the store opens
     store = await open_store(settings)
     try:
-        meter = UsageMeter(store.usage, prices=prices(settings), zones=ZoneCache(StoreZones(store.proactive)))
+        meter = UsageMeter(store.usage, prices=prices, zones=ZoneCache(StoreZones(store.proactive)))
         # Reading only: no reply is held here, so the holds need not be the replicas'.
         allowance = Allowance(store.usage, LocalHolds(), budgets, meter)
         report = UsageReport(store.usage, allowance=allowance, meter=meter, tier=access(settings).tier)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     # Named only in annotations: importing the rooms that use the Store from here would be a circle.
     from bot.core.chat.ports import DeliveryLog, TurnLog
+    from bot.core.chat_models.ports import ModelChoices
     from bot.core.learning.ports import AdapterRegistry, LearningLog, RewardLog, Trials
     from bot.core.memory.ports import MemoryCuration, MemoryIndex
     from bot.core.miniapps.ports import AppStore
@@ -70,6 +71,11 @@ class Store(Protocol):
     @property
     def personas(self) -> PersonaChoices:
         """Each chat's persona ([personal] 2)."""
+        ...
+
+    @property
+    def models(self) -> ModelChoices:
+        """Each chat's model ([personal] 3)."""
         ...
 
     @property

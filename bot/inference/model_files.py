@@ -67,7 +67,7 @@ def prepare_model(model: str, data_dir: Path) -> Path:
     raise ConfigError(f"KINDRED_MODEL={model!r} is neither an existing directory nor a Hugging Face model id")
 
 
-def model_status(model: str, data_dir: Path) -> str:
+def model_status(model: str, data_dir: Path, setting: str = "KINDRED_MODEL") -> str:
     """Where `prepare_model` would find `model`, said without converting or downloading anything.
 
     Raises ConfigError with the reason when it would fail: no such directory, a directory with no
@@ -81,14 +81,14 @@ def model_status(model: str, data_dir: Path) -> str:
         return "bundled SmolLM2-135M-Instruct, not converted yet (the first start converts it once, ~15 s)"
     path = Path(model).expanduser()
     if path.is_dir():
-        _check_directory(path)
+        _check_directory(path, setting)
         return f"{path}: config, weights and tokenizer present"
     if path.exists():
-        raise ConfigError(f"KINDRED_MODEL={model!r} is a file; it must name a model directory")
-    return hub_status("KINDRED_MODEL", model)
+        raise ConfigError(f"{setting}={model!r} is a file; it must name a model directory")
+    return hub_status(setting, model)
 
 
-def _check_directory(path: Path) -> None:
+def _check_directory(path: Path, setting: str = "KINDRED_MODEL") -> None:
     missing = []
     if not (path / "config.json").is_file():
         missing.append("config.json")
@@ -97,7 +97,7 @@ def _check_directory(path: Path) -> None:
     if not any((path / name).is_file() for name in _TOKENIZER_FILES):
         missing.append("a tokenizer (tokenizer.json)")
     if missing:
-        raise ConfigError(f"KINDRED_MODEL={str(path)!r} has no {', '.join(missing)}")
+        raise ConfigError(f"{setting}={str(path)!r} has no {', '.join(missing)}")
 
 
 def hub_status(setting: str, model: str) -> str:

@@ -5,11 +5,12 @@ would cost nothing and the budget would never count down, so such a file is refu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from bot.core.chat_models import ChatModel, ModelBook
 from bot.core.errors import ConfigError
-from bot.core.usage import BudgetBook, Prices, parse_budgets
+from bot.core.usage import BudgetBook, Price, Prices, parse_budgets
 from bot.wiring.watched_file import WatchedFile
 
 
@@ -24,7 +25,7 @@ class BudgetFile:
         self.path = path
         self._prices = prices
         self._served = tuple(served)
-        self._file = WatchedFile(path, self._parse, BudgetBook(), "budgets")
+        self._file = WatchedFile(path, self._parse, BudgetBook(), what="budgets")
 
     def budgets(self) -> BudgetBook:
         return self._file.current()
@@ -39,3 +40,35 @@ class BudgetFile:
                     "give each model its price in models.toml (docs/models.md), or budget tokens only"
                 )
         return book
+
+
+class ModelPrices:
+    """The models list's prices, by the name a reply's record gives its model: a listed model's id
+    (or its name), and the configured model's name for the entry that is the configured model."""
+
+    def __init__(
+        self, book: Callable[[], ModelBook], configured: str, is_configured: Callable[[ChatModel], bool]
+    ) -> None:
+        self._book = book
+        self._configured = configured
+        self._is_configured = is_configured
+
+    @property
+    def currency(self) -> str:
+        return self._book().currency
+
+    def price(self, model: str) -> Price | None:
+        for entry in self._book().models:
+            named = model in (entry.name, entry.model)
+            if named or (model == self._configured and self._is_configured(entry)):
+                if entry.price_in is None or entry.price_out is None:
+                    return None
+                return Price(entry.price_in, entry.price_out)
+        return None
+
+    def served(self) -> list[str]:
+        """Every model that may answer: the configured one and each listed one."""
+        return [
+            self._configured,
+            *(entry.model for entry in self._book().models if not self._is_configured(entry)),
+        ]

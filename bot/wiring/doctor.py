@@ -50,12 +50,19 @@ async def run_checks(settings: Settings) -> list[Check]:
         ("store", check_store),
         ("inference", check_inference),
         ("embedder", check_embedder),
+        ("models", _check_models),
         ("redis", check_redis),
         ("workers", check_workers),
         ("telegram", check_telegram),
         ("discord", check_discord),
     ]
     return list(await asyncio.gather(*(checked(name, check(settings)) for name, check in checks)))
+
+
+async def _check_models(settings: Settings) -> Check:
+    from bot.wiring.doctor_models import check_models  # it builds on this module's helpers
+
+    return await check_models(settings)
 
 
 async def checked(name: str, check: Awaitable[Check]) -> Check:

@@ -21,6 +21,7 @@ from bot.core.chat.images import Images
 from bot.core.chat.ports import Inference
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.voice import VoiceNotes
+from bot.core.chat_models import ModelPicker, ModelSource
 from bot.core.jobs import Jobs
 from bot.core.learning.commands import TrainingCommands
 from bot.core.loading import LoadOnce
@@ -35,16 +36,17 @@ from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.proactive.zones import StoreZones
 from bot.core.settings import SettingsLinks, derived_key
 from bot.core.store import Store
-from bot.core.usage import Allowance, NoPrices, Prices, UsageMeter, ZoneCache
+from bot.core.usage import Allowance, UsageMeter, ZoneCache
 from bot.media.shelf import FolderShelf
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
-from bot.wiring.budgets import BudgetFile, budgets_path
+from bot.wiring.budgets import BudgetFile, ModelPrices, budgets_path
 from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
 from bot.wiring.media.backends import listening, load_speech, load_vision, seeing
 from bot.wiring.media.documents import ChatKeeper
 from bot.wiring.media.spoken import load_voice, spoken_replies
 from bot.wiring.media.voice_jobs import JobHearing
 from bot.wiring.memory_jobs import Models, reward_weights
+from bot.wiring.models import ListedModels, ModelFile, is_configured, load_model_file
 from bot.wiring.personas import PersonaFile, personas_path
 from bot.wiring.proactive_jobs import reachable
 from bot.wiring.settings import Settings, id_set
@@ -73,6 +75,8 @@ class Kindred:
     voice: SpeechSynthesis | None = None
     # The admin's personas, as the file says now ([personal] 2).
     personas: PersonaSource | None = None
+    # The admin's models, as the file says now ([personal] 3).
+    models: ModelSource | None = None
 
     async def close(self) -> list[Path]:
         """Write what waits, finish the jobs, close every part. Returns the files holding the words
@@ -88,8 +92,9 @@ class Kindred:
         try:
             await self.jobs.close()
         finally:
+            listed = self.conversation.models.backends if self.conversation.models else None
             await close_models(
-                self.embedder, self.conversation.inference, self.speech, self.vision, self.voice
+                self.embedder, self.conversation.inference, listed, self.speech, self.vision, self.voice
             )
             await self.store.close()
             await self.shared.close()
@@ -121,11 +126,13 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     started = time.monotonic()
     # First, as every setting: a broken personas or budgets file stops the start, naming its line.
     personas = load_personas(settings)
-    budgets = load_budgets(settings, prices(settings))
+    models_file = load_model_file(settings)
+    prices = model_prices(settings, models_file)
+    budgets = load_budgets(settings, prices)
     # Then: a speech backend whose extra is missing stops the start before anything opens.
     speech = load_speech(settings.speech, device=settings.inference.device)
     try:
-        vision = load_vision(settings.vision, settings.inference)
+        vision = load_vision(settings.vision, settings.inference, models_file.book())
     except BaseException:
         await close_models(speech)
         raise
@@ -151,7 +158,9 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
     jobs = load_jobs(settings, job_registry(settings, models))
     shared = open_shared_state(settings)
-    meter = UsageMeter(store.usage, prices=prices(settings), zones=ZoneCache(StoreZones(store.proactive)))
+    meter = UsageMeter(store.usage, prices=prices, zones=ZoneCache(StoreZones(store.proactive)))
+    persona_picker = PersonaPicker(personas, store.personas)
+    admins = id_set(settings.chat.admin_ids) or frozenset()
     conversation = Conversation(
         store,
         embedder,
@@ -159,23 +168,28 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
         policy(settings),
         after_turn=extraction_submitter(jobs),
         proactive=ProactiveReplies(store, reachable=reachable(settings)),
-        personas=PersonaPicker(personas, store.personas),
+        personas=persona_picker,
+        models=ModelPicker(
+            models_file, store.models, ListedModels(settings, inference), admins.__contains__, persona_picker
+        ),
         meter=meter,
         allowance=Allowance(store.usage, shared.holds, budgets, meter),
         access=access(settings),
     )
-    return Kindred(settings, store, embedder, conversation, jobs, shared, speech, vision, voice, personas)
+    return Kindred(
+        settings, store, embedder, conversation, jobs, shared, speech, vision, voice, personas, models_file
+    )
 
 
-def load_budgets(settings: Settings, prices: Prices) -> BudgetFile:
+def load_budgets(settings: Settings, prices: ModelPrices) -> BudgetFile:
     """The budgets file, or none. Raises ConfigError."""
     path = budgets_path(settings.data_dir, settings.chat.budgets_file)
-    return BudgetFile(path, prices, (settings.inference.model,))
+    return BudgetFile(path, prices, prices.served())
 
 
-def prices(settings: Settings) -> Prices:
-    """The price of each model, where the admin gave them; none yet: every use costs nothing."""
-    return NoPrices()
+def model_prices(settings: Settings, models: ModelFile) -> ModelPrices:
+    """The price of each model, as the models list gives them (none without a list)."""
+    return ModelPrices(models.current, settings.inference.model, lambda entry: is_configured(settings, entry))
 
 
 def access(settings: Settings) -> Access:
@@ -275,6 +289,7 @@ def services(kindred: Kindred) -> Services:
         spoken=spoken_replies(kindred.store.turns, kindred.voice, kindred.settings.tts),
         personas=kindred.conversation.personas,
         settings_links=settings_links(kindred.settings),
+        models=kindred.conversation.models,
     )
 
 

@@ -1,6 +1,7 @@
-"""The admin's personas file (`personas.toml` in the data directory, or KINDRED_PERSONAS_FILE),
-watched as every admin file is (bot/wiring/watched_file.py). No file: `KINDRED_PERSONA` alone, as
-before personas existed."""
+"""The admin's personas file (`personas.toml` in the data directory, or KINDRED_PERSONAS_FILE):
+read whole at start, where a broken one stops the start with one line that names it, and read
+again whenever its modification time changes, where a broken edit is refused and logged and the
+personas that were good stay. No file: `KINDRED_PERSONA` alone, as before personas existed."""
 
 from __future__ import annotations
 
@@ -14,12 +15,11 @@ def personas_path(data_dir: Path, configured: Path | None) -> Path:
     return configured if configured is not None else data_dir / "personas.toml"
 
 
-class PersonaFile:
+class PersonaFile(WatchedFile[PersonaBook]):
     """A PersonaSource over one file, reloaded when it changes."""
 
     def __init__(self, path: Path, fallback: str) -> None:
-        self.path = path
-        self._file = WatchedFile(path, parse_personas, PersonaBook.single(fallback), "personas")
+        super().__init__(path, parse_personas, PersonaBook.single(fallback), what="personas")
 
     def book(self) -> PersonaBook:
-        return self._file.current()
+        return self.current()

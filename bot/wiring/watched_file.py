@@ -1,6 +1,7 @@
-"""An admin's TOML file in the data directory (personas, budgets, models): read whole at start,
+"""An admin's TOML file in the data directory (personas.toml, models.toml): read whole at start,
 where a broken one stops the start with one line that names it, and read again whenever its
-modification time changes, where a broken edit is refused and logged and what was good stays."""
+modification time changes, where a broken edit is refused and logged and what was good stays.
+No file: the fallback, as before such files existed."""
 
 from __future__ import annotations
 
@@ -12,16 +13,16 @@ from typing import Generic, TypeVar
 from bot.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
-
 T = TypeVar("T")
+
 # (modification time in ns, size): what says the file changed. None: no file.
 Stamp = tuple[int, int] | None
 
 
 class WatchedFile(Generic[T]):
-    """One file's contents as `parse` reads them; `fallback` while there is no file."""
+    """What one file says, parsed by `parse(text, where)`, reloaded when the file changes."""
 
-    def __init__(self, path: Path, parse: Callable[[str, str], T], fallback: T, what: str) -> None:
+    def __init__(self, path: Path, parse: Callable[[str, str], T], fallback: T, *, what: str) -> None:
         self.path = path
         self._parse = parse
         self._fallback = fallback
@@ -32,7 +33,9 @@ class WatchedFile(Generic[T]):
         try:
             stamp = _stamp(self.path)
         except OSError as exc:
-            log.error("%s: cannot read %s (%s); what was loaded before stays", self._what, self.path, exc)
+            log.error(
+                "%s: cannot read %s (%s); the %s loaded before stay", self._what, self.path, exc, self._what
+            )
             return self._value
         if stamp != self._stamp:
             try:
@@ -41,7 +44,9 @@ class WatchedFile(Generic[T]):
             except ConfigError as exc:
                 # Remember the broken stamp: the same broken edit is logged once, not per message.
                 self._stamp = stamp
-                log.error("%s: the edit is refused, what was loaded before stays: %s", self._what, exc)
+                log.error(
+                    "%s: the edit is refused, the %s loaded before stay: %s", self._what, self._what, exc
+                )
         return self._value
 
     def _read(self) -> tuple[Stamp, T]:

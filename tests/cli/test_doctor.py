@@ -185,7 +185,7 @@ def test_no_secret_is_printed_whatever_fails(
         found = {check["name"]: check["status"] for check in report["checks"]}
         assert report["ok"] is False
         assert found == {"store": "fail", "inference": "fail", "embedder": "ok", "redis": "fail",
-                         "workers": "fail", "telegram": "ok", "discord": "fail"}  # fmt: skip
+                         "workers": "fail", "telegram": "ok", "discord": "fail", "models": "off"}  # fmt: skip
 
 
 @on_sqlite

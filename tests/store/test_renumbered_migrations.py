@@ -30,7 +30,7 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 # Legacy version reached -> what today's code must apply: the steps the database lacks, and the
 # other dialect's step that is a no-op here. 6: before the dialects' numbers parted.
-LATER = [12, 13, 14, 15, 16, 17, 18]
+LATER = [12, 13, 14, 15, 16, 17, 18, 19]
 SQLITE_UPGRADES = {6: [7, 8, 9, 10, 11, *LATER], 8: [9, 10, 11, *LATER], 10: [9, *LATER]}
 POSTGRES_UPGRADES = {6: [7, 8, 9, 10, 11, *LATER], 8: [7, 10, 11, *LATER], 10: [7, *LATER]}
 

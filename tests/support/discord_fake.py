@@ -17,6 +17,7 @@ from discord.http import Route
 from tests.support import discord_payloads as p
 from tests.support.discord_gateway import FakeGateway
 from tests.support.discord_rest import FakeRest, Shown
+from tests.support.waiting import wait_until
 
 ANN = p.user(5_000_000_000_000_000_001, "ann")
 BEN = p.user(5_000_000_000_000_000_002, "ben")
@@ -139,6 +140,14 @@ class FakeDiscord:
         """Use /name; `where`: "dm" (the bot's DM), "server" (the bot's server) or "elsewhere" (a
         server the bot is not in, through a user install). Returns the interaction token."""
         return await self._interact(2, p.slash(name, **options), person, where)
+
+    async def autocomplete(self, person: p.Payload, name: str, option: str, typed: str) -> list[p.Payload]:
+        """Type `typed` into /name's `option` in the bot's DM; the choices Kindred offers."""
+        data = p.slash(name, **{option: typed})
+        data["options"][0]["focused"] = True
+        token = await self._interact(4, data, person, "dm")
+        await wait_until(lambda: token in self.rest.autocompleted, what="the autocomplete's choices")
+        return self.rest.autocompleted[token]
 
     async def press(self, person: p.Payload, shown: Shown, custom_id: str, *, where: str = "dm") -> str:
         message = self.rest.payload(shown)

@@ -105,6 +105,7 @@ class FakeRest:
         self.commands: dict[str, list[p.Payload]] = {}  # sync route → commands as synced
         self.interactions: dict[str, p.Payload] = {}  # token → the dispatched interaction
         self.originals: dict[str, int] = {}  # token → id of the original response
+        self.autocompleted: dict[str, list[p.Payload]] = {}  # token → the choices an autocomplete offered
         self.throttles: list[Throttle] = []
         self.faults: list[AfterDelivery] = []
         self.nonces: dict[str, tuple[float, int]] = {}  # nonce → (when first used, the message it made)
@@ -298,6 +299,8 @@ class FakeRest:
             shown = self._new(int(interaction["channel_id"]), data, request[FILES], token=token)
             shown.flags |= LOADING if kind == 5 else 0
             self.originals[token] = shown.id
+        elif kind == 8:  # an autocomplete's choices
+            self.autocompleted[token] = list(data.get("choices") or [])
         elif kind == 7:  # update the message whose button was pressed
             shown = self.messages[int(interaction["message"]["id"])]
             self._update(shown, data)

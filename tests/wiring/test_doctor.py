@@ -15,6 +15,7 @@ from pydantic import SecretStr
 from bot.store.sqlite.store import SqliteStore
 from bot.wiring import doctor
 from bot.wiring.doctor import Check
+from bot.wiring.doctor_models import check_models
 from bot.wiring.settings import Settings, load_settings
 from tests.inference.openai_server import FakeOpenAI
 from tests.jobs.workerproc import TEST_REDIS_DB, Worker, flush, free_port, redis_url
@@ -26,7 +27,7 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
     for name in ("REDIS_URL", "DATABASE_URL", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "KINDRED_MODEL",
                  "KINDRED_INFERENCE_BACKEND", "KINDRED_EMBEDDING_RUNTIME", "KINDRED_EMBEDDING_MODEL",
                  "KINDRED_EMBEDDING_BACKEND", "KINDRED_EMBEDDING_URL", "KINDRED_EMBEDDING_API_KEY",
-                 "KINDRED_TRAIN_ENABLED"):  # fmt: skip
+                 "KINDRED_TRAIN_ENABLED", "KINDRED_MODELS_FILE"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("KINDRED_DATA_DIR", str(tmp_path / "data"))
     return monkeypatch
@@ -367,3 +368,65 @@ def test_a_token_is_judged_by_its_shape_and_never_quoted(
         "telegram", "TELEGRAM_BOT_TOKEN", secret, doctor.TELEGRAM_TOKEN_SHAPE, SHAPE_OF_TELEGRAM
     )
     assert found == Check("telegram", status, detail)
+
+
+# -- the models list ([personal] 3) ------------------------------------------------------------
+
+
+def models_file(env: pytest.MonkeyPatch, tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "models.toml"
+    path.write_text(text, encoding="utf-8")
+    env.setenv("KINDRED_MODELS_FILE", str(path))
+    return path
+
+
+def listed(name: str, url: str, model: str, key_env: str | None = None) -> str:
+    key = f'api_key_env = "{key_env}"\n' if key_env else ""
+    return f'[[model]]\nname = "{name}"\nbackend = "openai"\nurl = "{url}/v1"\nmodel = "{model}"\n{key}'
+
+
+async def test_no_models_file_is_off(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    found = await doctor.checked("models", check_models(settings()))
+    assert found.status == "off" and "the configured model answers everywhere" in found.detail
+
+
+async def test_each_listed_model_is_asked_of_its_server_and_each_local_one_looked_for(
+    env: pytest.MonkeyPatch, tmp_path: Path, server: FakeOpenAI
+) -> None:
+    """The loopback server lists smollm2 and the key its variable holds is sent; a local folder
+    with its files is present; nothing is generated or loaded."""
+    server.api_key = "sk-listed-key-0123456789"
+    env.setenv("LISTED_KEY", "sk-listed-key-0123456789")
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        (folder / name).write_text("{}", encoding="utf-8")
+    path = models_file(env, tmp_path, listed("remote", server.base_url, "smollm2", "LISTED_KEY")
+                       + f'[[model]]\nname = "here"\nbackend = "local"\nmodel = "{folder}"\n')  # fmt: skip
+    found = await doctor.checked("models", check_models(settings()))
+    assert found == Check(
+        "models", "ok",
+        f"{path}: remote (smollm2 at {server.base_url}/v1), "
+        f"here ({folder}: config, weights and tokenizer present)",
+    )  # fmt: skip
+    assert server.requests == []
+
+
+async def test_a_model_its_server_does_not_list_and_missing_files_fail_by_name(
+    env: pytest.MonkeyPatch, tmp_path: Path, server: FakeOpenAI
+) -> None:
+    models_file(env, tmp_path, listed("remote", server.base_url, "llama3.1:8b")
+                + listed("keyless", server.base_url, "smollm2", "KINDRED_TEST_NO_SUCH_KEY")
+                + f'[[model]]\nname = "here"\nbackend = "local"\nmodel = "{tmp_path}"\n')  # fmt: skip
+    env.delenv("KINDRED_TEST_NO_SUCH_KEY", raising=False)
+    found = await doctor.checked("models", check_models(settings()))
+    assert found.status == "fail"
+    assert f"remote: {server.base_url}/v1 does not list llama3.1:8b (it lists smollm2)" in found.detail
+    assert f"here: models.toml here={str(tmp_path)!r} has no config.json" in found.detail
+    assert "keyless: the model keyless needs its API key in KINDRED_TEST_NO_SUCH_KEY" in found.detail
+
+
+async def test_a_broken_models_file_fails_naming_the_line(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = models_file(env, tmp_path, '[[model]]\nname = "a\n')
+    found = await doctor.checked("models", check_models(settings()))
+    assert found.status == "fail" and str(path) in found.detail and "line 2" in found.detail

@@ -49,6 +49,7 @@ NAMES: list[tuple[str, str, Read, Any]] = [
     ("KINDRED_PERSONAS_FILE", "/srv/p.toml", lambda s: s.chat.personas_file, Path("/srv/p.toml")),
     ("KINDRED_BUDGETS_FILE", "/srv/b.toml", lambda s: s.chat.budgets_file, Path("/srv/b.toml")),
     ("KINDRED_GUESTS", "on", lambda s: s.chat.guests, True),
+    ("KINDRED_MODELS_FILE", "/srv/m.toml", lambda s: s.inference.models_file, Path("/srv/m.toml")),
     ("KINDRED_MAX_NEW_TOKENS", "50", lambda s: s.chat.max_new_tokens, 50),
     ("KINDRED_RECENT_TURNS", "3", lambda s: s.chat.recent_turns, 3),
     ("KINDRED_MAX_MESSAGE_CHARS", "500", lambda s: s.chat.max_message_chars, 500),

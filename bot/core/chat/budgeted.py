@@ -4,10 +4,11 @@ applies to the person or their group chat ([personal] 1)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot.core.chat.access import Access
+from bot.core.chat.writing import ReplyWriter
 from bot.core.events import UserMessage
 from bot.core.models import ChatMessage
 from bot.core.usage import Allowance, Held, OutOfBudget
@@ -21,24 +22,28 @@ class ReplyRoom:
         self,
         allowance: Allowance | None,
         access: Access,
-        count_tokens: Callable[[str], int],
         policy: ConversationPolicy,
     ) -> None:
         self.allowance = allowance
         self.access = access
-        self._count = count_tokens
         self._policy = policy
 
     async def hold(
-        self, message: UserMessage, group: str | None, messages: Sequence[ChatMessage], samples: int
+        self,
+        message: UserMessage,
+        group: str | None,
+        messages: Sequence[ChatMessage],
+        samples: int,
+        writer: ReplyWriter,
     ) -> Held | OutOfBudget:
+        """`writer`: the chat's model, whose tokenizer counts the prompt and whose price holds."""
         if self.allowance is None:
             return Held()
         tier = self.access.tier(message.user_id, *message.places)
-        read = sum(self._count(m.content) for m in messages) * max(1, samples)
+        count = writer.inference.count_tokens
+        read = sum(count(m.content) for m in messages) * max(1, samples)
         written = self._policy.max_new_tokens * max(1, samples)
-        model = self._policy.base_model
-        return await self.allowance.reserve(message.user_id, tier, group, model, read, written)
+        return await self.allowance.reserve(message.user_id, tier, group, writer.base_model, read, written)
 
     async def release(self, held: Held | OutOfBudget) -> None:
         """Give the room back (again is harmless)."""

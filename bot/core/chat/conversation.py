@@ -16,6 +16,7 @@ from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
 from bot.core.chat.sentences import whole_sentences
 from bot.core.chat.writing import Draft, ReplyWriter
+from bot.core.chat_models import ModelPicker
 from bot.core.errors import InferenceError, InvalidInput, StoreUnavailable
 from bot.core.events import (
     MessageReaction,
@@ -82,8 +83,11 @@ class Conversation:
         meter: UsageMeter | None = None,
         allowance: Allowance | None = None,
         access: Access | None = None,
+        models: ModelPicker | None = None,
     ) -> None:
         self.store = store
+        # Each chat's model ([personal] 3); None: `inference` everywhere.
+        self.models = models
         # Each chat's persona ([personal] 2); None: `policy.persona` everywhere.
         self.personas = personas
         # Reads each stored message for "remind me …" and for how a proactive message was taken.
@@ -101,7 +105,7 @@ class Conversation:
         # Every reply's tokens, budget or none ([personal]): `kindred usage`, /usage.
         self.usage = meter or UsageMeter(store.usage, clock=clock)
         # The budgets, where the admin set any: a reply holds room for what it may use.
-        self.room = ReplyRoom(allowance, access or Access(), inference.count_tokens, policy)
+        self.room = ReplyRoom(allowance, access or Access(), policy)
         self.usage_report = UsageReport(
             store.usage, clock=clock, allowance=allowance, meter=self.usage, tier=self.room.access.tier
         )
@@ -130,28 +134,35 @@ class Conversation:
             return
         recalled = await self._recall(message, text, vector, recent, stored)
         persona = await self.personas.persona(message.chat_id) if self.personas else None
+        try:
+            writer = await self._writer(message, persona.model if persona else None)
+        except InferenceError as exc:
+            log.warning("the chat's model cannot answer: %s", exc)
+            yield Refusal(MODEL_FAILED.format(reason=exc))
+            return
         messages = build_messages(
             persona.prompt if persona else self.policy.persona,
             recalled,
             [turn for turn in recent if stored is None or turn.id != stored.id],
             text,
-            budget_tokens=self.inference.context_window - self.policy.max_new_tokens,
-            count_tokens=self.inference.count_tokens,
+            budget_tokens=writer.inference.context_window - self.policy.max_new_tokens,
+            count_tokens=writer.inference.count_tokens,
             photo=message.seen.description if message.seen else None,
         )
-        draft = Draft(await self.variants.pick(message.user_id, key))
+        # Another model than the adapters' base is outside the canary: the picker gives it none.
+        draft = Draft(await self.variants.pick(message.user_id, key, model=writer.base_model))
         group = None if message.private else message.chat_id
-        held = await self.room.hold(message, group, messages, draft.pick.n)
+        held = await self.room.hold(message, group, messages, draft.pick.n, writer)
         if isinstance(held, OutOfBudget):
             yield Refusal(held.text)  # the person's words are stored: nothing is lost
             return
         try:
-            async for chunk in self.writer.write(messages, draft, key, vector):
+            async for chunk in writer.write(messages, draft, key, vector):
                 yield ReplyChunk(chunk)
-            made = self.writer.generation(messages, draft)
+            made = writer.generation(messages, draft)
             if persona is not None:  # the variant record names who spoke ([canary])
                 made = replace(made, persona=persona.name)
-            tokens_in, tokens_out, samples = self.writer.tokens(messages, draft)
+            tokens_in, tokens_out, samples = writer.tokens(messages, draft)
             await self.usage.count(message.user_id, "reply", group_id=group, tokens_in=tokens_in,
                                    tokens_out=tokens_out, amount=samples, model=made.base_model)  # fmt: skip
         except InferenceError as exc:
@@ -169,6 +180,16 @@ class Conversation:
         yield ReplyDone(
             reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut, turn_key=f"{key}:reply"
         )
+
+    async def _writer(self, message: UserMessage, persona_model: str | None) -> ReplyWriter:
+        """The writer of this reply: the configured model's, or the chat's chosen model's, which
+        its variant record names. Raises InferenceError when the chosen model cannot be built."""
+        if self.models is None:
+            return self.writer
+        serving = await self.models.serving(message.chat_id, message.user_id, persona_model)
+        if serving is None or serving.configured:
+            return self.writer
+        return self.writer.using(serving.inference, serving.model.model)
 
     async def _answered(
         self, message: UserMessage, key: str, answer: str, stored: Turn | None

@@ -53,6 +53,12 @@ class ReplyWriter:
         # Set (the learning simulation): every reply's sampling is fixed by (seed, message key).
         self._seed = seed
 
+    def using(self, inference: Inference, base_model: str) -> ReplyWriter:
+        """The same writer with another model (a chat's /model choice)."""
+        writer = ReplyWriter(inference, self.embedder, self.max_new_tokens, base_model=base_model)
+        writer._seed = self._seed
+        return writer
+
     def seed_for(self, key: str) -> int | None:
         if self._seed is None:
             return None

@@ -45,8 +45,12 @@ class VariantPicker:
         self._best_of = best_of
         self._models: dict[int, RewardModel | None] = {}
 
-    async def pick(self, user_id: str, key: str) -> Pick:
-        """With the store down, the base model answers, alone."""
+    async def pick(self, user_id: str, key: str, *, model: str | None = None) -> Pick:
+        """With the store down, the base model answers, alone. `model`: the base model this reply
+        comes from when it is not this picker's: an adapter serves only with the model it was
+        trained on, so such a reply gets no adapter, no reward model and no canary arm."""
+        if model is not None and model != self.base_model:
+            return Pick()
         try:
             return await self._pick(user_id, key)
         except StoreUnavailable as exc:

@@ -92,14 +92,14 @@ class CommandInfo:
 
 
 COMMANDS = (
-    CommandInfo("start", "say hello"),
-    CommandInfo("help", "what I can do"),
+    CommandInfo("start", "say hello"), CommandInfo("help", "what I can do"),
     CommandInfo("memories", "what I remember about you"),
     CommandInfo("forget", "forget one memory (/forget ID), a file (/forget file NAME) or all of them"),
     CommandInfo("confirm", "confirm a memory is right (/confirm ID)"),
     CommandInfo("correct", "correct a memory (/correct ID what is true now)"),
     CommandInfo("export", "everything I keep about you, as a file"),
     CommandInfo("persona", "who I am here, and the others to pick"),
+    CommandInfo("model", "the model I answer with here, and the others you may use"),
     CommandInfo("privacy", "what I keep and why"),
     CommandInfo("voice", "whether I also answer in voice notes (/voice on or off)"),
     CommandInfo("usage", "what you used today and this month"),
@@ -108,7 +108,7 @@ COMMANDS = (
     CommandInfo("apps", "your apps: list them, restore a version, revoke a link"),
     CommandInfo("proactive", "whether I may write to you first (/proactive on or off), your time zone"),
     CommandInfo("reminders", "your reminders (say “remind me …”): list or cancel them"),
-)
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

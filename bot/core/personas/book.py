@@ -8,11 +8,11 @@ them, is the models list's business ([personal] 3), not this file's.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from typing import Any
 
 from bot.core.errors import ConfigError
+from bot.core.personas.tables import named_default, read_tables, text_field
 
 # What `KINDRED_PERSONA` is called when no personas file exists.
 DEFAULT_NAME = "kindred"
@@ -65,24 +65,9 @@ class PersonaBook:
 def parse_personas(text: str, where: str = "personas.toml") -> PersonaBook:
     """The personas in `text`. Raises ConfigError with one line that names `where` and what is
     wrong: tomllib's message (with its line and column) for a syntax error, else the persona."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    entries = data.get("persona")
-    if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"{where}: no personas; each one is a [[persona]] table with a name and a prompt")
-    if len(entries) > MAX_PERSONAS:
-        raise ConfigError(f"{where}: {len(entries)} personas; at most {MAX_PERSONAS} fit a picker")
+    data, entries = read_tables(text, where, "persona", most=MAX_PERSONAS, needs="a name and a prompt")
     personas = tuple(_persona(entry, number, where) for number, entry in enumerate(entries, 1))
-    names = [p.name for p in personas]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise ConfigError(f"{where}: the persona name {twice[0]!r} is used twice")
-    default = data.get("default", names[0])
-    if not isinstance(default, str) or default.strip().lower() not in names:
-        raise ConfigError(f"{where}: default = {default!r} names no persona; there are {', '.join(names)}")
-    return PersonaBook(personas, default.strip().lower())
+    return PersonaBook(personas, named_default(data, [p.name for p in personas], where, "persona"))
 
 
 def _persona(entry: Any, number: int, where: str) -> Persona:
@@ -92,31 +77,19 @@ def _persona(entry: Any, number: int, where: str) -> Persona:
     unknown = sorted(set(entry) - _FIELDS)
     if unknown:
         raise ConfigError(f"{place} has an unknown key {unknown[0]!r} (known: {', '.join(sorted(_FIELDS))})")
-    name = _text(entry, "name", place, 32)
+    name = text_field(entry, "name", place, 32)
     if name is None or not NAME.fullmatch(name):
         raise ConfigError(
             f"{place}: name must be one lower-case word (a-z, 0-9, - and _), up to 32 characters"
         )
     place = f"{where}: persona {name!r}"
-    prompt = _text(entry, "prompt", place, MAX_PROMPT_CHARS)
+    prompt = text_field(entry, "prompt", place, MAX_PROMPT_CHARS)
     if not prompt:
         raise ConfigError(f"{place} has no prompt")
     return Persona(
         name,
         prompt,
-        _text(entry, "greeting", place, MAX_GREETING_CHARS) or "",
-        _text(entry, "voice", place, 200),
-        _text(entry, "model", place, 200),
+        text_field(entry, "greeting", place, MAX_GREETING_CHARS) or "",
+        text_field(entry, "voice", place, 200),
+        text_field(entry, "model", place, 200),
     )
-
-
-def _text(entry: dict[str, Any], key: str, place: str, limit: int) -> str | None:
-    value = entry.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ConfigError(f"{place}: {key} must be a string")
-    value = value.strip()
-    if len(value) > limit:
-        raise ConfigError(f"{place}: {key} is over {limit} characters")
-    return value or None

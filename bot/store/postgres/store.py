@@ -24,8 +24,8 @@ from bot.store.postgres.rows import POSTGRES
 from bot.store.postgres.turns import PostgresTurns
 from bot.store.roles import StoreRoles
 from bot.store.sql import statements
+from bot.store.sql.chat_choices import SqlChatChoices
 from bot.store.sql.deliveries import SqlDeliveries
-from bot.store.sql.personas import SqlPersonaChoices
 from bot.store.sql.proactive import SqlProactive
 from bot.store.sql.rows import activity_window, day_stats
 from bot.store.sql.trials import SqlTrials
@@ -79,7 +79,8 @@ class PostgresStore(StoreRoles):
         self.proactive = SqlProactive(PostgresRunner(pool))
         self.deliveries = SqlDeliveries(PostgresRunner(pool))
         self.usage = SqlUsage(PostgresRunner(pool))
-        self.personas = SqlPersonaChoices(PostgresRunner(pool))
+        self.personas = SqlChatChoices(PostgresRunner(pool), "persona")
+        self.models = SqlChatChoices(PostgresRunner(pool), "model")
         self.trials = SqlTrials(PostgresRunner(pool))
         self._search = memories  # typed as itself: it has the two dense paths the Protocol lacks
 

@@ -62,6 +62,7 @@ FORGET_PERSON = (
     "DELETE FROM app_builds WHERE owner = ?",
     "DELETE FROM apps WHERE owner = ?",
     "DELETE FROM chat_personas WHERE owner = ?",  # [personal]: their private chats' persona
+    "DELETE FROM chat_models WHERE owner = ?",  # [personal]: and model
     "DELETE FROM users WHERE id = ?",
 )
 # The tables FORGET_PERSON touches, with those its cascades reach: what PostgreSQL vacuums after.
@@ -69,7 +70,7 @@ FORGOTTEN_TABLES = (
     "feedback", "training_examples", "platform_messages", "memories", "memory_sources", "turns",
     "generations", "canary_entries", "reply_memories", "reply_signals", "app_builds", "apps", "app_versions",
     "app_state", "proactive_sent", "reminders", "proactive_settings", "usage_records", "chat_personas",
-    "users",
+    "chat_models", "users",
 )  # fmt: skip
 
 

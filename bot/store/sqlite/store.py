@@ -16,8 +16,8 @@ from typing import Self
 from bot.core.models import DayStats, Stats
 from bot.store.roles import StoreRoles
 from bot.store.sql import statements
+from bot.store.sql.chat_choices import SqlChatChoices
 from bot.store.sql.deliveries import SqlDeliveries
-from bot.store.sql.personas import SqlPersonaChoices
 from bot.store.sql.proactive import SqlProactive
 from bot.store.sql.rows import activity_window, day_stats, to_epoch
 from bot.store.sql.trials import SqlTrials
@@ -71,7 +71,8 @@ class SqliteStore(StoreRoles):
         self.proactive = SqlProactive(SqliteRunner(db))
         self.deliveries = SqlDeliveries(SqliteRunner(db))
         self.usage = SqlUsage(SqliteRunner(db))
-        self.personas = SqlPersonaChoices(SqliteRunner(db))
+        self.personas = SqlChatChoices(SqliteRunner(db), "persona")
+        self.models = SqlChatChoices(SqliteRunner(db), "model")
         self.trials = SqlTrials(SqliteRunner(db))
 
     @classmethod

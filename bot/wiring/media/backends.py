@@ -10,7 +10,8 @@ import importlib.util
 import logging
 from typing import TYPE_CHECKING
 
-from bot.core.errors import ConfigError
+from bot.core.chat_models import EVERYONE, ChatModel, ModelBook
+from bot.core.errors import ConfigError, InferenceError
 from bot.core.media.models import ListeningPolicy, SeeingPolicy
 from bot.core.media.ports import ImageDescriber, SpeechToText
 from bot.wiring.settings import InferenceSettings, SpeechSettings, VisionSettings
@@ -67,17 +68,21 @@ def listening(media: SpeechSettings) -> ListeningPolicy:
     return ListeningPolicy(media.audio_max_bytes, media.audio_max_seconds, echo=media.speech_echo)
 
 
-def load_vision(vision: VisionSettings, inference: InferenceSettings) -> ImageDescriber | None:
+def load_vision(
+    vision: VisionSettings, inference: InferenceSettings, listed: ModelBook | None = None
+) -> ImageDescriber | None:
     """The configured vision model; None for `none` (a photo gets a plain answer). URL, model and
-    key left unset are the chat backend's own, when it is an OpenAI-compatible server."""
+    key left unset are the chat backend's own, when it is an OpenAI-compatible server.
+
+    `listed`: the models list ([personal] 3). With KINDRED_VISION_BACKEND unset (`none`), its first
+    server model with `vision = true` that everyone may use sees the photos; KINDRED_VISION_* stays
+    the shorthand for one vision model, and wins when set."""
+    seer = _listed_seer(listed) if listed is not None and vision.vision_backend == "none" else None
+    if seer is not None:
+        assert seer.url is not None
+        return _openai_vision(vision, seer.url, seer.model, _listed_key(seer))
     if vision.vision_backend == "none":
         return None
-    if importlib.util.find_spec("PIL") is None:
-        # Not fatal: each photo is answered with the same advice (bot/media/images.py).
-        log.warning("photos: the [media] extra is missing; pip install 'kindred[media]' to see them")
-    from bot.media.images import ImageLimits
-    from bot.media.vision.openai import OpenAIVision
-
     url = vision.vision_url or inference.openai_base_url
     model = vision.vision_model or inference.openai_model
     if url is None or model is None:
@@ -87,11 +92,34 @@ def load_vision(vision: VisionSettings, inference: InferenceSettings) -> ImageDe
             "(KINDRED_OPENAI_BASE_URL, KINDRED_OPENAI_MODEL) whose model sees images (docs/media.md)"
         )
     secret = vision.vision_api_key or (inference.openai_api_key if vision.vision_url is None else None)
+    return _openai_vision(vision, url, model, secret.get_secret_value() if secret else None)
+
+
+def _openai_vision(vision: VisionSettings, url: str, model: str, key: str | None) -> ImageDescriber:
+    if importlib.util.find_spec("PIL") is None:
+        # Not fatal: each photo is answered with the same advice (bot/media/images.py).
+        log.warning("photos: the [media] extra is missing; pip install 'kindred[media]' to see them")
+    from bot.media.images import ImageLimits
+    from bot.media.vision.openai import OpenAIVision
+
     limits = ImageLimits(
         vision.image_max_bytes, int(vision.image_max_megapixels * 1e6), vision.image_max_side
     )
-    key = secret.get_secret_value() if secret else None
     return OpenAIVision(url, model=model, api_key=key, limits=limits, timeout_s=vision.vision_timeout_s)
+
+
+def _listed_seer(listed: ModelBook) -> ChatModel | None:
+    """The listed model that sees photos: one that everyone may use, since everyone sends them."""
+    return next((m for m in listed.models if m.vision and m.backend == "openai" and m.who == EVERYONE), None)
+
+
+def _listed_key(model: ChatModel) -> str | None:
+    from bot.wiring.models import api_key
+
+    try:
+        return api_key(model)
+    except InferenceError as exc:
+        raise ConfigError(f"models.toml's vision model: {exc}") from None
 
 
 def seeing(vision: VisionSettings) -> SeeingPolicy:

@@ -17,6 +17,9 @@ class InferenceSettings(BaseSettings):
     model_config = section_config()
 
     model: str = "bundled"
+    # The admin's models ([personal] 3, docs/models.md); unset: models.toml in the data directory,
+    # if it exists. No file: KINDRED_MODEL (and the backend settings below) answer everywhere.
+    models_file: Path | None = None
     # Who embeds memories and queries: "local", MiniLM in this process (the `[local]` extra), or
     # "openai", an OpenAI-compatible `POST {KINDRED_EMBEDDING_URL}/embeddings` (a base install).
     embedding_backend: Literal["local", "openai"] = "local"

@@ -21,7 +21,7 @@ from tests.support.waiting import wait_until
 COMMANDS = {
     "chat", "memories", "forget", "confirm", "correct", "export", "persona", "privacy", "app", "apps",
     "proactive", "reminders", "help", "train_now", "rollback", "canary", "voice",
-    "usage", "settings",
+    "usage", "settings", "model",
 }  # fmt: skip
 GLOBAL_SYNC = f"/api/v10/applications/{p.APP_ID}/commands"
 DEFERRED, MESSAGE, UPDATE = 5, 4, 7

@@ -21,6 +21,7 @@ from bot.core.chat.ports import Inference, Intake
 from bot.core.chat.ratelimit import RateLimiter
 from bot.core.chat.spoken import SpokenReplies
 from bot.core.chat.voice import VoiceNotes
+from bot.core.chat_models import ModelPicker
 from bot.core.learning.commands import TrainingCommands
 from bot.core.learning.reward import DEFAULT_REACTIONS
 from bot.core.media.ports import FileShelf
@@ -113,19 +114,23 @@ async def running_bot(
     budgets: str | None = None,
     # /settings web's signed links; None: no settings page.
     settings_links: SettingsLinks | None = None,
+    # /model's picker over the store and the configured model; None: not wired (one model).
+    models: Callable[[Store, Inference], ModelPicker] | None = None,
 ) -> AsyncIterator[Running]:
     path = tmp_path / "kindred.db"
     store = await open_place(place or str(path))
     embedder = HashEmbedder()
+    configured = inference or ScriptedInference("Lovely to hear from you.")
     conversation = Conversation(
         store,
         embedder,
-        inference or ScriptedInference("Lovely to hear from you."),
+        configured,
         ConversationPolicy(persona=PERSONA, reactions=DEFAULT_REACTIONS, max_new_tokens=max_new_tokens),
         proactive=ProactiveReplies(store),
         personas=PersonaPicker(personas, store.personas) if personas is not None else None,
         **under_budgets(store, budgets),
         access=access,
+        models=models(store, configured) if models is not None else None,
     )
     services = Services(
         conversation=conversation,
@@ -142,6 +147,7 @@ async def running_bot(
         spoken=spoken(store) if spoken is not None else None,
         personas=conversation.personas,
         settings_links=settings_links,
+        models=conversation.models,
     )
     config = TelegramConfig(
         token=token or api.token,

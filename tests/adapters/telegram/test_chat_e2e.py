@@ -45,6 +45,7 @@ async def test_a_private_chat_previews_a_draft_then_sends_the_reply_with_feedbac
         "correct",
         "export",
         "persona",
+        "model",
         "privacy",
         "voice",
         "usage",

@@ -1,7 +1,8 @@
 """The slash commands, as one command tree, and the buttons their answers carry: one module per
-feature, each declaring its own. /chat (chat.py); /persona (persona.py); /memories, /forget, /confirm,
-/correct and /export (memory.py); /privacy with its `training` switch; /voice; /usage; /settings
-with its select menus; /app and /apps (miniapps.py); /proactive and /reminders; /help; and the
+feature, each declaring its own. /chat (chat.py); /persona (persona.py); /model (model.py);
+/memories, /forget, /confirm, /correct and /export (memory.py); /privacy with its `training`
+switch; /voice; /usage; /settings with its select menus; /app and /apps (miniapps.py); /proactive
+and /reminders; /help; and the
 admins' /train_now, /rollback and /canary (learning.py). Each is a thin translation to the core."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from bot.adapters.discord.commands.interaction import (
 from bot.adapters.discord.commands.learning import LEARNING
 from bot.adapters.discord.commands.memory import MEMORY
 from bot.adapters.discord.commands.miniapps import MINIAPPS
+from bot.adapters.discord.commands.model import MODEL
 from bot.adapters.discord.commands.persona import PERSONA
 from bot.adapters.discord.commands.privacy import PRIVACY
 from bot.adapters.discord.commands.proactive import PROACTIVE
@@ -43,7 +45,9 @@ async def help_(interaction: Interaction) -> None:
 
 HELP = Feature(commands=(described("help", help_),))
 # In the order /help lists them.
-FEATURES = (CHAT, MEMORY, PERSONA, PRIVACY, VOICE, USAGE, SETTINGS, MINIAPPS, PROACTIVE, HELP, LEARNING)
+FEATURES = (
+    CHAT, MEMORY, PERSONA, MODEL, PRIVACY, VOICE, USAGE, SETTINGS, MINIAPPS, PROACTIVE, HELP, LEARNING,
+)  # fmt: skip
 # What client.py registers as persistent buttons, so that a press works after a restart.
 BUTTONS: tuple[Button, ...] = tuple(button for feature in FEATURES for button in feature.buttons)
 

@@ -12,6 +12,7 @@ from bot.adapters.telegram.commands.general import General, unknown_command_text
 from bot.adapters.telegram.commands.learning import Learning
 from bot.adapters.telegram.commands.memory import Memory
 from bot.adapters.telegram.commands.miniapps import Miniapps
+from bot.adapters.telegram.commands.model import Models
 from bot.adapters.telegram.commands.persona import Personas
 from bot.adapters.telegram.commands.privacy import Privacy
 from bot.adapters.telegram.commands.proactive import Proactive
@@ -30,7 +31,7 @@ def bot_commands() -> list[BotCommand]:
 def command_handlers(services: Services) -> list[Handler]:
     """Every feature's handlers, then the answer to a command none of them took."""
     general = General(services)
-    features = (general, Personas(services), Memory(services), Privacy(services), Voice(services),
-                Usage(services), Settings(services), Miniapps(services), Proactive(services),
+    features = (general, Personas(services), Models(services), Memory(services), Privacy(services),
+                Voice(services), Usage(services), Settings(services), Miniapps(services), Proactive(services),
                 Learning(services), Admin(services))  # fmt: skip
     return [*(handler for feature in features for handler in feature.handlers()), general.fallback()]

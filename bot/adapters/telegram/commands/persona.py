@@ -4,33 +4,24 @@ name, or a button pressed, it switches. In a group only its admins switch, as Te
 
 from __future__ import annotations
 
-from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
-from telegram.constants import ChatMemberStatus, ChatType
-from telegram.ext import CallbackQueryHandler, ContextTypes
+from telegram import Update
+from telegram.ext import ContextTypes
 
-from bot.adapters.telegram.commands.feature import Feature, Handler, words
-from bot.adapters.telegram.ids import chat_key, user_key
-from bot.core.personas import PersonaMenu
+from bot.adapters.telegram.commands.feature import Handler, words
+from bot.adapters.telegram.commands.picking import Picking, picker_keyboard
+from bot.adapters.telegram.ids import chat_key
 
 PICK_PREFIX = "persona:"
-ADMINS = (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
-def picker_keyboard(menu: PersonaMenu) -> InlineKeyboardMarkup:
-    """One button per persona, two a row; the current one marked."""
-    buttons = [
-        InlineKeyboardButton(f"✓ {name}" if name == menu.current else name, callback_data=PICK_PREFIX + name)
-        for name in menu.names
-    ]
-    return InlineKeyboardMarkup([buttons[i : i + 2] for i in range(0, len(buttons), 2)])
+class Personas(Picking):
+    prefix = PICK_PREFIX
 
-
-class Personas(Feature):
     def handlers(self) -> list[Handler]:
-        return [
-            self.command("persona", self.persona),
-            CallbackQueryHandler(self.guarded(self.picked), pattern=f"^{PICK_PREFIX}"),
-        ]
+        return [self.command("persona", self.persona), self.button_handler()]
+
+    def wired(self) -> bool:
+        return self.services.personas is not None
 
     async def persona(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         message, person = update.effective_message, update.effective_user
@@ -42,32 +33,10 @@ class Personas(Feature):
         name = words(context)
         if not name:
             menu = await picker.menu(chat_key(message.chat.id))
-            await message.reply_text(menu.text, reply_markup=picker_keyboard(menu))
+            await message.reply_text(menu.text, reply_markup=picker_keyboard(menu, PICK_PREFIX))
             return
-        await message.reply_text(await self._pick(message.chat, person.id, name, context))
+        await message.reply_text(await self.pick(message.chat, person.id, name, context))
 
-    async def picked(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        query = update.callback_query
-        assert query is not None and query.data is not None
-        shown = query.message
-        if self.services.personas is None or not isinstance(shown, Message):
-            await query.answer()
-            return
-        answer = await self._pick(
-            shown.chat, query.from_user.id, query.data.removeprefix(PICK_PREFIX), context
-        )
-        await query.answer()
-        await shown.reply_text(answer)
-
-    async def _pick(self, chat: Chat, person: int, name: str, context: ContextTypes.DEFAULT_TYPE) -> str:
+    async def choose(self, chat: str, person: str, name: str, *, owner: str | None, may_change: bool) -> str:
         assert self.services.personas is not None
-        private = chat.type == ChatType.PRIVATE
-        may_change = private or await is_chat_admin(context, chat.id, person)
-        owner = user_key(person) if private else None
-        return await self.services.personas.pick(chat_key(chat.id), name, owner=owner, may_change=may_change)
-
-
-async def is_chat_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
-    """Whether Telegram names the person an administrator or the owner of the chat."""
-    member = await context.bot.get_chat_member(chat_id, user_id)
-    return member.status in ADMINS
+        return await self.services.personas.pick(chat, name, owner=owner, may_change=may_change)

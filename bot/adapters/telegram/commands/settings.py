@@ -11,7 +11,7 @@ from telegram.error import BadRequest
 from telegram.ext import CallbackQueryHandler, ContextTypes
 
 from bot.adapters.telegram.commands.feature import Feature, Handler, words
-from bot.adapters.telegram.commands.persona import is_chat_admin
+from bot.adapters.telegram.commands.picking import is_chat_admin
 from bot.adapters.telegram.ids import chat_key, user_key
 from bot.core.settings import RowView, SettingsScreen, Who
 

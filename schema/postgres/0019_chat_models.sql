@@ -1,0 +1,12 @@
+-- /model NAME ([personal] 3): the model each chat's replies come from, as someone picked it from
+-- the admin's models.toml; a chat without a row has its persona's model, else the list's default.
+-- Mirrors schema/sqlite/0019_chat_models.sql.
+-- owner: the person whose private chat it is (deleted with /forget all); NULL in a group, whose
+-- choice is the group's, made by its admins.
+CREATE TABLE chat_models (
+    chat_id    TEXT PRIMARY KEY,
+    model      TEXT NOT NULL,
+    owner      TEXT,
+    chosen_at  TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX chat_models_owner ON chat_models (owner) WHERE owner IS NOT NULL;
