@@ -13,6 +13,7 @@ from bot.adapters.console import ChatParts, ConsoleChat, ConsoleIO
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.spoken import NO_BACKEND, VOICE_ON, SpokenReplies
 from bot.core.media.ports import SpeechSynthesis
+from bot.core.personas import PersonaBook, PersonaPicker, parse_personas
 from bot.store.sqlite.store import SqliteStore
 from tests.media.tts_server import speaking
 from tests.support.fakes import HashEmbedder, ScriptedInference
@@ -20,12 +21,28 @@ from tests.support.fakes import HashEmbedder, ScriptedInference
 REPLY = "Good to see you."
 
 
+# The default persona has no voice of its own (KINDRED_TTS_VOICE's speaks); the bard has one.
+BOOK = parse_personas(
+    '[[persona]]\nname = "kindred"\nprompt = "You are Kindred."\n'
+    '[[persona]]\nname = "bard"\nprompt = "You are a bard."\nvoice = "nova"\n'
+)
+
+
+class Fixed:
+    def __init__(self, book: PersonaBook) -> None:
+        self._book = book
+
+    def book(self) -> PersonaBook:
+        return self._book
+
+
 async def chat(
-    store: SqliteStore, voice: SpeechSynthesis | None, spoken_file: Path, *lines: str
+    store: SqliteStore, voice: SpeechSynthesis | None, spoken_file: Path, *lines: str, personas: bool = False
 ) -> tuple[str, str]:
     """What a pipe reads back on stdout and stderr after sending `lines`."""
+    picker = PersonaPicker(Fixed(BOOK), store.personas) if personas else None
     conversation = Conversation(
-        store, HashEmbedder(), ScriptedInference(REPLY), ConversationPolicy(persona="p")
+        store, HashEmbedder(), ScriptedInference(REPLY), ConversationPolicy(persona="p"), personas=picker
     )
 
     async def parts() -> ChatParts:
@@ -65,3 +82,15 @@ async def test_voice_on_without_a_voice_says_how_to_turn_it_on(store: SqliteStor
     out, _ = await chat(store, None, tmp_path / "ann.ogg", "/voice on", "hello")
     assert out == f"{NO_BACKEND}\n{REPLY}\n"
     assert not await store.turns.speaks_replies("ann")
+
+
+async def test_each_reply_is_said_in_the_voice_of_the_persona_that_wrote_it(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    async with speaking(voices=("alloy", "nova")) as (server, voice):
+        out, _ = await chat(
+            store, voice, tmp_path / "ann.ogg", "/voice on", "hello", "/persona bard", "hello again",
+            "/persona kindred", "and again", personas=True,
+        )  # fmt: skip
+    assert server.refused == [] and out.count(REPLY) == 3
+    assert [said.voice for said in server.received] == ["alloy", "nova", "alloy"]

@@ -152,8 +152,9 @@ class Conversation:
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
         turn_id = reply_turn.id if reply_turn else None
         yield ReplyDone(
-            reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut, turn_key=f"{key}:reply"
-        )
+            reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut, turn_key=f"{key}:reply",
+            voice=persona.voice if persona else None,
+        )  # fmt: skip
 
     async def _answered(
         self, message: UserMessage, key: str, answer: str, stored: Turn | None
@@ -171,7 +172,12 @@ class Conversation:
             self._after_turn(stored)
         yield ReplyChunk(answer)
         notice = None if reply_turn is not None else STORE_DOWN_NOTICE
-        yield ReplyDone(answer, reply_turn.id if reply_turn else None, (), notice, turn_key=f"{key}:reply")
+        # Said in the chat's persona's voice, as its model-written replies are.
+        persona = await self.personas.persona(message.chat_id) if self.personas else None
+        yield ReplyDone(
+            answer, reply_turn.id if reply_turn else None, (), notice, turn_key=f"{key}:reply",
+            voice=persona.voice if persona else None,
+        )  # fmt: skip
 
     async def _reply_turn(
         self,
