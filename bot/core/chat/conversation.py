@@ -172,12 +172,16 @@ class Conversation:
             self._after_turn(stored)
         yield ReplyChunk(answer)
         notice = None if reply_turn is not None else STORE_DOWN_NOTICE
-        # Said in the chat's persona's voice, as its model-written replies are.
-        persona = await self.personas.persona(message.chat_id) if self.personas else None
         yield ReplyDone(
             answer, reply_turn.id if reply_turn else None, (), notice, turn_key=f"{key}:reply",
-            voice=persona.voice if persona else None,
+            voice=await self.voice_of(message.chat_id),
         )  # fmt: skip
+
+    async def voice_of(self, chat_id: str) -> str | None:
+        """The voice the chat's persona speaks in, for an answer the model did not write (None:
+        the configured voice), so that every spoken reply in a chat sounds alike."""
+        persona = await self.personas.persona(chat_id) if self.personas else None
+        return persona.voice if persona else None
 
     async def _reply_turn(
         self,
