@@ -52,7 +52,7 @@ async def speak_reply(delivered: Delivered, to: SpeakTo, link: LinkTo | None) ->
         return
     if not await to.replies.wanted(to.user_id):
         return
-    spoken = await to.replies.speak(done.text)
+    spoken = await to.replies.speak(done.text, done.voice)
     try:
         if isinstance(spoken, NotSpoken):
             await to.speaker.say(spoken.line)

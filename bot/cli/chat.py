@@ -6,14 +6,16 @@ import argparse
 import asyncio
 import sys
 
-from bot.wiring.kindred import Kindred, build
+from bot.wiring.kindred import Kindred, build, load_personas
 from bot.wiring.platforms import apps_server, console_chat
 from bot.wiring.settings import Settings
 
 
 async def chat(settings: Settings, args: argparse.Namespace) -> int:
-    # The prompt comes first; the store and the models load behind it (see ConsoleChat).
-    loading = asyncio.create_task(build(settings))
+    # A broken personas file is the one error before the prompt, since nothing has started yet.
+    personas = load_personas(settings)
+    # Then the prompt; the store and the models load behind it (see ConsoleChat).
+    loading = asyncio.create_task(build(settings, personas=personas))
     done = asyncio.Event()
     apps = asyncio.create_task(_serve_apps(settings, loading, done))
     try:

@@ -29,6 +29,7 @@ from bot.core.memory.jsonl_format import (
     size_words,
 )
 from bot.core.memory.kinds import UNLISTED
+from bot.core.memory.person_records import export_lines
 from bot.core.memory.recall import Recalled, document_source
 from bot.core.models import DOCUMENT
 from bot.importers import telegram_export
@@ -89,7 +90,8 @@ def _jsonl_items(args: argparse.Namespace) -> tuple[list[ImportItem], str] | Non
             file=sys.stderr,
         )
         return None
-    return parsed.items, (f", skipped {len(parsed.errors)} invalid" if parsed.errors else "")
+    skipped = f", skipped {len(parsed.errors)} invalid" if parsed.errors else ""
+    return parsed.items, skipped + parsed.aside_words()
 
 
 def _telegram_items(args: argparse.Namespace) -> tuple[list[ImportItem], str]:
@@ -291,8 +293,8 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
         try:
             with partial.open("wb") as out:
                 size = 0
-                async for memory in memory_ops.all_memories(store.memories, args.user):
-                    line = (json.dumps(export_record(memory), ensure_ascii=False) + "\n").encode("utf-8")
+                async for record in export_lines(store, args.user, export_record):
+                    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
                     size += len(line)
                     if size > limit:
                         raise InvalidInput(_export_too_big(args.user, limit))

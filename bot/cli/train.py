@@ -18,6 +18,9 @@ from bot.core.learning.serving import promote, rollback
 from bot.core.models import JSONObject
 from bot.wiring.settings import Settings
 
+# Persona names are at most 32 characters; a model is named as KINDRED_MODEL names it (a path too).
+MAX_VARIANT_NAME = 200
+
 
 def add_commands(commands: Any) -> None:
     """Register `train` and `adapters` on `kindred`'s subparsers."""
@@ -25,6 +28,12 @@ def add_commands(commands: Any) -> None:
     verbs = train.add_subparsers(dest="verb", required=True)
     dataset = verbs.add_parser("dataset", help="the night's dataset statistics, without training")
     dataset.add_argument("--json", action="store_true", help="one JSON object")
+    dataset.add_argument("--persona", type=variant_name, help="only the replies this persona wrote")
+    dataset.add_argument(
+        "--model",
+        type=variant_name,
+        help="only the replies this base model wrote (as KINDRED_MODEL named it)",
+    )
     now = verbs.add_parser("now", help="run the nightly job here, now, and print its result")
     now.add_argument("--json", action="store_true", help="one JSON object")
 
@@ -50,6 +59,16 @@ def version_number(text: str) -> int:
     return int(digits)
 
 
+def variant_name(text: str) -> str:
+    """A persona's or model's name as a reply's variant record keeps it (the persona's in lower case)."""
+    name = text.strip()
+    if not name or len(name) > MAX_VARIANT_NAME or not name.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a name (1 to {MAX_VARIANT_NAME} printable characters)"
+        )
+    return name
+
+
 def _print_json(value: JSONObject) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
 
@@ -57,7 +76,7 @@ def _print_json(value: JSONObject) -> None:
 async def train_dataset(settings: Settings, args: argparse.Namespace) -> int:
     from bot.wiring.training_jobs import dataset_summary
 
-    summary = await dataset_summary(settings)
+    summary = await dataset_summary(settings, persona=args.persona, model=args.model)
     if args.json:
         _print_json(summary)
         return 0
@@ -66,11 +85,20 @@ async def train_dataset(settings: Settings, args: argparse.Namespace) -> int:
         f"window {summary['window_start']} – {summary['window_end']} ({summary['window_days']} days): "
         f"{examples['desirable']} desirable (weight {weights['desirable']:.3g}), "
         f"{examples['undesirable']} undesirable (weight {weights['undesirable']:.3g}), "
-        f"from {summary['people']} people"
+        f"from {summary['people']} people{_only(summary)}"
     )
     if summary.get("shortfall"):
         print(f"a run now would be skipped: {summary['shortfall']}")
     return 0
+
+
+def _only(summary: JSONObject) -> str:
+    """The filter in words, with how many rated replies it left out; empty without one."""
+    only, left_out = summary["only"], summary["left_out"]
+    named = [f"{key} {only[key]}" for key in ("persona", "model") if only.get(key) is not None]
+    if not named:
+        return ""
+    return f"; only {' and '.join(named)} ({left_out['filtered']} other rated replies left out)"
 
 
 async def train_now(settings: Settings, args: argparse.Namespace) -> int:

@@ -131,6 +131,8 @@ class ReplyDone:
     cut: bool = False
     # The reply's idempotency key: a reply still waiting to be stored is linked by it.
     turn_key: str | None = None
+    # The voice of the persona that wrote it, for its spoken reply; None: the configured voice.
+    voice: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,7 +113,9 @@ async def close_models(*parts: object) -> None:
 ModelLoader = Callable[[Settings, float], Coroutine[Any, Any, tuple[Embedder, Inference]]]
 
 
-async def build(settings: Settings, *, load_models: ModelLoader | None = None) -> Kindred:
+async def build(
+    settings: Settings, *, load_models: ModelLoader | None = None, personas: PersonaFile | None = None
+) -> Kindred:
     """Open the store on the event loop while the models load on a thread: the model, then the
     embedder. The model (mostly its libraries' imports) sets the time; each part's is logged at
     INFO. If any part fails, those that came up are closed again before the error goes on.
@@ -122,10 +124,11 @@ async def build(settings: Settings, *, load_models: ModelLoader | None = None) -
     hold the GIL), and two threads importing at once can deadlock on the import locks (seen:
     `bot.inference`'s `__init__` imports the modules the other loader was importing).
 
-    `load_models`: what loads the embedder and the model instead (a benchmark's load fixtures)."""
+    `load_models`: what loads the embedder and the model instead (a benchmark's load fixtures).
+    `personas`: the personas file, when the caller read it already (load_personas)."""
     started = time.monotonic()
-    # First, as every setting: a broken personas or budgets file stops the start, naming its line.
-    personas = load_personas(settings)
+    # First, as every setting: a broken personas, models or budgets file stops the start, naming its line.
+    personas = personas or load_personas(settings)
     models_file = load_model_file(settings)
     prices = model_prices(settings, models_file)
     budgets = load_budgets(settings, prices)

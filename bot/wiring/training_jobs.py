@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -223,14 +223,18 @@ def add_training_jobs(
     add_canary_job(registry, settings, stores)
 
 
-async def dataset_summary(settings: Settings) -> JSONObject:
-    """What tonight's run would train on, without training (`kindred train dataset`)."""
+async def dataset_summary(
+    settings: Settings, *, persona: str | None = None, model: str | None = None
+) -> JSONObject:
+    """What tonight's run would train on, without training (`kindred train dataset`); with
+    `persona` or `model`, only the replies that persona or base model wrote."""
     from bot.wiring.backends import open_store
 
     policy = nightly_policy(settings)
+    only = replace(policy.dataset, persona=persona.lower() if persona else None, model=model)
     store = await open_store(settings)
     try:
-        dataset = await build_dataset(store, policy.dataset, policy.reward, datetime.now(UTC))
+        dataset = await build_dataset(store, only, policy.reward, datetime.now(UTC))
     finally:
         await store.close()
     return {
@@ -238,7 +242,7 @@ async def dataset_summary(settings: Settings) -> JSONObject:
         "window_start": dataset.window_start.isoformat(),
         "window_end": dataset.window_end.isoformat(),
         "weights": weights(dataset),
-        "shortfall": dataset.shortfall(policy.dataset),
+        "shortfall": dataset.shortfall(only),
     }
 
 

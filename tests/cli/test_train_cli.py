@@ -40,10 +40,12 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-async def _seed(per_label: int) -> None:
+async def _seed(per_label: int, persona: str | None = None, model: str = "") -> None:
     store = await open_store(load_settings(env_file=None))
     try:
-        await rated_replies(store, per_label, datetime.now(UTC) - timedelta(days=1))
+        await rated_replies(
+            store, per_label, datetime.now(UTC) - timedelta(days=1), persona=persona, model=model
+        )
     finally:
         await store.close()
 
@@ -64,6 +66,28 @@ def test_dataset_statistics_without_training(capsys: pytest.CaptureFixture[str],
     code, out, _ = run(capsys, "train", "dataset")
     assert code == 0 and "desirable (weight" in out and "from 3 people" in out
     assert run(capsys, "adapters", "list")[1].startswith("no adapter versions yet")  # nothing trained
+
+
+def test_the_dataset_can_be_one_personas_or_one_models(capsys: pytest.CaptureFixture[str]) -> None:
+    asyncio.run(_seed(4, persona="coach", model="smollm2-360m"))
+    asyncio.run(_seed(3, persona="tutor", model="smollm2-360m"))
+
+    def counted(*flags: str) -> tuple[int, int]:
+        code, out, err = run(capsys, "train", "dataset", "--json", *flags)
+        stats = json.loads(out)
+        assert code == 0, err
+        kept = sum(stats["examples"].values()) + sum(stats["heldout"].values())
+        return kept, stats["left_out"]["filtered"]
+
+    assert counted() == (14, 0)
+    assert counted("--persona", "coach") == (8, 6)
+    assert counted("--persona", "Tutor", "--model", "smollm2-360m") == (6, 8)
+    assert counted("--model", "qwen-7b") == (0, 14)
+    code, out, _ = run(capsys, "train", "dataset", "--persona", "coach")
+    assert code == 0 and out.splitlines()[0].endswith("; only persona coach (6 other rated replies left out)")
+    with pytest.raises(SystemExit) as refused:  # argparse: one line on stderr, status 2
+        run(capsys, "train", "dataset", "--persona", "  ")
+    assert refused.value.code == 2 and "is not a name" in capsys.readouterr().err
 
 
 def test_train_now_runs_one_night_here(capsys: pytest.CaptureFixture[str], tiny_training: None) -> None:

@@ -5,6 +5,7 @@ edges, neutral replies left out, a stable split, and statistics a night can be e
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -35,12 +36,16 @@ async def rated(
     cut: bool = False,
     tool_uses: int = 0,
     chat: str = "c1",
+    persona: str | None = None,
+    model: str = "",
 ) -> int:
-    """A stored reply with its prompt, rated by a reaction of `value` and/or tool uses."""
+    """A stored reply with its prompt, rated by a reaction of `value` and/or tool uses; its
+    variant record names `persona` and the base `model`."""
+    prompt = (ChatMessage("system", "p"), ChatMessage("user", said))
     made = await store.turns.add_turn(
         NewTurn(
             user, chat, "assistant", text, EMB.vector(text), EMB.model_name, at, memory_kind="reply",
-            generation=Generation((ChatMessage("system", "p"), ChatMessage("user", said)), None, cut),
+            generation=Generation(prompt, None, cut, base_model=model, persona=persona),
         )
     )  # fmt: skip
     if value is not None:
@@ -71,7 +76,29 @@ async def test_labels_come_from_r_and_neutral_replies_are_left_out(any_store: St
     assert {s.turn_id for s in data.snapshots} == {good, bad, used}
     assert torn not in {s.turn_id for s in data.snapshots}
     assert carried_on not in {s.turn_id for s in data.snapshots}
-    assert data.stats["left_out"] == {"opted_out": 0, "neutral": 2, "gone": 0}
+    assert data.stats["left_out"] == {"opted_out": 0, "neutral": 2, "gone": 0, "filtered": 0}
+    assert data.stats["only"] == {"persona": None, "model": None}
+
+
+async def test_the_set_can_be_only_one_personas_or_one_models_replies(any_store: Store) -> None:
+    coach_small = await rated(any_store, "ann", 1.0, persona="coach", model="smollm2-360m")
+    coach_big = await rated(any_store, "bob", -1.0, persona="coach", model="qwen-7b")
+    tutor_small = await rated(any_store, "ann", -1.0, persona="tutor", model="smollm2-360m")
+    unnamed = await rated(any_store, "ann", 1.0)  # stored before the variant named them
+
+    async def kept(persona: str | None = None, model: str | None = None) -> set[int]:
+        data = await build(any_store, replace(ALL_TRAIN, persona=persona, model=model))
+        assert data.stats["left_out"]["filtered"] == 4 - len(data.snapshots)
+        assert data.stats["only"] == {"persona": persona, "model": model}
+        return {example.turn_id for example in data.train}
+
+    assert await kept() == {coach_small, coach_big, tutor_small, unnamed}
+    assert await kept(persona="coach") == {coach_small, coach_big}
+    assert await kept(model="smollm2-360m") == {coach_small, tutor_small}
+    assert await kept(persona="coach", model="qwen-7b") == {coach_big}
+    assert await kept(persona="pirate") == set()
+    data = await build(any_store, replace(ALL_TRAIN, persona="coach", min_per_label=1))
+    assert data.shortfall(replace(ALL_TRAIN, min_per_label=1)) is None and data.stats["people"] == 2
 
 
 async def test_snapshots_keep_r_and_all_its_parts(any_store: Store) -> None:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.core.errors import InvalidInput
-from bot.core.memory.jsonl_format import MAX_TEXT_CHARS, parse_lines
+from bot.core.memory.jsonl_format import MAX_RECORD_NAMES, MAX_TEXT_CHARS, parse_lines
 from bot.core.memory.operations import import_items
 from bot.importers.telegram_export import parse_export
 from tests.support.fakes import HashEmbedder
@@ -29,11 +29,13 @@ timestamps = st.one_of(
     st.sampled_from(ODD_TIMES),
     json_values,
 )
+# A line that is not a memory (/export's settings and usage) names its kind; hostile ones too.
+kinds = st.one_of(st.sampled_from(["setting", "usage"]), texts, json_values)
 metas = st.one_of(st.dictionaries(texts, st.one_of(texts, json_values), max_size=3), json_values)
 records = st.fixed_dictionaries(
     {"text": st.one_of(*[hostile_texts] * 4, json_values)},
     optional={"speaker": st.one_of(texts, json_values), "timestamp": timestamps, "meta": metas,
-              "extra": json_values},
+              "extra": json_values, "record": kinds},
 )  # fmt: skip
 
 
@@ -54,7 +56,9 @@ files = st.lists(lines, min_size=1, max_size=8)
 
 def check_parsed(raw: list[bytes]) -> list[Any]:
     parsed = parse_lines(raw)
-    assert len(parsed.items) + len(parsed.errors) + parsed.blank_lines == len(raw)
+    aside = sum(parsed.aside.values())
+    assert len(parsed.items) + len(parsed.errors) + parsed.blank_lines + aside == len(raw)
+    assert len(parsed.aside) <= MAX_RECORD_NAMES + 1 and all(count > 0 for count in parsed.aside.values())
     for error in parsed.errors:
         assert str(error).startswith(f"line {error.line}: ") and 1 <= error.line <= len(raw)
     for item in parsed.items:

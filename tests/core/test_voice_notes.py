@@ -103,7 +103,7 @@ async def test_it_is_recalled_reacted_to_exported_and_forgotten_like_any_turn(
     assert await conv.handle_reaction(Reaction("ann", done.turn_id, "👍", T0)) == 1.0
     controls = Controls(store, "You are a test companion.")
     exported = [json.loads(line) for line in (await controls.export_jsonl("ann")).splitlines()]
-    spoken = [record for record in exported if record["text"] == CAT]
+    spoken = [record for record in exported if record.get("text") == CAT]
     assert spoken and spoken[0]["meta"]["source"] == "voice" and spoken[0]["speaker"] == "user"
     await controls.forget_all("ann")
     assert await store.turns.recent_turns("ann", "c1", 10) == []

@@ -13,11 +13,13 @@ import av
 import numpy as np
 import pytest
 
+from bot.core.chat.spoken import NotSpoken, SpokenReplies
 from bot.core.errors import MediaError, MediaUnsupported
 from bot.core.media.models import Speech
 from bot.media.tts.espeak import FAILED, EspeakVoice
 from bot.media.tts.openai import REFUSED_KEY, TOO_SLOW, OpenAIVoice
 from bot.media.tts.opus import NOT_AUDIO, ogg_opus
+from bot.store.sqlite.store import SqliteStore
 from tests.media import sounds
 from tests.media.tts_server import FakeVoiceServer, speaking
 
@@ -145,3 +147,24 @@ async def test_espeak_ng_that_fails_or_is_missing_is_one_plain_line(
 async def test_espeak_ng_given_too_little_time_is_stopped_with_one_plain_line() -> None:
     with pytest.raises(MediaError, match="took too long"):
         await EspeakVoice(timeout_s=0.001).synthesize("a long reply " * 200)
+
+
+@needs_espeak
+async def test_a_personas_voice_reaches_espeak_ng_and_none_keeps_the_configured_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: SqliteStore
+) -> None:
+    """The real espeak-ng, behind a wrapper that writes down how it was called."""
+    real, calls = shutil.which("espeak-ng"), tmp_path / "calls"
+    wrapper = tmp_path / "espeak-ng"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    replies = SpokenReplies(store.turns, EspeakVoice(voice="en"))
+    german = await replies.speak("Guten Tag, Ann.", "de")
+    default = await replies.speak("Good day, Ann.")
+    missing = await replies.speak("Hello.", "zz-no-such-voice")
+    assert isinstance(german, Speech) and isinstance(default, Speech)
+    assert decoded(german)[:2] == ("ogg", "opus") and decoded(german)[3] > 1000
+    assert missing == NotSpoken(FAILED)  # a voice espeak-ng lacks: one plain line, never a crash
+    voices = [line.split(" -v ")[1].split()[0] for line in calls.read_text().splitlines()]
+    assert voices == ["de", "en", "zz-no-such-voice"]

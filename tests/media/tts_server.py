@@ -116,10 +116,13 @@ def _error(status: int, message: str) -> web.Response:
 
 @contextlib.asynccontextmanager
 async def speaking(
-    response_format: Literal["opus", "wav"] = "opus", timeout_s: float = 5.0, api_key: str | None = None
+    response_format: Literal["opus", "wav"] = "opus",
+    timeout_s: float = 5.0,
+    api_key: str | None = None,
+    voices: tuple[str, ...] = ("alloy",),
 ) -> AsyncIterator[tuple[FakeVoiceServer, OpenAIVoice]]:
-    """A speech server, and the real voice pointed at it."""
-    server = await FakeVoiceServer(api_key=api_key).start()
+    """A speech server that has `voices`, and the real voice pointed at it (alloy by default)."""
+    server = await FakeVoiceServer(voices=voices, api_key=api_key).start()
     voice = OpenAIVoice(
         server.base_url, model="tts-1", voice="alloy", api_key=api_key, response_format=response_format,
         timeout_s=timeout_s,

@@ -14,6 +14,7 @@ from bot.core.chat.outbox import Outbox, Pending, PendingFeedback, PendingLink, 
 from bot.core.chat.person_turn import message_key, person_turn
 from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
+from bot.core.chat.reply_turn import reply_turn_memories, reply_turn_of
 from bot.core.chat.sentences import whole_sentences
 from bot.core.chat.writing import Draft, ReplyWriter
 from bot.core.chat_models import ModelPicker
@@ -29,9 +30,9 @@ from bot.core.events import (
     UserMessage,
 )
 from bot.core.learning import RewardWeights, VariantPicker
-from bot.core.memory import REPLY, Recalled, Scoring, distinct, fit_budget, hybrid_search, shares
+from bot.core.memory import REPLY, Recalled, Scoring, distinct, fit_budget, hybrid_search
 from bot.core.memory.ports import Embedder
-from bot.core.models import Feedback, Generation, MessageLink, NewTurn, Turn, Vector
+from bot.core.models import Feedback, MessageLink, NewTurn, Turn, Vector
 from bot.core.personas import PersonaPicker
 from bot.core.proactive import ProactiveReplies
 from bot.core.store import Store
@@ -172,14 +173,18 @@ class Conversation:
         finally:
             await self.room.release(held)  # after the count: the use is never out of both
         reply = _shown("".join(draft.parts).strip(), made.cut)
-        reply_turn = await self._save(await self._reply_turn(message, key, reply, recalled, stored, made))
+        embedded = (await self.embedder.embed([reply[:EMBED_CHARS] or "…"]))[0], self.embedder.model_name
+        reply_turn = await self._save(
+            reply_turn_of(message, key, reply, recalled, stored, made, embedded, self._clock())
+        )
         if stored is not None and self._after_turn is not None:
             self._after_turn(stored)
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
         turn_id = reply_turn.id if reply_turn else None
         yield ReplyDone(
-            reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut, turn_key=f"{key}:reply"
-        )
+            reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut, turn_key=f"{key}:reply",
+            voice=persona.voice if persona else None,
+        )  # fmt: skip
 
     async def _writer(self, message: UserMessage, persona_model: str | None) -> ReplyWriter:
         """The writer of this reply: the configured model's, or the chat's chosen model's, which
@@ -207,37 +212,16 @@ class Conversation:
             self._after_turn(stored)
         yield ReplyChunk(answer)
         notice = None if reply_turn is not None else STORE_DOWN_NOTICE
-        yield ReplyDone(answer, reply_turn.id if reply_turn else None, (), notice, turn_key=f"{key}:reply")
+        yield ReplyDone(
+            answer, reply_turn.id if reply_turn else None, (), notice, turn_key=f"{key}:reply",
+            voice=await self.voice_of(message.chat_id),
+        )  # fmt: skip
 
-    async def _reply_turn(
-        self,
-        message: UserMessage,
-        key: str,
-        reply: str,
-        recalled: Sequence[Recalled],
-        stored: Turn | None,
-        generation: Generation,
-    ) -> NewTurn:
-        """The reply as a turn to store, with the memories its prompt used and each one's share,
-        and how it was made (the prompt as the model saw it, the adapter, whether it was cut)."""
-        return NewTurn(
-            user_id=message.user_id,
-            chat_id=message.chat_id,
-            role="assistant",
-            text=reply or "…",
-            embedding=(await self.embedder.embed([reply[:EMBED_CHARS] or "…"]))[0],
-            embedding_model=self.embedder.model_name,
-            created_at=self._clock(),
-            used_memory_ids=reply_turn_memories(recalled),
-            memory_shares=shares([item.score for item in recalled]),
-            reply_to=stored.id if stored else None,
-            idempotency_key=f"{key}:reply",
-            meta={"chat_id": message.chat_id},
-            # Kept for the history and the learning dataset, never searched: the model's words are
-            # not evidence about the person (core/memory/kinds.py).
-            memory_kind=REPLY,
-            generation=generation,
-        )
+    async def voice_of(self, chat_id: str) -> str | None:
+        """The voice the chat's persona speaks in, for an answer the model did not write (None:
+        the configured voice), so that every spoken reply in a chat sounds alike."""
+        persona = await self.personas.persona(chat_id) if self.personas else None
+        return persona.voice if persona else None
 
     async def handle_reaction(self, reaction: Reaction) -> float | None:
         """Record (or undo) a reaction. Returns its value, or None for an emoji with no meaning."""
@@ -391,7 +375,3 @@ def _shown(written: str, cut: bool) -> str:
     """The reply as the person gets it: one the budget cut ends at its last whole sentence (it
     keeps `Generation.cut`, so it is never trained as if it had ended there)."""
     return whole_sentences(written) if cut and written else written
-
-
-def reply_turn_memories(recalled: Sequence[Recalled]) -> tuple[int, ...]:
-    return tuple(item.memory.id for item in recalled)

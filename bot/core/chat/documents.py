@@ -85,7 +85,7 @@ class ChatDocuments:
         summary = await self._shelved(note, kept)
         caption = note.caption.strip()
         if not caption:
-            yield ReplyDone(summary, None, ())
+            yield ReplyDone(summary, None, (), voice=await self.conversation.voice_of(note.chat_id))
             return
         async for event in self._answered(note, caption, summary):
             yield event

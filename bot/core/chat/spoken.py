@@ -99,14 +99,15 @@ class SpokenReplies:
             log.warning("spoken replies: cannot read %s's choice; text only this time", user_id)
             return False
 
-    async def speak(self, reply: str) -> Speech | NotSpoken | None:
-        """The voice note of `reply`; NotSpoken with a line when the voice failed; None when there
-        is nothing to say (no voice, an empty reply)."""
+    async def speak(self, reply: str, voice: str | None = None) -> Speech | NotSpoken | None:
+        """The voice note of `reply`, in `voice` (the persona's; None: the configured one);
+        NotSpoken with a line when the voice failed; None when there is nothing to say (no voice,
+        an empty reply)."""
         text = spoken_text(reply, self.max_chars)
         if self.voice is None or not text:
             return None
         try:
-            return await self.voice.synthesize(text)
+            return await self.voice.synthesize(text, voice)
         except MediaError as exc:
             log.warning("spoken replies: %s failed: %s", self.voice.model_name, exc)
             return NotSpoken(str(exc))

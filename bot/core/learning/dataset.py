@@ -31,7 +31,7 @@ from typing import Literal
 from bot.core.chat import as_written
 from bot.core.learning.models import ExampleSnapshot, RatedReply, TrainingExample
 from bot.core.learning.reward import ReplyReward, RewardWeights, reply_reward
-from bot.core.models import JSONObject
+from bot.core.models import Generation, JSONObject
 from bot.core.store import Store
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 Label = Literal["desirable", "undesirable"]
 Split = Literal["train", "heldout"]
 LABELS: tuple[Label, Label] = ("desirable", "undesirable")
+# Why a rated reply is not in the set; `filtered`: another persona's or model's (DatasetPolicy).
+LEFT_OUT = ("opted_out", "neutral", "gone", "filtered")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,16 @@ class DatasetPolicy:
     # +41.7 points were measured with 0.3.
     heldout_share: float = 0.3
     min_per_label: int = 4  # in the train split, per label, else "not enough data"
+    # Only the replies its variant record says this persona, or this base model, wrote (None:
+    # any). A reply stored before the record named them matches no filter.
+    persona: str | None = None
+    model: str | None = None
+
+    def keeps(self, generation: Generation) -> bool:
+        """Whether a reply made so is in this dataset at all (before consent and labels)."""
+        return (self.persona is None or generation.persona == self.persona) and (
+            self.model is None or generation.base_model == self.model
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +76,8 @@ class Dataset:
     desirable_weight: float
     undesirable_weight: float
     # {"examples": {"desirable": n, "undesirable": n}, "heldout": {...}, "people": n,
-    #  "left_out": {"opted_out": n, "neutral": n, "gone": n}, "window_days": d, "window": {...},
+    #  "left_out": {"opted_out": n, "neutral": n, "gone": n, "filtered": n},
+    #  "only": {"persona": name | None, "model": name | None}, "window_days": d, "window": {...},
     #  "weights": {"desirable": w, "undesirable": w}, "cut": n}
     stats: JSONObject
 
@@ -97,6 +110,9 @@ async def build_dataset(
     labelled: list[tuple[RatedReply, ReplyReward, Label]] = []
     counts = ConsentBook(store, policy)
     for reply in await store.learning.rated_replies(start, end):
+        if not policy.keeps(reply.generation):
+            left_out["filtered"] += 1
+            continue
         if not consents(reply.consent, policy):
             left_out["opted_out"] += 1
             continue
@@ -244,7 +260,8 @@ def _stats(
         "examples": per_label(train),
         "heldout": per_label(heldout),
         "people": len({item.reply.user_id for item in kept}),
-        "left_out": {reason: left_out.get(reason, 0) for reason in ("opted_out", "neutral", "gone")},
+        "left_out": {reason: left_out.get(reason, 0) for reason in LEFT_OUT},
+        "only": {"persona": policy.persona, "model": policy.model},
         "window_days": policy.window_days,
         "window": {"start": window[0].isoformat(), "end": window[1].isoformat()},
         "weights": dict(zip(LABELS, weights, strict=True)),

@@ -34,9 +34,10 @@ class SpeechSynthesis(Protocol):
 
     model_name: str
 
-    async def synthesize(self, text: str) -> Speech:
-        """`text` spoken, as OGG/Opus. Raises MediaError, with a line a person may read, for a
-        backend that failed, was too slow, or answered with something that is not audio."""
+    async def synthesize(self, text: str, voice: str | None = None) -> Speech:
+        """`text` spoken, as OGG/Opus, in `voice` (the backend's name for one; None: the
+        configured voice). Raises MediaError, with a line a person may read, for a backend that
+        failed, was too slow, or answered with something that is not audio."""
         ...
 
 

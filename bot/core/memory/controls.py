@@ -5,7 +5,6 @@ Every adapter renders these answers its own way; none of them decides what the a
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from bot.core.media.ports import FileShelf
 from bot.core.memory import curation, operations
 from bot.core.memory.jsonl_format import listing_record, size_words
 from bot.core.memory.kinds import UNLISTED
+from bot.core.memory.person_records import export_bytes
 from bot.core.memory.ports import Embedder
 from bot.core.memory.recall import document_source
 from bot.core.models import DOCUMENT, Memory, Revision
@@ -49,9 +49,9 @@ PRIVACY = (
     "switch training off always get the version that serves everyone, never one under trial. "
     "Nothing is shared with other people or sold. "
     "/memories shows what I remember of what you told me, /forget deletes one memory or all of "
-    "them, and /export sends you everything, my replies included, as a file. What you forget "
-    "leaves every later training set, and since every night trains again from the base model, the "
-    "model I serve forgets it within one night."
+    "them, and /export sends you everything, my replies, your settings and usage included, as a "
+    "file. What you forget leaves every later training set, and since every night trains again "
+    "from the base model, the model I serve forgets it within one night."
 )
 PRIVACY_USAGE = (
     "/privacy shows what I keep and why. /privacy training off leaves your replies out of the "
@@ -82,7 +82,10 @@ APP_SOON = (
 OPT_OUT_FORGOTTEN = (
     "Your choice to keep your chats out of training went too: send /privacy training off again."
 )
-FORGET_ALL_ASK = "This deletes every memory, message and reaction I keep about you, for good. Are you sure?"
+FORGET_ALL_ASK = (
+    "This deletes every memory, message and reaction I keep about you, and your settings and usage, "
+    "for good. Are you sure?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,17 +341,14 @@ class Controls:
         return f"{done} {OPT_OUT_FORGOTTEN}" if opted_out else done
 
     async def export_jsonl(self, user_id: str, *, chat_id: str | None = None) -> bytes:
-        """Every memory as the JSONL that `kindred memory import` reads back. Raises InvalidInput,
-        with words for the person, as soon as it grows past `max_export_bytes`: nothing is sent."""
+        """Every memory as the JSONL that `kindred memory import` reads back, then the person's
+        settings and usage, which it keeps aside (person_records.py). Raises InvalidInput, with
+        words for the person, as soon as it grows past `max_export_bytes`: nothing is sent."""
         await self._used("export", user_id, chat_id)
-        lines: list[bytes] = []
-        size = 0
-        async for memory in operations.all_memories(self.store.memories, user_id):
-            lines.append(json.dumps(listing_record(memory), ensure_ascii=False).encode("utf-8") + b"\n")
-            size += len(lines[-1])
-            if size > self.max_export_bytes:
-                raise InvalidInput(EXPORT_TOO_BIG.format(size=size_words(self.max_export_bytes)))
-        return b"".join(lines)
+        data = await export_bytes(self.store, user_id, listing_record, self.max_export_bytes)
+        if data is None:
+            raise InvalidInput(EXPORT_TOO_BIG.format(size=size_words(self.max_export_bytes)))
+        return data
 
     async def privacy(self, user_id: str, argument: str = "") -> str:
         """/privacy [training on|off]: what Kindred keeps and this person's training setting, or

@@ -2,11 +2,16 @@
 
 One JSON object per line: `text` (required), `speaker`, `timestamp` (ISO 8601) and `meta`
 (any JSON object, kept untouched). Other keys are ignored, so an export imports as it is.
+
+A line with a `record` key is not a memory: /export writes the person's settings and usage so
+(person_records.py). An import counts them by their `record` and keeps them aside, without an
+error: it restores memories only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +25,12 @@ MAX_TEXT_CHARS = 100_000
 # The most an import reads and an export writes (Telegram Desktop's exports have the same bound,
 # telegram_export.MAX_EXPORT_BYTES): what `kindred memory export` wrote imports back.
 MAX_FILE_BYTES = 256 * 2**20
+# The key that marks a line that is not a memory, and how its kind may be named: a kind this
+# version does not know (a later export's) is kept aside too, counted under its own name.
+RECORD_KEY = "record"
+RECORD_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+# Distinct names counted apart; past them (a hostile file), the rest count as "other".
+MAX_RECORD_NAMES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +56,25 @@ class ParsedFile:
     items: list[ImportItem]
     errors: list[LineError]
     blank_lines: int
+    # Lines that are not memories (a `record` key), counted by their kind: kept aside.
+    aside: dict[str, int] = field(default_factory=dict)
+
+    def aside_words(self) -> str:
+        """What the import's summary line adds (`, kept aside 2 setting and 14 usage lines (…)`);
+        empty when there were none."""
+        if not self.aside:
+            return ""
+        counts = [f"{count} {name}" for name, count in sorted(self.aside.items())]
+        listed = ", ".join(counts[:-1]) + " and " + counts[-1] if len(counts) > 1 else counts[0]
+        return f", kept aside {listed} lines (not memories: an import restores memories only)"
 
 
 def parse_lines(lines: Iterable[bytes]) -> ParsedFile:
-    """Validate every line. Blank lines are skipped; each bad line is reported by number."""
+    """Validate every line. Blank lines are skipped, and lines that are not memories counted
+    aside; each bad line is reported by number."""
     items: list[ImportItem] = []
     errors: list[LineError] = []
+    aside: dict[str, int] = {}
     blank = 0
     for number, raw in enumerate(lines, start=1):
         try:
@@ -62,10 +86,27 @@ def parse_lines(lines: Iterable[bytes]) -> ParsedFile:
             blank += 1
             continue
         try:
-            items.append(parse_line(number, text))
+            value = json_object(text)
+            kind = record_kind(value)
+            if kind is None:
+                items.append(import_item(number, value))
+            else:
+                name = kind if kind in aside or len(aside) < MAX_RECORD_NAMES else "other"
+                aside[name] = aside.get(name, 0) + 1
         except InvalidInput as exc:
             errors.append(LineError(number, str(exc)))
-    return ParsedFile(items, errors, blank)
+    return ParsedFile(items, errors, blank, aside)
+
+
+def record_kind(value: dict[str, Any]) -> str | None:
+    """The kind of a line that is not a memory (its `record`), or None for a memory line. A kind
+    named unlike any Kindred writes counts as "other"; a `record` that is not a string is an error."""
+    kind = value.get(RECORD_KEY)
+    if kind is None:
+        return None
+    if not isinstance(kind, str):
+        raise InvalidInput("`record` must be a string (the kind of a line that is not a memory)")
+    return kind if RECORD_NAME.fullmatch(kind) else "other"
 
 
 def bounded_lines(handle: BinaryIO, name: str, max_bytes: int = MAX_FILE_BYTES) -> Iterator[bytes]:
@@ -93,12 +134,20 @@ def size_words(size: int) -> str:
 
 
 def parse_line(number: int, text: str) -> ImportItem:
+    return import_item(number, json_object(text))
+
+
+def json_object(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(value, dict):
         raise InvalidInput(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def import_item(number: int, value: dict[str, Any]) -> ImportItem:
     body = value.get("text")
     if not isinstance(body, str):
         raise InvalidInput("`text` is required and must be a string")

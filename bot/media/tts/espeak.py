@@ -38,11 +38,12 @@ class EspeakVoice:
         self.words_per_minute = words_per_minute
         self.timeout_s = timeout_s
 
-    async def synthesize(self, text: str) -> Speech:
+    async def synthesize(self, text: str, voice: str | None = None) -> Speech:
         program = shutil.which(PROGRAM)
         if program is None:
             raise MediaUnsupported(MISSING)
-        command = [program, "--stdin", "--stdout", "-v", self.voice, "-s", str(self.words_per_minute)]
+        said_in = voice or self.voice
+        command = [program, "--stdin", "--stdout", "-v", said_in, "-s", str(self.words_per_minute)]
         process = await asyncio.create_subprocess_exec(
             *command,
             stdin=asyncio.subprocess.PIPE,

@@ -57,8 +57,8 @@ class OpenAIVoice:
         self._key = api_key or None
         self._client = media_client(api_key, timeout_s, transport)
 
-    async def synthesize(self, text: str) -> Speech:
-        response = await self._post(text)
+    async def synthesize(self, text: str, voice: str | None = None) -> Speech:
+        response = await self._post(text, voice or self.voice)
         if response.status_code != 200:
             raise self._status_error(response)
         # Decoding and encoding is CPU work: a thread, so that other chats go on meanwhile.
@@ -75,10 +75,10 @@ class OpenAIVoice:
     async def close(self) -> None:
         await self._client.aclose()
 
-    async def _post(self, text: str) -> httpx.Response:
+    async def _post(self, text: str, voice: str) -> httpx.Response:
         body = {
             "model": self.model_name,
-            "voice": self.voice,
+            "voice": voice,
             "input": text,
             "response_format": self.response_format,
         }

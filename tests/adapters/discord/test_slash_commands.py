@@ -174,7 +174,9 @@ async def test_export_sends_every_memory_as_an_ephemeral_file(fake: FakeDiscord,
     sent = next(shown for shown in fake.answers(token) if shown.files)
     assert sent.ephemeral
     records = [json.loads(line) for line in sent.files["kindred-memories.jsonl"].decode().splitlines()]
-    assert "my cat is called Miso" in [record["text"] for record in records]
+    assert "my cat is called Miso" in [record.get("text") for record in records]
+    # After the memories, what the person used: the reply to that message ([personal]).
+    assert [record["kind"] for record in records if record.get("record") == "usage"] == ["reply"]
 
 
 async def test_an_export_too_big_to_send_is_refused_in_words(fake: FakeDiscord, store: SqliteStore) -> None:
