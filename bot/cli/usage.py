@@ -11,7 +11,6 @@ import sys
 from datetime import UTC, date, datetime
 from typing import Any
 
-from bot.core.usage import Allowance, UsageMeter, UsageReport, ZoneCache
 from bot.core.usage.periods import month_of
 from bot.wiring.settings import Settings
 
@@ -49,20 +48,13 @@ def period(args: argparse.Namespace, today: date) -> tuple[date, date]:
 
 
 async def usage(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.core.proactive.zones import StoreZones
-    from bot.shared_state.local_holds import LocalHolds
     from bot.wiring.backends import open_store
-    from bot.wiring.kindred import access, load_budgets, model_prices
-    from bot.wiring.models import load_model_file
+    from bot.wiring.kindred import usage_report
 
-    prices = model_prices(settings, load_model_file(settings))
-    budgets = load_budgets(settings, prices)  # a broken file is named before the store opens
+    report_for = usage_report(settings)  # a broken budgets or models file is named before the store opens
     store = await open_store(settings)
     try:
-        meter = UsageMeter(store.usage, prices=prices, zones=ZoneCache(StoreZones(store.proactive)))
-        # Reading only: no reply is held here, so the holds need not be the replicas'.
-        allowance = Allowance(store.usage, LocalHolds(), budgets, meter)
-        report = UsageReport(store.usage, allowance=allowance, meter=meter, tier=access(settings).tier)
+        report = report_for(store)
         first, last = period(args, datetime.now(UTC).date())
         if args.month is None and args.since is None:
             lines = await report.today_lines(args.user)  # each person's own today

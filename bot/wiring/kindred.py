@@ -33,11 +33,11 @@ from bot.core.miniapps.commands import AppCommands, DeliveryLog
 from bot.core.personas import PersonaPicker, PersonaSource
 from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
-from bot.core.proactive.zones import StoreZones
 from bot.core.settings import SettingsLinks, derived_key
 from bot.core.store import Store
-from bot.core.usage import Allowance, UsageMeter, ZoneCache
+from bot.core.usage import Allowance, StoreZones, UsageMeter, UsageReport, ZoneCache
 from bot.media.shelf import FolderShelf
+from bot.shared_state.local_holds import LocalHolds
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
 from bot.wiring.budgets import BudgetFile, ModelPrices, budgets_path
 from bot.wiring.jobs import extraction_submitter, job_registry, load_jobs
@@ -188,6 +188,20 @@ def load_budgets(settings: Settings, prices: ModelPrices) -> BudgetFile:
     """The budgets file, or none. Raises ConfigError."""
     path = budgets_path(settings.data_dir, settings.chat.budgets_file)
     return BudgetFile(path, prices, prices.served())
+
+
+def usage_report(settings: Settings) -> Callable[[Store], UsageReport]:
+    """`kindred usage`'s report over a store, the budgets and prices read now. Reading only: no
+    reply is held here, so the holds need not be the replicas'."""
+    prices = model_prices(settings, load_model_file(settings))
+    budgets = load_budgets(settings, prices)
+
+    def over(store: Store) -> UsageReport:
+        meter = UsageMeter(store.usage, prices=prices, zones=ZoneCache(StoreZones(store.proactive)))
+        allowance = Allowance(store.usage, LocalHolds(), budgets, meter)
+        return UsageReport(store.usage, allowance=allowance, meter=meter, tier=access(settings).tier)
+
+    return over
 
 
 def model_prices(settings: Settings, models: ModelFile) -> ModelPrices:

@@ -254,6 +254,7 @@ ROOMS = (
     "usage",
     "personas",
     "settings",
+    "chat_models",
 )
 # What a room shows the others: its Protocols, its value types, and what its __init__ exports.
 ROOM_SURFACE = ("ports", "models")

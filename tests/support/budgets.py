@@ -12,9 +12,17 @@ from bot.core.chat.access import Access
 from bot.core.chat.conversation import Conversation, ConversationPolicy
 from bot.core.chat.ports import Inference
 from bot.core.events import Refusal, ReplyDone, ReplyEvent, UserMessage
-from bot.core.proactive.zones import StoreZones
 from bot.core.store import Store
-from bot.core.usage import Allowance, BudgetBook, Holds, Prices, UsageMeter, ZoneCache, parse_budgets
+from bot.core.usage import (
+    Allowance,
+    BudgetBook,
+    Holds,
+    Prices,
+    StoreZones,
+    UsageMeter,
+    ZoneCache,
+    parse_budgets,
+)
 from bot.shared_state.local_holds import LocalHolds
 from tests.support.fakes import HashEmbedder
 

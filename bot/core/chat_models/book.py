@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.core.errors import ConfigError
-from bot.core.personas.tables import named_default, read_tables, text_field
+from bot.core.toml_tables import named_default, read_tables, text_field
 
 # A name is typed after /model, offered as a Discord choice (at most 25) and carried in a Telegram
 # button's data (64 bytes): one short word, as a persona's.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.errors import ConfigError
-from bot.core.personas.tables import named_default, read_tables, text_field
+from bot.core.toml_tables import named_default, read_tables, text_field
 
 # What `KINDRED_PERSONA` is called when no personas file exists.
 DEFAULT_NAME = "kindred"

@@ -46,9 +46,8 @@ from bot.core.proactive.models import (
 from bot.core.proactive.occasions import as_message
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
 from bot.core.proactive.reminder import next_due
-from bot.core.proactive.zones import StoreZones
 from bot.core.store import Store
-from bot.core.usage import UsageMeter, ZoneCache
+from bot.core.usage import StoreZones, UsageMeter, ZoneCache
 
 log = logging.getLogger(__name__)
 
