@@ -71,6 +71,7 @@ def setting_parts(
     return SettingParts(
         conversation.store,
         personas=personas,
+        models=conversation.models,
         voice=spoken.command if spoken is not None else None,
         voice_available=spoken is not None and spoken.voice is not None,
         proactive=proactive.proactive if proactive is not None else None,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from bot.core.chat_models import ModelPicker
     from bot.core.personas import PersonaPicker
     from bot.core.store import Store
     from bot.core.usage import UsageReport
@@ -68,6 +69,8 @@ class SettingParts:
 
     store: Store
     personas: PersonaPicker | None = None
+    # /model: the chat's model among those the person may use.
+    models: ModelPicker | None = None
     # /voice; `voice_available`: a speech voice is configured (else the row says it is not).
     voice: Command | None = None
     voice_available: bool = False

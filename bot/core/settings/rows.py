@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import time
 
+from bot.core.chat_models import ModelPicker
 from bot.core.personas import PersonaPicker
 from bot.core.settings.models import Choice, Command, RowView, SettingParts, Who
 from bot.core.settings.screen import SettingRow
@@ -41,6 +42,28 @@ class PersonaRow:
     async def apply(self, who: Who, value: str) -> str:
         owner = who.person if who.private_chat else None
         return await self.picker.pick(who.chat, value, owner=owner, may_change=who.may_change_chat)
+
+
+class ModelRow:
+    key = "model"
+
+    def __init__(self, picker: ModelPicker) -> None:
+        self.picker = picker
+
+    async def view(self, who: Who) -> RowView:
+        menu = await self.picker.menu(who.chat, who.person)
+        if not menu.names:
+            return RowView(self.key, "Model", "the one model this Kindred has")
+        where = "in this chat" if who.private_chat else "in this group, set by its admins"
+        choices = tuple(Choice(name, name) for name in menu.names)
+        value = f"{menu.current} ({where})"
+        return RowView(self.key, "Model", value, choices, menu.current, "/model NAME", group_wide=True)
+
+    async def apply(self, who: Who, value: str) -> str:
+        owner = who.person if who.private_chat else None
+        return await self.picker.pick(
+            who.chat, who.person, value, owner=owner, may_change=who.may_change_chat
+        )
 
 
 class VoiceRow:
@@ -154,6 +177,8 @@ def standard_rows(parts: SettingParts) -> list[SettingRow]:
     rows: list[SettingRow] = []
     if parts.personas is not None:
         rows.append(PersonaRow(parts.personas))
+    if parts.models is not None:
+        rows.append(ModelRow(parts.models))
     if parts.voice is not None:
         rows.append(VoiceRow(parts.store, parts.voice, parts.voice_available))
     if parts.proactive is not None:

@@ -17,6 +17,7 @@ from bot.core.settings.screen import NOT_HERE, PERSONAL_ELSEWHERE, WEB_NOT_HERE
 from bot.core.store import Store
 from tests.adapters.telegram.conftest import ANN, GROUP, running_bot
 from tests.media.tts_server import speaking
+from tests.support.chat_models import model_picker
 from tests.support.telegram_api import FakeTelegramBotApi
 
 BOOK = parse_personas(
@@ -155,3 +156,21 @@ async def test_a_typed_setting_is_checked_and_an_unknown_one_answers_with_what_e
         colour == "I have no setting called 'colour'. There are: persona, checkins, quiet, training, usage."
     )
     assert training.startswith("Done: training is off for you.") and consent is False
+
+
+async def test_the_model_row_offers_only_the_models_the_person_may_use(
+    api: FakeTelegramBotApi, tmp_path: Path
+) -> None:
+    """/model's choice from the screen: the models Ann may use are buttons (not the admins'), and
+    a press is the same choice /model makes."""
+    async with running_bot(api, tmp_path, models=model_picker) as bot:
+        api.private_message(ANN, "/settings")
+        await api.wait_until(lambda: len(api.bot_messages(ANN)) == 1, what="the settings")
+        first, offered = api.texts(ANN)[0], buttons(api, ANN)
+        switched = await press(api, ANN, ANN, offered["model: big"], 1)
+        assert await bot.store.models.chosen(PERSON) == "big"
+    assert "• Model: small (in this chat)" in first
+    assert "✓ model: small" in offered and "model: secret" in offered, "secret lists Ann"
+    assert "model: boss" not in offered, "boss is the admins'"
+    assert "Done: I answer with big in this chat now." in switched
+    assert "• Model: big (in this chat)" in switched
