@@ -54,6 +54,8 @@ async def everything_chosen(store: Store) -> None:
     picker = PersonaPicker(Fixed(BOOK), store.personas)
     await picker.pick(DM, "coach", owner=ANN)
     await picker.pick(GROUP, "tutor", owner=None)
+    await store.models.choose(DM, "big", ANN)
+    await store.models.choose(GROUP, "small", None)
     await say(store, ANN, DM, "My sister Mira lives in Lisbon.")
     await say(store, ANN, GROUP, "Good morning, everyone.")
     await say(store, BOB, GROUP, "Morning, Ann!")
@@ -92,6 +94,7 @@ async def test_export_holds_settings_and_usage_after_the_memories_and_import_kee
     settings = [line for line in exported if line.get(RECORD_KEY) == "setting"]
     assert settings == [
         {"record": "setting", "name": "persona", "chat": DM, "value": "coach"},  # not the group's
+        {"record": "setting", "name": "model", "chat": DM, "value": "big"},
         {"record": "setting", "name": "spoken_replies", "value": True},
         {"record": "setting", "name": "training", "value": False},
         {"record": "setting", "name": "keep_files", "value": True},
@@ -106,8 +109,8 @@ async def test_export_holds_settings_and_usage_after_the_memories_and_import_kee
     assert exported[len(memories) :] == settings + used
     parsed = parse_lines(data.splitlines(keepends=True))
     assert parsed.errors == [] and len(parsed.items) == len(memories)
-    assert parsed.aside == {"setting": 5, "usage": 2}
-    assert parsed.aside_words().startswith(", kept aside 5 setting and 2 usage lines (not memories")
+    assert parsed.aside == {"setting": 6, "usage": 2}
+    assert parsed.aside_words().startswith(", kept aside 6 setting and 2 usage lines (not memories")
 
 
 async def test_defaults_are_not_written_and_nobody_exports_nothing(any_store: Store) -> None:
@@ -128,6 +131,7 @@ async def test_forget_all_deletes_settings_usage_and_the_private_persona_but_not
     assert await controls.export_jsonl(ANN) == b""
     assert await any_store.personas.chosen(DM) is None and await any_store.personas.chosen_by(ANN) == []
     assert await any_store.personas.chosen(GROUP) == "tutor"  # the group's, made by its admins
+    assert await any_store.models.chosen_by(ANN) == [] and await any_store.models.chosen(GROUP) == "small"
     assert await any_store.usage.records(ANN) == []
     assert await replies(any_store) == {(BOB, False): 1, (GROUP, True): 1}  # the group keeps Bob's share only
     assert not await any_store.turns.speaks_replies(ANN) and not await any_store.turns.keeps_files(ANN)

@@ -42,6 +42,12 @@ async def persona_choices(store: Store, user_id: str) -> Lines:
     ]
 
 
+async def model_choices(store: Store, user_id: str) -> Lines:
+    """The model of each of the person's private chats where they picked one, as for personas."""
+    chosen = await store.models.chosen_by(user_id)
+    return [{"name": "model", "chat": chat, "value": model} for chat, model in chosen]
+
+
 async def spoken_replies(store: Store, user_id: str) -> Lines:
     # Off is the default and what "never chose" reads as: only an "on" says anything.
     return [{"name": "spoken_replies", "value": True}] if await store.turns.speaks_replies(user_id) else []
@@ -73,7 +79,9 @@ async def proactive(store: Store, user_id: str) -> Lines:
     return [{"name": "proactive", "value": value}]
 
 
-SETTINGS: tuple[Reader, ...] = (persona_choices, spoken_replies, training, keep_files, proactive)
+SETTINGS: tuple[Reader, ...] = (
+    persona_choices, model_choices, spoken_replies, training, keep_files, proactive,
+)  # fmt: skip
 
 
 async def settings(store: Store, user_id: str) -> Lines:
@@ -85,15 +93,19 @@ async def settings(store: Store, user_id: str) -> Lines:
 
 
 async def usage(store: Store, user_id: str) -> Lines:
-    """One line per use, oldest first; `group`: the group chat it was in (null: a private chat)."""
+    """One line per use, oldest first; `group`: the group chat it was in (null: a private chat);
+    `day`: the person's own day it counted on; `model` and `cost` as the budgets priced it."""
     return [
         {
             "kind": used.kind,
             "at": used.at.isoformat(),
+            "day": used.day.isoformat() if used.day else None,
             "tokens_in": used.tokens_in,
             "tokens_out": used.tokens_out,
             "amount": used.amount,
             "group": used.group_id,
+            "model": used.model,
+            "cost": used.cost,
         }
         for used in await store.usage.records(user_id)
     ]
