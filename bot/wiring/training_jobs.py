@@ -49,6 +49,7 @@ def nightly_policy(settings: Settings, *, pace_s: float = 0.0) -> NightlyPolicy:
             default_consent=training.default_consent,
             heldout_share=training.heldout_share,
             min_per_label=training.min_examples,
+            trains=settings.inference.model,
         ),
         reward=reward_weights(memory),
         gate=gate_policy(training),

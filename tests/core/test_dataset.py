@@ -99,6 +99,9 @@ async def test_the_set_can_be_only_one_personas_or_one_models_replies(any_store:
     assert await kept(persona="pirate") == set()
     data = await build(any_store, replace(ALL_TRAIN, persona="coach", min_per_label=1))
     assert data.shortfall(replace(ALL_TRAIN, min_per_label=1)) is None and data.stats["people"] == 2
+    # The night's set: its base model's replies, and those from before the record named a model.
+    night = await build(any_store, replace(ALL_TRAIN, trains="smollm2-360m"))
+    assert {example.turn_id for example in night.train} == {coach_small, tutor_small, unnamed}
 
 
 async def test_snapshots_keep_r_and_all_its_parts(any_store: Store) -> None:

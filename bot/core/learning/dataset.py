@@ -58,11 +58,17 @@ class DatasetPolicy:
     # any). A reply stored before the record named them matches no filter.
     persona: str | None = None
     model: str | None = None
+    # The night's: an adapter trains on its base model's replies, never another model's ([personal]
+    # 3); a reply from before the record named its model is the base model's (None: any model).
+    trains: str | None = None
 
     def keeps(self, generation: Generation) -> bool:
         """Whether a reply made so is in this dataset at all (before consent and labels)."""
-        return (self.persona is None or generation.persona == self.persona) and (
-            self.model is None or generation.base_model == self.model
+        others = self.trains is not None and generation.base_model not in ("", self.trains)
+        return (
+            (self.persona is None or generation.persona == self.persona)
+            and not others
+            and (self.model is None or generation.base_model == self.model)
         )
 
 
