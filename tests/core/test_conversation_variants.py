@@ -15,6 +15,7 @@ from bot.core.learning import RewardModel
 from bot.core.learning.canary import CanaryPolicy, arm_for, start
 from bot.core.learning.models import NewAdapter, NewCanary, NewRewardModel, Variant
 from bot.core.learning.reward import DEFAULT_REACTIONS
+from bot.core.learning.variants import Pick, VariantPicker
 from bot.core.models import Feedback, Generation
 from bot.core.store import Store
 from tests.support.fakes import HashEmbedder, ScriptedInference
@@ -137,3 +138,22 @@ async def test_a_rollback_under_a_canary_serves_at_once_outside_the_trial(store:
         done, _ = await say(conv, "ann", "hi", f"r{i}")
         made = await generation(store, done.turn_id or 0)
         assert (made.adapter_version, made.arm, made.canary_id) == (None, "serving", None)
+
+
+async def test_another_model_gets_the_reward_models_best_of_n_only_where_the_admin_said(store: Store) -> None:
+    """An adapter serves only with its base model, and a canary is for one base model; the reward
+    model scores text, so another model's samples are chosen among only with its `best_of`."""
+    record = await store.trials.add_reward_model(
+        NewRewardModel("test/hash-bag-of-words", prefers("hello").as_json(), {"auc": 0.9}), T0
+    )
+    canary = await store.trials.start_canary(
+        NewCanary("smol", Variant(None, record.version, 3), Variant(), 0.5, 1, {}), T0
+    )
+    assert canary is not None
+    await store.trials.decide_canary(canary.id, "promoted", "better", T0)
+    picker = VariantPicker(store, "smol", 3)
+    assert await picker.pick("ann", "k1", model="big-70b") == Pick()
+    reranked = await picker.pick("ann", "k1", model="big-70b", best_of=True)
+    assert (reranked.adapter, reranked.reward_model_version, reranked.n, reranked.arm) == (
+        None, record.version, 3, "serving",
+    )  # fmt: skip

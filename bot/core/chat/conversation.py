@@ -151,7 +151,9 @@ class Conversation:
             photo=message.seen.description if message.seen else None,
         )
         # Another model than the adapters' base is outside the canary: the picker gives it none.
-        draft = Draft(await self.variants.pick(message.user_id, key, model=writer.base_model))
+        draft = Draft(
+            await self.variants.pick(message.user_id, key, model=writer.base_model, best_of=writer.best_of)
+        )
         group = None if message.private else message.chat_id
         held = await self.room.hold(message, group, messages, draft.pick.n, writer)
         if isinstance(held, OutOfBudget):
@@ -194,7 +196,7 @@ class Conversation:
         serving = await self.models.serving(message.chat_id, message.user_id, persona_model)
         if serving is None or serving.configured:
             return self.writer
-        return self.writer.using(serving.inference, serving.model.model)
+        return self.writer.using(serving.inference, serving.model.model, best_of=serving.model.best_of)
 
     async def _answered(
         self, message: UserMessage, key: str, answer: str, stored: Turn | None

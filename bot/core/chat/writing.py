@@ -50,13 +50,17 @@ class ReplyWriter:
         self.embedder = embedder
         self.max_new_tokens = max_new_tokens
         self.base_model = base_model
+        # Another model than the adapters' base whose replies the reward model may still choose.
+        self.best_of = False
         # Set (the learning simulation): every reply's sampling is fixed by (seed, message key).
         self._seed = seed
 
-    def using(self, inference: Inference, base_model: str) -> ReplyWriter:
-        """The same writer with another model (a chat's /model choice)."""
+    def using(self, inference: Inference, base_model: str, *, best_of: bool = False) -> ReplyWriter:
+        """The same writer with another model (a chat's /model choice); `best_of`: the serving
+        reward model chooses among its samples too."""
         writer = ReplyWriter(inference, self.embedder, self.max_new_tokens, base_model=base_model)
         writer._seed = self._seed
+        writer.best_of = best_of
         return writer
 
     def seed_for(self, key: str) -> int | None:

@@ -35,6 +35,7 @@ _FIELDS = {
     "price_in",
     "price_out",
     "who",
+    "best_of",
 }
 _TOP = {"currency", "default", "model"}
 
@@ -61,6 +62,9 @@ class ChatModel:
     price_out: float | None = None
     # "everyone", "admins", or the people (platform-qualified ids) who may choose it.
     who: str | tuple[str, ...] = EVERYONE
+    # The serving reward model chooses among this model's sampled replies too (best-of-n), as it
+    # does the base model's; off unless the admin says so. No adapter serves it, nor a canary.
+    best_of: bool = False
 
     def may_use(self, user_id: str, *, admin: bool) -> bool:
         """Admins may use every model; a list names the others who may."""
@@ -159,7 +163,7 @@ def _model(entry: Any, number: int, where: str) -> ChatModel:
         raise ConfigError(f"{place}: give both price_in and price_out (per 1M tokens), or neither")
     return ChatModel(
         name, backend, model, url, key, _flag(entry, "vision", place), _context(entry, place),
-        price_in, price_out, _who(entry.get("who", EVERYONE), place),
+        price_in, price_out, _who(entry.get("who", EVERYONE), place), _flag(entry, "best_of", place),
     )  # fmt: skip
 
 

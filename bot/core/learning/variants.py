@@ -45,13 +45,14 @@ class VariantPicker:
         self._best_of = best_of
         self._models: dict[int, RewardModel | None] = {}
 
-    async def pick(self, user_id: str, key: str, *, model: str | None = None) -> Pick:
+    async def pick(self, user_id: str, key: str, *, model: str | None = None, best_of: bool = False) -> Pick:
         """With the store down, the base model answers, alone. `model`: the base model this reply
         comes from when it is not this picker's: an adapter serves only with the model it was
-        trained on, so such a reply gets no adapter, no reward model and no canary arm."""
-        if model is not None and model != self.base_model:
-            return Pick()
+        trained on, so such a reply gets no adapter and no canary arm, and the serving reward
+        model only where the admin gave that model `best_of`."""
         try:
+            if model is not None and model != self.base_model:
+                return await self._reranked() if best_of else Pick()
             return await self._pick(user_id, key)
         except StoreUnavailable as exc:
             log.warning("answering with the base model: the store is unavailable (%s)", exc)
@@ -71,6 +72,14 @@ class VariantPicker:
         model = self._model(record)
         n = self._best_of if model is not None else 1
         return Pick(adapter, model, None if model is None or record is None else record.version, n)
+
+    async def _reranked(self) -> Pick:
+        """Another model's reply: the serving reward model chooses among its n samples, no more."""
+        record = await self._store.trials.serving_reward_model()
+        model = self._model(record)
+        if model is None or record is None:
+            return Pick()
+        return Pick(None, model, record.version, self._best_of)
 
     async def _in_trial(self, canary: Canary, user_id: str, serving: Variant) -> bool:
         """Outside: another base model; what serves changed under the canary (a rollback: it
