@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.chat_models import parse_models
 from bot.core.errors import ConfigError
 from bot.core.usage import BudgetBook, Limits, NoPrices, Price, parse_budgets
-from bot.wiring.budgets import BudgetFile
+from bot.wiring.budgets import BudgetFile, ModelPrices
 
 EXAMPLE = """
 admins_exempt = true
@@ -125,3 +126,39 @@ def test_the_documented_example_loads_as_written() -> None:
     assert book.person("telegram:123456789", "member") == Limits(100000, None)
     assert book.group("telegram:-1001234567890") == Limits(200000)
     assert not book.costs
+
+
+MODELS = """
+currency = "EUR"
+[[model]]
+name = "mini"
+backend = "openai"
+url = "http://127.0.0.1:9/v1"
+model = "gpt-mini"
+price_in = 0.15
+price_out = 0.60
+[[model]]
+name = "free"
+backend = "openai"
+url = "http://127.0.0.1:9/v1"
+model = "local-llama"
+"""
+
+
+def test_a_models_list_missing_a_price_refuses_a_cost_budget(tmp_path: Path) -> None:
+    """The prices come from models.toml: a listed model without one, under a cost budget, stops
+    the start naming it; with tokens only, it costs nothing and starts."""
+    book = parse_models(MODELS)
+    prices = ModelPrices(lambda: book, "bundled", lambda entry: False)
+    assert prices.price("gpt-mini") == Price(0.15, 0.60) == prices.price("mini")
+    assert prices.price("local-llama") is None and prices.currency == "EUR"
+    path = tmp_path / "budgets.toml"
+    path.write_text("[everyone]\ncost_per_day = 1\n")
+    with pytest.raises(ConfigError, match="the model 'bundled' has no price"):
+        BudgetFile(path, prices, prices.served())
+    priced = ModelPrices(lambda: book, "bundled", lambda entry: entry.name == "mini")
+    assert priced.price("bundled") == Price(0.15, 0.60), "the configured model is the listed 'mini'"
+    with pytest.raises(ConfigError, match="the model 'local-llama' has no price"):
+        BudgetFile(path, priced, priced.served())
+    path.write_text("[everyone]\ntokens_per_day = 1000\n")
+    assert BudgetFile(path, priced, priced.served()).budgets().everyone == Limits(1000)
