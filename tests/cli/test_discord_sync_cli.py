@@ -35,7 +35,7 @@ async def test_kindred_discord_sync_syncs_unchanged_commands(
     assert args.command == "discord" and args.verb == "sync"
     assert await discord_sync.sync(load_settings(), args) == 0
     assert syncs(fake) == 2
-    assert "synced 19 slash commands globally" in capsys.readouterr().out
+    assert "synced 20 slash commands globally" in capsys.readouterr().out
     async with running(services(store)):
         pass
     assert syncs(fake) == 2  # and the next start finds them unchanged
