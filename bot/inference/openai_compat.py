@@ -45,6 +45,10 @@ DEFAULT_CONTEXT_WINDOW = 2048
 CHARS_PER_TOKEN_ESTIMATE = 3
 
 
+# The setting that holds the configured server's key; a models.toml entry names its own variable.
+DEFAULT_KEY_SETTING = "KINDRED_OPENAI_API_KEY"
+
+
 @dataclass(frozen=True, slots=True)
 class ServerSampling:
     """What is sent with every request."""
@@ -93,11 +97,14 @@ class OpenAICompatInference:
         load_lora: bool = False,
         lora_root: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        key_setting: str = DEFAULT_KEY_SETTING,
     ) -> None:
         if load_lora and adapters_dir is None:
             raise ValueError("load_lora needs adapters_dir, where new adapter versions appear")
         self.base_url = api_root(base_url)
         self.model = model
+        # Where the admin sets this server's key, for the refusal's message (never the key).
+        self.key_setting = key_setting
         self.timeout_s = timeout_s
         self.context_window = context_window
         self.sampling = sampling or ServerSampling()
@@ -310,9 +317,7 @@ class OpenAICompatInference:
             after = f", retry after {wait} s" if wait else ""
             return InferenceError(f"{where} is busy (HTTP 429{after}): {detail}")
         if status in (401, 403):
-            return InferenceError(
-                f"{where} refused the API key (HTTP {status}); check KINDRED_OPENAI_API_KEY"
-            )
+            return InferenceError(f"{where} refused the API key (HTTP {status}); check {self.key_setting}")
         if status == 404:
             return InferenceError(f"{where} does not serve {what} (HTTP 404): {detail}")
         return InferenceError(f"{where} failed on {what} (HTTP {status}): {detail}")
@@ -335,6 +340,7 @@ async def served_models(
     api_key: str | None = None,
     timeout_s: float = 3.0,
     transport: httpx.AsyncBaseTransport | None = None,
+    key_setting: str = DEFAULT_KEY_SETTING,
 ) -> list[str]:
     """The model names `GET {base}/v1/models` lists. Raises InferenceError with a one-line reason
     (unreachable, key refused, not a model list) that never carries the key."""
@@ -351,7 +357,7 @@ async def served_models(
             raise InferenceError(f"cannot reach {where}: {type(exc).__name__}: {exc}") from None
     status = response.status_code
     if status in (401, 403):
-        raise InferenceError(f"{where} refused the API key (HTTP {status}); check KINDRED_OPENAI_API_KEY")
+        raise InferenceError(f"{where} refused the API key (HTTP {status}); check {key_setting}")
     if status != 200:
         raise InferenceError(f"{where} failed on /v1/models (HTTP {status}): {error_detail(response)}")
     try:

@@ -9,7 +9,7 @@ import asyncio
 from bot.core.chat_models import ChatModel, parse_models
 from bot.core.errors import ConfigError, KindredError
 from bot.wiring.doctor import PROBE_TIMEOUT_S, Check, one_line, without_credentials
-from bot.wiring.models import api_key, models_path
+from bot.wiring.models import api_key, key_setting, models_path
 from bot.wiring.settings import Settings
 
 
@@ -48,7 +48,9 @@ async def model_found(settings: Settings, model: ChatModel) -> tuple[bool, str]:
     assert model.url is not None
     where = without_credentials(model.url)
     try:
-        served = await served_models(model.url, api_key=api_key(model), timeout_s=PROBE_TIMEOUT_S)
+        served = await served_models(
+            model.url, api_key=api_key(model), timeout_s=PROBE_TIMEOUT_S, key_setting=key_setting(model)
+        )
     except KindredError as exc:
         return False, str(exc)
     if model.model not in served:

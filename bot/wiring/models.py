@@ -94,6 +94,7 @@ class ListedModels:
                 model.url,
                 model=model.model,
                 api_key=api_key(model),
+                key_setting=key_setting(model),
                 timeout_s=settings.inference.generation_timeout_s,
                 context_window=model.context or SERVER_CONTEXT,
             )
@@ -119,6 +120,11 @@ class ListedModels:
             close = getattr(built, "close", None)
             if close is not None:
                 await close()
+
+
+def key_setting(model: ChatModel) -> str:
+    """Where the admin sets this model's key, as a refusal names it."""
+    return model.api_key_env or f"api_key_env for {model.name} in models.toml (it has none)"
 
 
 def api_key(model: ChatModel) -> str | None:

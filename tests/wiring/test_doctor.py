@@ -430,3 +430,16 @@ async def test_a_broken_models_file_fails_naming_the_line(env: pytest.MonkeyPatc
     path = models_file(env, tmp_path, '[[model]]\nname = "a\n')
     found = await doctor.checked("models", check_models(settings()))
     assert found.status == "fail" and str(path) in found.detail and "line 2" in found.detail
+
+
+async def test_a_refused_key_names_the_variable_that_holds_it(
+    env: pytest.MonkeyPatch, tmp_path: Path, server: FakeOpenAI
+) -> None:
+    """A listed model's key is in its own variable: the refusal points the admin there, not at
+    KINDRED_OPENAI_API_KEY, and never quotes the key."""
+    server.api_key = "sk-the-right-key-0123456789"
+    env.setenv("LISTED_KEY", "sk-a-wrong-key-0123456789")
+    models_file(env, tmp_path, listed("remote", server.base_url, "smollm2", "LISTED_KEY"))
+    found = await doctor.checked("models", check_models(settings()))
+    assert found.status == "fail" and "refused the API key (HTTP 401); check LISTED_KEY" in found.detail
+    assert "sk-a-wrong" not in found.detail and "KINDRED_OPENAI_API_KEY" not in found.detail
