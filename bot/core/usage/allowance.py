@@ -169,5 +169,5 @@ def _reached(limit: float | None, used: float) -> bool:
 def _amount(tokens: int | None, cost: float | None, used: Spent, currency: str) -> str:
     """The limit that was reached (or that the replies in flight fill), in words."""
     if tokens is not None and (used.tokens >= tokens or cost is None):
-        return f"{tokens:,} tokens"
+        return f"{tokens:,} token{'' if tokens == 1 else 's'}"
     return f"{cost:.2f} {currency}".strip() if cost is not None else "its limit"

@@ -43,4 +43,4 @@ async def test_a_server_on_the_allowlist_makes_members_and_a_dm_a_guest(
         # Her use is hers wherever she is; in the server she has everyone's budget.
         for text in ("what do you think?", "and now?"):
             assert await answer(fake, await fake.say_in_server(ANN, text, mention=True)) == REPLY
-    assert refused.startswith(f"{RUNS_OUT} (1 tokens)"), "a guest in a DM: the guests' budget"
+    assert refused.startswith(f"{RUNS_OUT} (1 token)"), "a guest in a DM: the guests' budget"

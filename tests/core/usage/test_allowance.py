@@ -62,7 +62,7 @@ async def test_a_month_budget_says_when_the_month_renews(any_store: Store) -> No
     await said(conversation, ANN, ANN, "Hello", "k1")
     refused = await said(conversation, ANN, ANN, "Again", "k2")
     assert isinstance(refused, Refusal)
-    assert "allowance for this month (1 tokens). It renews on 1 January, UTC: in 1 d 12 h" in refused.text
+    assert "allowance for this month (1 token). It renews on 1 January, UTC: in 1 d 12 h" in refused.text
 
 
 async def test_a_group_reply_counts_for_the_speaker_and_the_group(any_store: Store) -> None:
