@@ -96,9 +96,13 @@ def parse_budgets(text: str, where: str = "budgets.toml") -> BudgetBook:
     exempt = data.get("admins_exempt", True)
     if not isinstance(exempt, bool):
         raise ConfigError(f"{where}: admins_exempt must be true or false")
+    everyone = Limits(**_keys(data.get("everyone", {}), f"{where}: [everyone]", lift=False))
     return BudgetBook(
-        everyone=Limits(**_keys(data.get("everyone", {}), f"{where}: [everyone]", lift=False)),
-        guests=Limits(**_keys(data.get("guests", {}), f"{where}: [guests]", lift=False)),
+        everyone=everyone,
+        # No [guests]: guests have everyone's budget, never more than the people let in.
+        guests=Limits(**_keys(data["guests"], f"{where}: [guests]", lift=False))
+        if "guests" in data
+        else everyone,
         groups=Limits(**_keys(data.get("groups", {}), f"{where}: [groups]", lift=False)),
         people=_by_id(data.get("person", {}), f"{where}: [person"),
         group_chats=_by_id(data.get("group", {}), f"{where}: [group"),

@@ -162,3 +162,8 @@ def test_a_models_list_missing_a_price_refuses_a_cost_budget(tmp_path: Path) -> 
         BudgetFile(path, priced, priced.served())
     path.write_text("[everyone]\ntokens_per_day = 1000\n")
     assert BudgetFile(path, priced, priced.served()).budgets().everyone == Limits(1000)
+
+
+def test_guests_have_everyones_budget_without_a_table_of_their_own() -> None:
+    book = parse_budgets("[everyone]\ntokens_per_day = 500\n")
+    assert book.person("telegram:9", "guest") == Limits(500)
