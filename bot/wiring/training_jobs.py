@@ -228,11 +228,14 @@ async def dataset_summary(
     settings: Settings, *, persona: str | None = None, model: str | None = None
 ) -> JSONObject:
     """What tonight's run would train on, without training (`kindred train dataset`); with
-    `persona` or `model`, only the replies that persona or base model wrote."""
+    `persona` or `model`, only the replies that persona or base model wrote (`model` also shows
+    another model's replies, which the night leaves out)."""
     from bot.wiring.backends import open_store
 
     policy = nightly_policy(settings)
     only = replace(policy.dataset, persona=persona.lower() if persona else None, model=model)
+    if model is not None:
+        only = replace(only, trains=None)
     store = await open_store(settings)
     try:
         dataset = await build_dataset(store, only, policy.reward, datetime.now(UTC))
