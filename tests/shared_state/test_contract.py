@@ -254,3 +254,19 @@ async def test_while_redis_is_away_admit_refuses_and_the_limits_go_on_per_replic
         assert again.verdict == "handle" and again.ticket == 2
         assert (await intake.admit("u1", "chat")).verdict == "duplicate"
         await intake.close()
+
+
+async def test_a_burst_past_the_pool_waits_for_a_connection_instead_of_reading_as_an_outage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Three hundred takes at once through one client: each waits for one of its connections, none
+    is read as "Redis unreachable" (redis-py's default pool refused the 101st at once)."""
+    client = connect(redis_url())
+    buckets = RedisBuckets(client, namespace=f"{uuid.uuid4().hex}:buckets")
+    try:
+        with caplog.at_level(logging.WARNING):
+            waits = await asyncio.gather(*(buckets.take(f"p{i}", 1.0, 5.0) for i in range(300)))
+        assert waits == [0.0] * 300
+        assert "unreachable" not in caplog.text
+    finally:
+        await client.aclose()
