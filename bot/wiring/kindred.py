@@ -35,7 +35,7 @@ from bot.core.proactive.commands import ProactiveCommands
 from bot.core.proactive.outcomes import ProactiveReplies
 from bot.core.settings import SettingsLinks, derived_key
 from bot.core.store import Store
-from bot.core.usage import Allowance, StoreZones, UsageMeter, UsageReport, ZoneCache
+from bot.core.usage import Allowance, UsageReport, store_meter
 from bot.media.shelf import FolderShelf
 from bot.shared_state.local_holds import LocalHolds
 from bot.wiring.backends import check_embedder, load_embedder, load_inference, open_store
@@ -161,7 +161,7 @@ async def build(
     models = Models(LoadOnce(lambda: embedder), LoadOnce(lambda: inference)) if in_process else None
     jobs = load_jobs(settings, job_registry(settings, models))
     shared = open_shared_state(settings)
-    meter = UsageMeter(store.usage, prices=prices, zones=ZoneCache(StoreZones(store.proactive)))
+    meter = store_meter(store, prices)
     persona_picker = PersonaPicker(personas, store.personas)
     admins = id_set(settings.chat.admin_ids) or frozenset()
     conversation = Conversation(
@@ -197,7 +197,7 @@ def usage_report(settings: Settings) -> Callable[[Store], UsageReport]:
     budgets = load_budgets(settings, prices)
 
     def over(store: Store) -> UsageReport:
-        meter = UsageMeter(store.usage, prices=prices, zones=ZoneCache(StoreZones(store.proactive)))
+        meter = store_meter(store, prices)
         allowance = Allowance(store.usage, LocalHolds(), budgets, meter)
         return UsageReport(store.usage, allowance=allowance, meter=meter, tier=access(settings).tier)
 

@@ -18,10 +18,8 @@ from bot.core.usage import (
     BudgetBook,
     Holds,
     Prices,
-    StoreZones,
-    UsageMeter,
-    ZoneCache,
     parse_budgets,
+    store_meter,
 )
 from bot.shared_state.local_holds import LocalHolds
 from tests.support.fakes import HashEmbedder
@@ -39,7 +37,7 @@ def under_budgets(store: Store, budgets: str | None) -> dict[str, Any]:
     """A Conversation's meter and allowance under these budgets, holds in this process; {}: none."""
     if budgets is None:
         return {}
-    meter = UsageMeter(store.usage, zones=ZoneCache(StoreZones(store.proactive)))
+    meter = store_meter(store)
     return {"meter": meter, "allowance": Allowance(store.usage, LocalHolds(), Budgets(budgets), meter)}
 
 
@@ -60,7 +58,7 @@ def budgeted(
     max_new_tokens: int = 100,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> Conversation:
-    meter = UsageMeter(store.usage, prices=prices, zones=ZoneCache(StoreZones(store.proactive)), clock=clock)
+    meter = store_meter(store, prices, clock)
     return Conversation(
         store,
         HashEmbedder(),

@@ -47,7 +47,7 @@ from bot.core.proactive.occasions import as_message
 from bot.core.proactive.policy import DEFAULT, ProactivePolicy
 from bot.core.proactive.reminder import next_due
 from bot.core.store import Store
-from bot.core.usage import StoreZones, UsageMeter, ZoneCache
+from bot.core.usage import store_meter
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class ProactiveBeat:
         self._embedder = embedder
         self.options = options or BeatOptions()
         # Each message sent is counted for its person ([personal] 1), on their own day.
-        self.usage = UsageMeter(store.usage, zones=ZoneCache(StoreZones(store.proactive)))
+        self.usage = store_meter(store)
 
     async def run(self, now: datetime) -> BeatReport:
         report = BeatReport()

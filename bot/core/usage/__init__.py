@@ -7,10 +7,11 @@ from bot.core.usage.meter import NoPrices, UsageMeter, ZoneCache
 from bot.core.usage.models import USAGE_KINDS, Spent, UsageDay, UsageKind, UsageRecord
 from bot.core.usage.ports import BudgetSource, Holds, Price, Prices, UsageLog, Zones
 from bot.core.usage.report import UsageReport
-from bot.core.usage.zones import StoreZones
+from bot.core.usage.zones import StoreZones, store_meter
 
 __all__ = [
     "USAGE_KINDS", "Allowance", "BudgetBook", "BudgetSource", "Held", "Holds", "Limits", "NoPrices",
     "OutOfBudget", "Price", "Prices", "Spent", "Standing", "StoreZones", "Tier", "UsageDay", "UsageKind",
     "UsageLog", "UsageMeter", "UsageRecord", "UsageReport", "ZoneCache", "Zones", "parse_budgets",
+    "store_meter",
 ]  # fmt: skip

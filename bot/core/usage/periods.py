@@ -4,17 +4,14 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from bot.core.proactive import zone as proactive_zone
 
 
 def zone(name: str | None) -> tzinfo:
-    """The IANA zone called `name`; UTC for None or a name this machine does not know."""
-    if not name:
-        return UTC
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
+    """The IANA zone called `name` (as the proactive room reads it); UTC for None or a name this
+    machine does not know."""
+    return proactive_zone(name) or UTC
 
 
 def local_day(at: datetime, tz: tzinfo) -> date:
