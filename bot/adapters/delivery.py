@@ -22,7 +22,7 @@ from bot.adapters.spoken import SpeakTo, speak_reply
 from bot.adapters.streaming import EDIT_INTERVAL_S, StreamedReply
 from bot.core.chat.conversation import Conversation
 from bot.core.errors import KindredError
-from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent
+from bot.core.events import AnsweredBefore, Refusal, ReplyChunk, ReplyDone, ReplyEvent
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ async def deliver(
         clock=clock,
     )
     showing = _Showing()
-    ending: ReplyDone | Refusal | None = None
+    ending: ReplyDone | Refusal | AnsweredBefore | None = None
     try:
         async for event in events:
             if isinstance(event, ReplyChunk):
@@ -161,6 +161,11 @@ async def deliver(
         # The core keeps what it could not store; the person at least hears that it failed.
         log.error("a reply failed: %s", exc)
         ending = Refusal(SORRY)
+    if isinstance(ending, AnsweredBefore):
+        # A second delivery: the person has the reply. What a lead (a voice note's echo) showed
+        # of it goes.
+        await showing.attempt(reply.withdraw)
+        return Delivered((), None, showing.refused)
     done = ending if isinstance(ending, ReplyDone) else None
     if done is not None and done.notice and layout.notices is not None:
         final = with_notice(done.text, None)

@@ -146,6 +146,12 @@ class StreamedReply:
         else:
             await self._show(pieces)
 
+    async def withdraw(self) -> None:
+        """Take back everything shown: the reply is not to be shown after all."""
+        while self._shown:
+            message_id, _ = self._shown.pop()
+            await self.surface.delete(message_id)
+
     async def finish(self, text: str) -> list[str]:
         pieces = split_text((text if self.verbatim else text.strip()) or "…", self.limit, self.measure)
         await self._show(pieces)

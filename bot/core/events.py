@@ -142,4 +142,13 @@ class Refusal:
     text: str
 
 
-ReplyEvent = ReplyChunk | ReplyDone | Refusal
+@dataclass(frozen=True, slots=True)
+class AnsweredBefore:
+    """The message was answered already: the platform delivered it again (its webhook post timed
+    out) after the intake had lost its memory of it (Redis back empty, or never told it was done).
+    Nothing is shown again; a reply whose delivery is unknown is the doubts' business."""
+
+    turn_key: str
+
+
+ReplyEvent = ReplyChunk | ReplyDone | Refusal | AnsweredBefore

@@ -28,7 +28,7 @@ from bot.adapters.streaming import StreamedReply, split_text
 from bot.adapters.telegram.surface import MESSAGE_LIMIT, TelegramSurface, utf16_len
 from bot.core.chat.conversation import MODEL_FAILED, STORE_DOWN_NOTICE, Conversation, ConversationPolicy
 from bot.core.errors import StoreError
-from bot.core.events import Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
+from bot.core.events import AnsweredBefore, Refusal, ReplyChunk, ReplyDone, ReplyEvent, UserMessage
 from bot.store.sqlite.store import SqliteStore
 from tests.support import discord_payloads as p
 from tests.support.discord_fake import ANN, FakeDiscord, dm_channel_id
@@ -412,3 +412,23 @@ async def test_a_message_the_final_text_no_longer_needs_is_deleted(
         assert len(platform.seen()) == 2
         ids = await reply.finish("The first sentence is here.")
         assert platform.seen() == ["The first sentence is here."] and ids == platform.posted()
+
+
+async def test_a_message_answered_before_shows_nothing(
+    platform: Platform, conversation: Conversation
+) -> None:
+    """A platform's second delivery of a message the core answered already (core/chat/answered.py)."""
+    delivered = await run(platform, Script([AnsweredBefore("telegram:1:2:reply")]), conversation)
+    assert platform.seen() == [] and delivered == Delivered((), None, None)
+
+
+@pytest.mark.parametrize("name", ["telegram", "discord"])
+async def test_what_a_lead_showed_of_a_message_answered_before_is_taken_back(
+    name: str, monkeypatch: pytest.MonkeyPatch, conversation: Conversation
+) -> None:
+    """A voice note's echo shows before the core finds the note answered already: it goes."""
+    async with PLATFORMS[name](monkeypatch) as platform:
+        script = Script([ReplyChunk("🎙 “hello there.”\n\n"), AnsweredBefore("telegram:1:2:reply")])
+        await run(platform, script, conversation)
+        assert platform.posted() == [], "shown, then deleted"
+        assert script.ended

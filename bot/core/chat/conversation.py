@@ -8,18 +8,20 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bot.core.chat.access import Access
+from bot.core.chat.answered import Answering, answered_before
 from bot.core.chat.budgeted import ReplyRoom
 from bot.core.chat.doubts import DeliveryDoubts
 from bot.core.chat.outbox import Outbox, Pending, PendingFeedback, PendingLink, RemoveFeedback
 from bot.core.chat.person_turn import message_key, person_turn
 from bot.core.chat.ports import Inference
 from bot.core.chat.prompt import build_messages
-from bot.core.chat.reply_turn import reply_turn_memories, reply_turn_of
+from bot.core.chat.reply_turn import reply_key, reply_turn_memories, reply_turn_of
 from bot.core.chat.sentences import whole_sentences
 from bot.core.chat.writing import Draft, ReplyWriter
 from bot.core.chat_models import ModelPicker
 from bot.core.errors import InferenceError, InvalidInput, StoreUnavailable
 from bot.core.events import (
+    AnsweredBefore,
     MessageReaction,
     Reaction,
     ReactionResult,
@@ -100,6 +102,7 @@ class Conversation:
         self.inference = inference
         self.policy = policy
         self.outbox = Outbox()
+        self._answering = Answering()
         # Replies whose delivery is unknown: recorded by the delivery, confirmed, told, sent again.
         self.doubts = DeliveryDoubts(store)
         self._clock = clock
@@ -123,9 +126,19 @@ class Conversation:
             yield Refusal(str(exc))
             return
         key = message_key(message)
+        async with self._answering.one_at_a_time(key):
+            async for event in self._answer(message, text, key):
+                yield event
+
+    async def _answer(self, message: UserMessage, text: str, key: str) -> AsyncIterator[ReplyEvent]:
         vector = (await self.embedder.embed([text[:EMBED_CHARS]]))[0]
         user_turn = person_turn(message, text, key, vector, self.embedder.model_name)
         stored, recent = await self._save_and_load_history(user_turn)
+        waiting = self.outbox.waits(reply_key(key))
+        if waiting or (stored is not None and answered_before(stored, recent)):
+            log.info("message %s was answered before: a second delivery, not answered again", key)
+            yield AnsweredBefore(reply_key(key))
+            return
         answer = None
         if stored is not None and self.proactive is not None:
             answer = await self.proactive.on_message(message.user_id, message.chat_id, text, message.sent_at)
@@ -184,7 +197,7 @@ class Conversation:
         notice = STORE_DOWN_NOTICE if (stored is None or reply_turn is None) else None
         turn_id = reply_turn.id if reply_turn else None
         yield ReplyDone(
-            reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut, turn_key=f"{key}:reply",
+            reply, turn_id, reply_turn_memories(recalled), notice, cut=made.cut, turn_key=reply_key(key),
             voice=persona.voice if persona else None,
         )  # fmt: skip
 
@@ -206,7 +219,7 @@ class Conversation:
         turn = NewTurn(
             message.user_id, message.chat_id, "assistant", answer,
             (await self.embedder.embed([answer[:EMBED_CHARS]]))[0], self.embedder.model_name, self._clock(),
-            reply_to=stored.id if stored else None, idempotency_key=f"{key}:reply",
+            reply_to=stored.id if stored else None, idempotency_key=reply_key(key),
             meta={"chat_id": message.chat_id}, memory_kind=REPLY,
         )  # fmt: skip
         reply_turn = await self._save(turn)
@@ -215,7 +228,7 @@ class Conversation:
         yield ReplyChunk(answer)
         notice = None if reply_turn is not None else STORE_DOWN_NOTICE
         yield ReplyDone(
-            answer, reply_turn.id if reply_turn else None, (), notice, turn_key=f"{key}:reply",
+            answer, reply_turn.id if reply_turn else None, (), notice, turn_key=reply_key(key),
             voice=await self.voice_of(message.chat_id),
         )  # fmt: skip
 

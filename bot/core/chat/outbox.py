@@ -9,11 +9,12 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
 from bot.core.chat.ports import TurnLog
+from bot.core.chat.reply_turn import REPLY_SUFFIX
 from bot.core.errors import StoreUnavailable
 from bot.core.models import Feedback, MessageLink, NewTurn
 
@@ -66,6 +67,8 @@ class Outbox:
         # Many conversations share one outbox; two flushing at once would write an item twice.
         self._flushing = asyncio.Lock()
         self._stored: OrderedDict[str, int] = OrderedDict()
+        # The keys of the turns waiting: a turn is kept once, and a reply waiting here is found.
+        self._turn_keys: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -74,12 +77,20 @@ class Outbox:
         return tuple(self._pending)
 
     def add(self, item: Pending) -> None:
+        if isinstance(item, NewTurn) and item.idempotency_key is not None:
+            if item.idempotency_key in self._turn_keys:
+                return  # a second delivery of a message that waits already
+            self._turn_keys.add(item.idempotency_key)
         self._pending.append(item)
+
+    def waits(self, turn_key: str) -> bool:
+        """Whether the turn with this idempotency key waits here."""
+        return turn_key in self._turn_keys
 
     async def apply(self, store: TurnLog, item: Pending) -> None:
         """Write one item now; a turn's id is remembered for the links that name it by key."""
         if isinstance(item, NewTurn):
-            turn = await store.add_turn(item)
+            turn = await store.add_turn(self._answering(item))
             if item.idempotency_key is not None:
                 self._stored[item.idempotency_key] = turn.id
                 while len(self._stored) > REMEMBERED_IDS:
@@ -106,6 +117,20 @@ class Outbox:
         else:
             await store.remove_feedback(item.turn_id, item.user_id, item.source)
 
+    def _answering(self, turn: NewTurn) -> NewTurn:
+        """A reply written while its message waited here answers it once both are stored: the
+        history, the night's pairs and a second delivery of the message find it by `reply_to`."""
+        key = turn.idempotency_key
+        if (
+            turn.role != "assistant"
+            or turn.reply_to is not None
+            or key is None
+            or not key.endswith(REPLY_SUFFIX)
+        ):
+            return turn
+        message = self._stored.get(key.removesuffix(REPLY_SUFFIX))
+        return replace(turn, reply_to=message) if message is not None else turn
+
     async def flush(self, log: TurnLog) -> int:
         """Write what is pending, oldest first, until the store refuses again. Returns how many."""
         written = 0
@@ -117,6 +142,8 @@ class Outbox:
                 except StoreUnavailable:
                     break
                 self._pending.popleft()
+                if isinstance(item, NewTurn) and item.idempotency_key is not None:
+                    self._turn_keys.discard(item.idempotency_key)
                 written += 1
         return written
 
@@ -137,6 +164,7 @@ class Outbox:
             path.write_text("".join(_json_line(_reaction_line(r)) for r in reactions), encoding="utf-8")
             written.append(path)
         self._pending.clear()
+        self._turn_keys.clear()
         return written
 
 

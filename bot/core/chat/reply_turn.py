@@ -10,6 +10,13 @@ from bot.core.events import UserMessage
 from bot.core.memory import REPLY, Recalled, shares
 from bot.core.models import Generation, NewTurn, Turn, Vector
 
+REPLY_SUFFIX = ":reply"
+
+
+def reply_key(key: str) -> str:
+    """The idempotency key of the reply to the message whose key is `key`."""
+    return key + REPLY_SUFFIX
+
 
 def reply_turn_memories(recalled: Sequence[Recalled]) -> tuple[int, ...]:
     return tuple(item.memory.id for item in recalled)
@@ -37,7 +44,7 @@ def reply_turn_of(
         used_memory_ids=reply_turn_memories(recalled),
         memory_shares=shares([item.score for item in recalled]),
         reply_to=stored.id if stored else None,
-        idempotency_key=f"{key}:reply",
+        idempotency_key=reply_key(key),
         meta={"chat_id": message.chat_id},
         # Kept for the history and the learning dataset, never searched: the model's words are
         # not evidence about the person (core/memory/kinds.py).

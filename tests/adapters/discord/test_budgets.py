@@ -13,6 +13,7 @@ from tests.support.waiting import wait_until
 
 REPLY = "Nice to hear from you."
 RUNS_OUT = "You've used your allowance for today"
+KEPT = "Your message is kept."
 
 
 def texts(fake: FakeDiscord, message: p.Payload) -> list[str]:
@@ -20,7 +21,14 @@ def texts(fake: FakeDiscord, message: p.Payload) -> list[str]:
 
 
 async def answer(fake: FakeDiscord, message: p.Payload) -> str:
-    await wait_until(lambda: len(texts(fake, message)) == 1, what=f"the answer to {message['content']!r}")
+    """The one finished answer to `message`: the reply streams in edits ("Nice", then the rest), so
+    the first text shown may be part of it."""
+
+    def finished() -> bool:
+        shown = texts(fake, message)
+        return len(shown) == 1 and (shown[0] == REPLY or shown[0].endswith(KEPT))
+
+    await wait_until(finished, what=f"the finished answer to {message['content']!r}")
     return texts(fake, message)[0]
 
 
@@ -29,7 +37,7 @@ async def test_a_dm_runs_out_of_its_budget(fake: FakeDiscord, store: SqliteStore
         assert await answer(fake, await fake.dm(ANN, "hello there, how are you?")) == REPLY
         refused = await answer(fake, await fake.dm(ANN, "and again?"))
     assert refused.startswith(f"{RUNS_OUT} (10 tokens). It renews at midnight, UTC")
-    assert refused.endswith("Your message is kept.")
+    assert refused.endswith(KEPT)
 
 
 async def test_a_server_on_the_allowlist_makes_members_and_a_dm_a_guest(
