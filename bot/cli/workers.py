@@ -16,6 +16,12 @@ from bot.wiring.platforms import beat_lock
 from bot.wiring.settings import Settings
 
 CELERY = [sys.executable, "-m", "celery", "-A", "workers.app"]
+# Gossip (workers telling each other of themselves) left a socket to Redis open, in CLOSE_WAIT,
+# after every restart of Redis (kombu reconnects it and never closes the old one: +1 fd each time,
+# found by bench/soak.py --long; tests/workers/test_worker_sockets.py). Kindred needs neither it
+# nor mingle (workers syncing revoked tasks at start): it revokes no task, and no worker asks
+# another; `inspect`, healthchecks' `ping` and Flower's events are remote control, still on.
+QUIET = ["--without-gossip", "--without-mingle"]
 NO_REDIS = "kindred: {command} needs REDIS_URL (redis://HOST:6379/0); without it jobs run in-process"
 NO_FLOWER_AUTH = (
     "kindred: flower needs KINDRED_FLOWER_USER and KINDRED_FLOWER_PASSWORD (basic auth), "

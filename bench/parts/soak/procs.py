@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.parts.common import log
+from bot.cli.workers import QUIET
 from tests.jobs.workerproc import ROOT, RedisServer, free_port
 
 READY_TIMEOUT_S = 90.0
@@ -150,7 +151,8 @@ class System:
         self.worker = Process(
             "worker",
             [python, "-m", "celery", "-A", "bench.parts.soak.worker", "worker", "--queues", "build,default",
-             "--pool", "prefork", "--concurrency", "2", "--hostname", "soak@%h", "--loglevel", "INFO"],
+             "--pool", "prefork", *QUIET, "--concurrency", "2", "--hostname", "soak@%h",
+             "--loglevel", "INFO"],
             env, self.folder / "worker.log", " ready.",
         )  # fmt: skip
         self.beat = Process(
@@ -232,7 +234,7 @@ def trainer_process(env: dict[str, str], log_path: Path) -> Process:
     }
     command = [
         "nice", "-n", "19", sys.executable, "-m", "celery", "-A", "bench.parts.soak.worker", "worker",
-        "--queues", "train", "--pool", "prefork", "--concurrency", "1", "--max-tasks-per-child", "1",
+        "--queues", "train", "--pool", "prefork", *QUIET, "--concurrency", "1", "--max-tasks-per-child", "1",
         "--hostname", "trainer@%h", "--loglevel", "INFO",
     ]  # fmt: skip
     return Process("trainer", command, trainer_env, log_path, " ready.", children_recycled=True)
