@@ -11,13 +11,14 @@ import asyncio
 import functools
 import re
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 
 from bench.parts.telegram.fixtures import LoadFixtureEmbedder, LoadFixtureGenerator
 from bot.cli.logs import setup_logging
 from bot.cli.run import serve
 from bot.core.chat.ports import Inference
 from bot.core.memory.ports import Embedder
-from bot.core.models import ChatMessage, StreamEnd
+from bot.core.models import ChatMessage, Sampled, StreamEnd
 from bot.wiring.kindred import build
 from bot.wiring.settings import Settings, load_settings, secret_values
 
@@ -39,13 +40,32 @@ class TaggingFixtureGenerator(LoadFixtureGenerator):
         ending: StreamEnd | None = None,
         seed: int | None = None,
     ) -> AsyncIterator[str]:
-        asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        tags = TAG.findall(asked)
-        if tags:
-            yield f"{tags[-1]} "
+        opening = _opening(messages)
+        if opening:
+            yield opening
         chunks = super().stream(messages, max_tokens=max_tokens, adapter=adapter, ending=ending, seed=seed)
         async for chunk in chunks:
             yield chunk
+
+    async def sample(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        n: int,
+        max_tokens: int,
+        adapter: str | None = None,
+        seed: int | None = None,
+    ) -> list[Sampled]:
+        """Best of n (a reward model's canary, after the night): every candidate opened alike."""
+        samples = await super().sample(messages, n=n, max_tokens=max_tokens, adapter=adapter, seed=seed)
+        return [replace(sample, text=_opening(messages) + sample.text) for sample in samples]
+
+
+def _opening(messages: Sequence[ChatMessage]) -> str:
+    """The tag of the message answered, and a space; "" when it has none."""
+    asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    tags = TAG.findall(asked)
+    return f"{tags[-1]} " if tags else ""
 
 
 async def load_fixtures(settings: Settings, started: float) -> tuple[Embedder, Inference]:
