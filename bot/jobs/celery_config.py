@@ -70,4 +70,6 @@ def celery_config(redis_url: str, visibility_timeout: float) -> dict[str, Any]:
         "task_track_started": True,
         "result_extended": True,
         "result_expires": 24 * 3600,
+        # A job that keeps no result (JobSpec.keep_result) still leaves its failure, for Flower.
+        "task_store_errors_even_if_ignored": True,
     }

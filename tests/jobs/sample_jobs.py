@@ -12,7 +12,7 @@ import signal
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.core.errors import StoreUnavailable
+from bot.core.errors import JobError, StoreUnavailable
 from bot.core.jobs import JobPayload, JobRegistry, report_progress
 from bot.core.models import NewTurn
 from bot.store.sqlite.store import SqliteStore
@@ -54,6 +54,14 @@ def add_sample_jobs(registry: JobRegistry, stores: StoreAccess) -> None:
         if attempt <= payload["kills"]:
             os.kill(os.getpid(), signal.SIGKILL)
         return {"attempts": attempt}
+
+    @registry.job("kindred.test.quiet", soft_s=10, hard_s=20, keep_result=False)
+    async def quiet(payload: JobPayload) -> JobPayload:
+        """A job nobody asks the outcome of (as memory extraction): it leaves a line, or fails."""
+        if payload.get("fail"):
+            raise JobError("quiet job failed as asked")
+        count_attempt(payload["counter"])
+        return {"done": True}
 
     @registry.job("kindred.test.echo", soft_s=10, hard_s=20)
     async def echo(payload: JobPayload) -> JobPayload:

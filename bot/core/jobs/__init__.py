@@ -93,8 +93,9 @@ class JobSpec:
     retries: int = 0
     # Before retry n (0-based) the runner waits retry_delay_s · 2ⁿ.
     retry_delay_s: float = 1.0
-    # False for a job whose outcome reaches its caller another way (a reply's stream): Celery
-    # would otherwise keep each run's record, arguments included, for a day (`result_expires`).
+    # False for a job whose outcome reaches its caller another way (a reply's stream), or nobody
+    # (memory extraction, one per message): Celery would otherwise keep each run's record,
+    # arguments included, for a day (`result_expires`). A failure is kept all the same.
     keep_result: bool = True
 
     def __post_init__(self) -> None:
@@ -122,12 +123,19 @@ class JobRegistry:
         self._jobs: dict[str, Job] = {}
 
     def job(
-        self, name: str, *, soft_s: float, hard_s: float, retries: int = 0, retry_delay_s: float = 1.0
+        self,
+        name: str,
+        *,
+        soft_s: float,
+        hard_s: float,
+        retries: int = 0,
+        retry_delay_s: float = 1.0,
+        keep_result: bool = True,
     ) -> Callable[[JobFunction], JobFunction]:
         """Decorator: register `fn` as the job `name` (kindred.<topic>.<fn>)."""
 
         def register(fn: JobFunction) -> JobFunction:
-            self.add(Job(JobSpec(name, soft_s, hard_s, retries, retry_delay_s), fn))
+            self.add(Job(JobSpec(name, soft_s, hard_s, retries, retry_delay_s, keep_result), fn))
             return fn
 
         return register
