@@ -68,7 +68,7 @@ def worker_command(settings: Settings, args: argparse.Namespace) -> list[str]:
     # per reply in flight, so that replies arriving together run as one batch on the device.
     pool = args.pool or ("threads" if gpu else "prefork")
     concurrency = args.concurrency or (settings.inference.batch_size if gpu else None)
-    command = [*CELERY, "worker", "--queues", ",".join(queues), "--pool", pool]
+    command = [*CELERY, "worker", "--queues", ",".join(queues), "--pool", pool, *QUIET]
     # A fixed name (--name) lets a healthcheck find the node whatever order its queues are listed in.
     name = args.name or queues[0]
     command += ["--hostname", f"{name}@%h", "--loglevel", settings.general.log_level]

@@ -56,6 +56,8 @@ def test_the_gpu_worker_is_one_process_with_a_thread_per_batched_reply_and_cpu_w
     assert gpu[gpu.index("--hostname") + 1] == "gpu@%h" and cpu[cpu.index("--hostname") + 1] == "cpu@%h"
     assert cpu[cpu.index("--concurrency") + 1] == "3"
     assert gpu[1:5] == ["-m", "celery", "-A", "workers.app"]
+    # Gossip kept one more socket to Redis in CLOSE_WAIT after every Redis restart (docs/reliability.md).
+    assert all({"--without-gossip", "--without-mingle"} <= set(command) for command in (gpu, cpu))
 
 
 def status(url: str, auth: str | None = None) -> int:
