@@ -90,7 +90,7 @@ class Outbox:
     async def apply(self, store: TurnLog, item: Pending) -> None:
         """Write one item now; a turn's id is remembered for the links that name it by key."""
         if isinstance(item, NewTurn):
-            turn = await store.add_turn(self._answering(item))
+            turn = await store.add_turn(self._naming_its_message(item))
             if item.idempotency_key is not None:
                 self._stored[item.idempotency_key] = turn.id
                 while len(self._stored) > REMEMBERED_IDS:
@@ -117,19 +117,14 @@ class Outbox:
         else:
             await store.remove_feedback(item.turn_id, item.user_id, item.source)
 
-    def _answering(self, turn: NewTurn) -> NewTurn:
+    def _naming_its_message(self, turn: NewTurn) -> NewTurn:
         """A reply written while its message waited here answers it once both are stored: the
         history, the night's pairs and a second delivery of the message find it by `reply_to`."""
-        key = turn.idempotency_key
-        if (
-            turn.role != "assistant"
-            or turn.reply_to is not None
-            or key is None
-            or not key.endswith(REPLY_SUFFIX)
-        ):
+        key = turn.idempotency_key or ""
+        message = self._stored.get(key.removesuffix(REPLY_SUFFIX)) if key.endswith(REPLY_SUFFIX) else None
+        if turn.role != "assistant" or turn.reply_to is not None or message is None:
             return turn
-        message = self._stored.get(key.removesuffix(REPLY_SUFFIX))
-        return replace(turn, reply_to=message) if message is not None else turn
+        return replace(turn, reply_to=message)
 
     async def flush(self, log: TurnLog) -> int:
         """Write what is pending, oldest first, until the store refuses again. Returns how many."""
